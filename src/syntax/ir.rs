@@ -1,0 +1,132 @@
+//! The typed IR that the rest of fexpr works on: a small closed expression tree with spans.
+//!
+//! It is produced only by [`crate::syntax::parse`], which rejects everything outside the
+//! accepted subset, so every consumer can match exhaustively without a "not supported" arm.
+
+use crate::error::Span;
+use num_bigint::BigInt;
+use serde::{Deserialize, Serialize};
+
+/// One expression node and the source bytes it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expr {
+    /// What the node is.
+    pub kind: ExprKind,
+    /// Where it is in the source.
+    pub span: Span,
+}
+
+/// The accepted expression forms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ExprKind {
+    /// `None`
+    None,
+    /// `True` / `False`
+    Bool(bool),
+    /// An integer literal that fits in `i64`.
+    Int(i64),
+    /// An integer literal that does not fit in `i64` (digits bounded by `Limits::max_int_digits`).
+    BigInt(BigInt),
+    /// A float literal (`1.5`, `1e-3`, `1_000.5`).
+    Float(f64),
+    /// A string literal, all forms decoded and implicit concatenation joined.
+    Str(String),
+    /// A bytes literal.
+    Bytes(Vec<u8>),
+    /// A name or a dotted name (`x`, `np.array`), resolved as a whole path in the context.
+    Name(String),
+    /// `[a, b]`
+    List(Vec<Expr>),
+    /// `(a, b)` or `a, b`
+    Tuple(Vec<Expr>),
+    /// `{a, b}`
+    Set(Vec<Expr>),
+    /// `{k: v}`
+    Dict(Vec<(Expr, Expr)>),
+    /// `-x`, `+x`, `not x`
+    Unary(UnaryOp, Box<Expr>),
+    /// `a + b` and the other arithmetic operators.
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `f(1, b=2)` or `np.array([1])`: the callee is always a (dotted) name.
+    Call(Call),
+}
+
+/// A call: callee path, positional arguments, keyword arguments, in source order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    /// The callee as a dotted path (`add`, `np.array`).
+    pub func: String,
+    /// Where the callee name is.
+    pub func_span: Span,
+    /// Positional arguments.
+    pub args: Vec<Expr>,
+    /// Keyword arguments.
+    pub kwargs: Vec<Keyword>,
+}
+
+/// `name=value` in a call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Keyword {
+    /// The keyword.
+    pub name: String,
+    /// Where the keyword is.
+    pub name_span: Span,
+    /// The argument.
+    pub value: Expr,
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `+x`
+    Pos,
+    /// `not x`
+    Not,
+}
+
+/// Binary arithmetic operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BinaryOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `//`
+    FloorDiv,
+    /// `%`
+    Mod,
+    /// `**`
+    Pow,
+}
+
+impl UnaryOp {
+    /// The operator as written in Python.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Pos => "+",
+            UnaryOp::Not => "not ",
+        }
+    }
+}
+
+impl BinaryOp {
+    /// The operator as written in Python.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::FloorDiv => "//",
+            BinaryOp::Mod => "%",
+            BinaryOp::Pow => "**",
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Syntax: model text → the typed [`Expr`] IR, with byte spans, limits checked before parsing.
+//!
+//! The text is parsed by Astral's `ruff_python_parser` in expression mode and converted into
+//! fexpr's own small IR. Anything outside the accepted subset is an error that names the
+//! construct and its span.
+
+mod ir;
+
+pub use ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
