@@ -30,6 +30,9 @@ pub struct Limits {
     pub max_collection_len: usize,
     /// Calls (tools, constructors, functions) in one input. Default 256.
     pub max_calls: usize,
+    /// Approximate bytes of all values one input materializes (literals, variables used,
+    /// results of operators and calls). Default 16 MiB.
+    pub max_eval_bytes: usize,
     /// Bytes of one tool result in its compact encoding. Default 4 MiB.
     pub max_output_bytes: usize,
     /// Sandbox: wasm fuel (roughly, instructions) for one evaluation. Default 500,000,000.
@@ -53,6 +56,7 @@ impl Default for Limits {
             max_str_bytes: 1 << 20,
             max_collection_len: 100_000,
             max_calls: 256,
+            max_eval_bytes: 16 << 20,
             max_output_bytes: 4 << 20,
             fuel: 500_000_000,
             deadline: Duration::from_secs(5),

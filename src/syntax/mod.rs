@@ -5,5 +5,8 @@
 //! construct and its span.
 
 mod ir;
+mod parse;
+mod scan;
 
 pub use ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
+pub use parse::parse;

@@ -1,0 +1,169 @@
+//! `fexpr`: run model-written function calls from the command line.
+//!
+//! ```text
+//! fexpr exec --tools demo 'add(a=2, b=3)'
+//! echo '[add(a=2, b=3), search(query="q")]' | fexpr exec --tools demo -
+//! fexpr tools --tools demo --format openai
+//! ```
+//! `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`.
+//! The exit code is 0 whenever the input was processed, even if calls failed.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use fexpr::{Error, ErrorKind, FunctionOutput, ToolManager};
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "fexpr",
+    version,
+    about = "Run the function calls a language model writes, safely."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Execute calls given as arguments, or the model output on stdin with `-`.
+    Exec {
+        /// The toolset to run against.
+        #[arg(long, value_enum, default_value_t = Toolset::None)]
+        tools: Toolset,
+        /// Evaluate inside the wasmtime sandbox.
+        #[arg(long)]
+        sandbox: bool,
+        /// Expressions to run, or `-` to read the model output from stdin.
+        #[arg(required = true)]
+        exprs: Vec<String>,
+    },
+    /// Print the tool definitions a model should see.
+    Tools {
+        /// The toolset to describe.
+        #[arg(long, value_enum, default_value_t = Toolset::Demo)]
+        tools: Toolset,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Toolset {
+    /// No tools.
+    None,
+    /// The seed walkthrough's tools and context.
+    Demo,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// AdalFlow-style function definitions as JSON.
+    Json,
+    /// OpenAI `tools`.
+    Openai,
+    /// Anthropic `tools`.
+    Anthropic,
+    /// AdalFlow-style function definitions as YAML.
+    Yaml,
+    /// One Python signature line plus docstring per tool.
+    Python,
+}
+
+fn manager(tools: Toolset) -> ToolManager {
+    match tools {
+        Toolset::None => ToolManager::new(),
+        Toolset::Demo => fexpr::demo::manager(),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Exec {
+            tools,
+            sandbox,
+            exprs,
+        } => exec(manager(tools), sandbox, exprs),
+        Command::Tools { tools, format } => {
+            let m = manager(tools);
+            let text = match format {
+                Format::Json => m.json_definitions(),
+                Format::Openai => pretty(&m.openai_tools()),
+                Format::Anthropic => pretty(&m.anthropic_tools()),
+                Format::Yaml => m.yaml_definitions(),
+                Format::Python => m
+                    .definitions()
+                    .map(|d| d.python())
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            };
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn pretty(json: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(json).unwrap_or_default()
+}
+
+fn exec(manager: ToolManager, sandbox: bool, exprs: Vec<String>) -> ExitCode {
+    if sandbox {
+        eprintln!("fexpr: --sandbox is not available in this build yet");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fexpr: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    for expr in exprs {
+        let outputs = if expr == "-" {
+            let mut bytes = Vec::new();
+            if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
+                eprintln!("fexpr: cannot read stdin: {e}");
+                return ExitCode::from(1);
+            }
+            match String::from_utf8(bytes) {
+                Ok(text) => runtime.block_on(run_text(&manager, &text)),
+                Err(e) => vec![FunctionOutput::failed(
+                    "",
+                    "<stdin>",
+                    Error::new(ErrorKind::Syntax, format!("input is not valid UTF-8: {e}")),
+                )],
+            }
+        } else {
+            runtime.block_on(run_text(&manager, &expr))
+        };
+        for out in outputs {
+            if writeln!(stdout, "{}", out.to_json()).is_err() {
+                return ExitCode::from(1);
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Model output: the JSON forms (`Function`, `FunctionExpression`, lists of them) or an
+/// expression (one call or a list of calls).
+async fn run_text(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
+        let is_call = |j: &serde_json::Value| j.get("name").is_some() || j.get("action").is_some();
+        let json_form = match &json {
+            serde_json::Value::Array(items) => !items.is_empty() && items.iter().all(is_call),
+            other => is_call(other),
+        };
+        if json_form {
+            return manager.execute_json(&json).await;
+        }
+    }
+    manager.execute(text.trim()).await
+}

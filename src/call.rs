@@ -1,0 +1,222 @@
+//! The data a model writes and gets back: [`Function`], [`FunctionExpression`], [`FunctionOutput`].
+//!
+//! Names and shapes follow AdalFlow's `core.types`, so a prompt written for it works here.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value as Json};
+
+use crate::error::{clip, Error, ErrorKind};
+use crate::value::Value;
+
+/// A call by name with evaluated arguments: `{"name": "add", "kwargs": {"a": 1, "b": 2}}`.
+///
+/// ```
+/// let f = fexpr::Function::from_json(&serde_json::json!({"name": "add", "kwargs": {"a": 1}})).unwrap();
+/// assert_eq!(f.name, "add");
+/// assert_eq!(f.to_json()["kwargs"]["a"], 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Function {
+    /// The tool name.
+    pub name: String,
+    /// Positional arguments.
+    pub args: Vec<Value>,
+    /// Keyword arguments in the order given.
+    pub kwargs: IndexMap<String, Value>,
+}
+
+impl Function {
+    /// Read the JSON form (`name`, optional `args` list, optional `kwargs` object; a
+    /// `thought` field is allowed and ignored). Unknown fields are an error, not dropped.
+    pub fn from_json(json: &Json) -> Result<Function, Error> {
+        let obj = json
+            .as_object()
+            .ok_or_else(|| Error::new(ErrorKind::Syntax, "a Function must be a JSON object"))?;
+        if let Some(extra) = obj
+            .keys()
+            .find(|k| !["name", "args", "kwargs", "thought"].contains(&k.as_str()))
+        {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                format!("unknown field `{}` in a Function object", clip(extra, 40)),
+            )
+            .with_hint("a Function has `name`, `args` and `kwargs`"));
+        }
+        let name = obj
+            .get("name")
+            .and_then(Json::as_str)
+            .ok_or_else(|| Error::new(ErrorKind::Syntax, "a Function needs a string `name`"))?;
+        let args = match obj.get("args") {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(items)) => items.iter().map(Value::from_json).collect(),
+            Some(_) => return Err(Error::new(ErrorKind::Syntax, "`args` must be a list")),
+        };
+        let kwargs = match obj.get("kwargs") {
+            None | Some(Json::Null) => IndexMap::new(),
+            Some(Json::Object(map)) => map
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                .collect(),
+            Some(_) => return Err(Error::new(ErrorKind::Syntax, "`kwargs` must be an object")),
+        };
+        Ok(Function {
+            name: name.to_string(),
+            args,
+            kwargs,
+        })
+    }
+
+    /// The JSON form.
+    pub fn to_json(&self) -> Json {
+        json!({
+            "name": self.name,
+            "args": self.args.iter().map(Value::to_json).collect::<Vec<_>>(),
+            "kwargs": self.kwargs.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
+        })
+    }
+
+    /// Python call syntax, e.g. `add(a=1, b=2)`.
+    pub fn to_expr(&self) -> String {
+        let args = self.args.iter().map(Value::repr);
+        let kwargs = self.kwargs.iter().map(|(k, v)| format!("{k}={}", v.repr()));
+        format!(
+            "{}({})",
+            self.name,
+            args.chain(kwargs).collect::<Vec<_>>().join(", ")
+        )
+    }
+}
+
+/// A call written as an expression: `{"action": "add(a=1, b=2)"}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionExpression {
+    /// The model's reasoning, if it gave any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought: Option<String>,
+    /// The call expression.
+    pub action: String,
+}
+
+impl FunctionExpression {
+    /// An expression with no thought.
+    pub fn new(action: impl Into<String>) -> FunctionExpression {
+        FunctionExpression {
+            thought: None,
+            action: action.into(),
+        }
+    }
+
+    /// Read the JSON form; unknown fields are an error.
+    pub fn from_json(json: &Json) -> Result<FunctionExpression, Error> {
+        let obj = json.as_object().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Syntax,
+                "a FunctionExpression must be a JSON object",
+            )
+        })?;
+        if let Some(extra) = obj
+            .keys()
+            .find(|k| !["action", "thought"].contains(&k.as_str()))
+        {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                format!(
+                    "unknown field `{}` in a FunctionExpression object",
+                    clip(extra, 40)
+                ),
+            ));
+        }
+        let action = obj.get("action").and_then(Json::as_str).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Syntax,
+                "a FunctionExpression needs a string `action`",
+            )
+        })?;
+        let thought = obj
+            .get("thought")
+            .and_then(Json::as_str)
+            .map(str::to_string);
+        Ok(FunctionExpression {
+            thought,
+            action: action.to_string(),
+        })
+    }
+}
+
+impl From<&str> for FunctionExpression {
+    fn from(action: &str) -> FunctionExpression {
+        FunctionExpression::new(action)
+    }
+}
+
+/// The result of one call: always an output or a structured error, never neither.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionOutput {
+    /// The tool name (or, when the call could not be read, the input clipped).
+    pub name: String,
+    /// The text (or JSON) this call came from.
+    pub input: String,
+    /// The call as evaluated, when it got that far.
+    pub parsed_input: Option<Function>,
+    /// The tool's result.
+    pub output: Option<Value>,
+    /// The short text a model should see, when the tool provides one.
+    pub observation: Option<String>,
+    /// Why there is no output.
+    pub error: Option<Error>,
+}
+
+impl FunctionOutput {
+    /// A failed output for `input`.
+    pub fn failed(
+        name: impl Into<String>,
+        input: impl Into<String>,
+        error: Error,
+    ) -> FunctionOutput {
+        FunctionOutput {
+            name: name.into(),
+            input: input.into(),
+            parsed_input: None,
+            output: None,
+            observation: None,
+            error: Some(error),
+        }
+    }
+
+    /// The CLI's JSON line: `{"name", "args", "kwargs", "output", "error"}`.
+    pub fn to_json(&self) -> Json {
+        let (args, kwargs) = match &self.parsed_input {
+            Some(f) => {
+                let j = f.to_json();
+                (j["args"].clone(), j["kwargs"].clone())
+            }
+            None => (Json::Null, Json::Null),
+        };
+        let mut out = json!({
+            "name": self.name,
+            "args": args,
+            "kwargs": kwargs,
+            "output": self.output.as_ref().map_or(Json::Null, Value::to_json),
+            "error": self.error.as_ref().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
+        });
+        if let (Some(obs), Some(map)) = (&self.observation, out.as_object_mut()) {
+            map.insert("observation".into(), Json::String(obs.clone()));
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for FunctionOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let call = self
+            .parsed_input
+            .as_ref()
+            .map_or_else(|| clip(&self.input, 80), Function::to_expr);
+        match (&self.output, &self.error) {
+            (Some(v), _) => write!(f, "{call} -> {}", clip(&v.repr(), 200)),
+            (None, Some(e)) => write!(f, "{call} -> error: {e}"),
+            (None, None) => write!(f, "{call} -> (nothing)"),
+        }
+    }
+}

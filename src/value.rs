@@ -1,0 +1,845 @@
+//! Values: the closed universe every expression evaluates to and every tool receives.
+//!
+//! `Value` converts losslessly to and from JSON for the JSON-shaped subset, and to and from
+//! ordinary Rust types through serde, so a tool is an ordinary Rust function. Its derived
+//! serde form (used for the sandbox wire with postcard) is exact: tuples, sets, records,
+//! bytes and ndarrays keep their identity.
+
+use indexmap::{IndexMap, IndexSet};
+use ndarray::{ArrayD, IxDyn};
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
+use serde::{Deserialize, Serialize};
+use std::fmt::{self, Write as _};
+use std::hash::{Hash, Hasher};
+
+use crate::error::{Error, ErrorKind};
+
+/// An ordered Python dict. Keys are hashable values (`Value::is_hashable`).
+pub type Dict = IndexMap<Value, Value>;
+/// An ordered Python set (insertion order is kept so output is deterministic).
+pub type Set = IndexSet<Value>;
+
+/// A value: None, bool, int, float, str, bytes, list, tuple, dict, set, record or ndarray.
+///
+/// ```
+/// use fexpr::Value;
+/// let v = Value::from_json(&serde_json::json!({"x": 1, "y": [2.5, "a"]}));
+/// assert_eq!(v.to_json(), serde_json::json!({"x": 1, "y": [2.5, "a"]}));
+/// assert_eq!(v.repr(), "{'x': 1, 'y': [2.5, 'a']}");
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Value {
+    /// `None`
+    None,
+    /// `True` / `False`
+    Bool(bool),
+    /// An int that fits in `i64`.
+    Int(i64),
+    /// An int outside `i64` (never used for values that fit, see [`Value::from_bigint`]).
+    BigInt(Box<BigInt>),
+    /// A float.
+    Float(f64),
+    /// A str.
+    Str(String),
+    /// A bytes value.
+    Bytes(Vec<u8>),
+    /// A list.
+    List(Vec<Value>),
+    /// A tuple.
+    Tuple(Vec<Value>),
+    /// A dict, in insertion order.
+    Dict(Dict),
+    /// A set, in insertion order.
+    Set(Set),
+    /// An instance of a record type (a dataclass-like struct such as `Point`).
+    Record(Record),
+    /// An n-dimensional array (`np.array`).
+    Array(NdArray),
+}
+
+/// An instance of a record type: its type name and its fields in declaration order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Record {
+    /// The record type's name, e.g. `Point`.
+    pub name: String,
+    /// Field names and values in declaration order.
+    pub fields: Vec<(String, Value)>,
+}
+
+impl Record {
+    /// The value of field `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+/// An n-dimensional array of ints, floats or bools (the values `np.array` makes).
+///
+/// As a tool parameter it deserializes from nested lists (`[[1, 2], [3, 4]]`), so a
+/// tool can take `NdArray` and receive either `np.array(...)` or a plain nested list.
+///
+/// ```
+/// use fexpr::NdArray;
+/// let a = NdArray::from_nested(&fexpr::Value::from_json(&serde_json::json!([[1, 2], [3, 4]])), 100).unwrap();
+/// assert_eq!(a.shape(), &[2, 2]);
+/// assert_eq!(a.to_f64().sum(), 10.0);
+/// ```
+#[derive(Clone, Debug)]
+pub enum NdArray {
+    /// `dtype=int64`
+    Int(ArrayD<i64>),
+    /// `dtype=float64`
+    Float(ArrayD<f64>),
+    /// `dtype=bool`
+    Bool(ArrayD<bool>),
+}
+
+impl Value {
+    /// An int, as `Int` when it fits in `i64` and `BigInt` otherwise.
+    pub fn from_bigint(b: BigInt) -> Value {
+        match b.to_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::BigInt(Box::new(b)),
+        }
+    }
+
+    /// The Python type name: `int`, `str`, `Point`, `ndarray`, ...
+    pub fn type_name(&self) -> &str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
+            Value::Dict(_) => "dict",
+            Value::Set(_) => "set",
+            Value::Record(r) => &r.name,
+            Value::Array(_) => "ndarray",
+        }
+    }
+
+    /// Whether the value may be a dict key or set element (as in Python, plus records are not).
+    pub fn is_hashable(&self) -> bool {
+        match self {
+            Value::None
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::BigInt(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Bytes(_) => true,
+            Value::Tuple(items) => items.iter().all(Value::is_hashable),
+            _ => false,
+        }
+    }
+
+    /// Python truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::BigInt(_) => true,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
+            Value::List(v) | Value::Tuple(v) => !v.is_empty(),
+            Value::Dict(d) => !d.is_empty(),
+            Value::Set(s) => !s.is_empty(),
+            Value::Record(_) => true,
+            Value::Array(a) => !a.is_empty(),
+        }
+    }
+
+    /// An approximate count of bytes this value occupies, for budgets.
+    pub fn approx_size(&self) -> usize {
+        const NODE: usize = std::mem::size_of::<Value>();
+        let mut total = 0usize;
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            total = total.saturating_add(NODE);
+            match v {
+                Value::BigInt(b) => total = total.saturating_add(b.bits() as usize / 8),
+                Value::Str(s) => total = total.saturating_add(s.len()),
+                Value::Bytes(b) => total = total.saturating_add(b.len()),
+                Value::List(items) | Value::Tuple(items) => stack.extend(items),
+                Value::Set(items) => stack.extend(items),
+                Value::Dict(d) => d.iter().for_each(|(k, v)| stack.extend([k, v])),
+                Value::Record(r) => {
+                    for (name, v) in &r.fields {
+                        total = total.saturating_add(name.len());
+                        stack.push(v);
+                    }
+                }
+                Value::Array(a) => total = total.saturating_add(a.len().saturating_mul(8)),
+                _ => {}
+            }
+        }
+        total
+    }
+
+    /// The number of elements in this value counted recursively (scalars count 1).
+    pub fn element_count(&self) -> usize {
+        let mut total = 0usize;
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            total = total.saturating_add(1);
+            match v {
+                Value::List(items) | Value::Tuple(items) => stack.extend(items),
+                Value::Set(items) => stack.extend(items),
+                Value::Dict(d) => d.iter().for_each(|(k, v)| stack.extend([k, v])),
+                Value::Record(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
+                Value::Array(a) => total = total.saturating_add(a.len()),
+                _ => {}
+            }
+        }
+        total
+    }
+
+    /// JSON for this value: the shape a tool or a program expects.
+    ///
+    /// Tuples and sets become arrays, records and dicts objects (non-string keys are written
+    /// as Python's `json.dumps` writes them), bytes an array of numbers, ndarrays nested arrays.
+    /// Ints outside 64 bits become decimal strings and non-finite floats `null`, the two
+    /// things JSON numbers cannot carry.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match self {
+            Value::None => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::BigInt(b) => match b.to_u64() {
+                Some(u) => J::from(u),
+                None => J::String(b.to_string()),
+            },
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Bytes(b) => J::Array(b.iter().map(|x| J::from(*x)).collect()),
+            Value::List(items) | Value::Tuple(items) => {
+                J::Array(items.iter().map(Value::to_json).collect())
+            }
+            Value::Set(items) => J::Array(items.iter().map(Value::to_json).collect()),
+            Value::Dict(d) => {
+                J::Object(d.iter().map(|(k, v)| (json_key(k), v.to_json())).collect())
+            }
+            Value::Record(r) => J::Object(
+                r.fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
+            Value::Array(a) => a.to_json(),
+        }
+    }
+
+    /// The value for a JSON document: objects become dicts, arrays lists.
+    pub fn from_json(json: &serde_json::Value) -> Value {
+        use serde_json::Value as J;
+        match json {
+            J::Null => Value::None,
+            J::Bool(b) => Value::Bool(*b),
+            J::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => Value::Int(i),
+                (None, Some(u), _) => Value::BigInt(Box::new(BigInt::from(u))),
+                (_, _, Some(f)) => Value::Float(f),
+                _ => Value::None,
+            },
+            J::String(s) => Value::Str(s.clone()),
+            J::Array(items) => Value::List(items.iter().map(Value::from_json).collect()),
+            J::Object(map) => Value::Dict(
+                map.iter()
+                    .map(|(k, v)| (Value::Str(k.clone()), Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Convert any serializable Rust value (a tool's return value) into a `Value`.
+    pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Result<Value, Error> {
+        serde_json::to_value(value)
+            .map(|j| Value::from_json(&j))
+            .map_err(|e| Error::new(ErrorKind::ToolFailed, format!("cannot convert result: {e}")))
+    }
+
+    /// Convert into a Rust type (a tool's parameter) through its `Deserialize` impl.
+    pub fn deserialize_into<T: serde::de::DeserializeOwned>(&self) -> Result<T, Error> {
+        serde_json::from_value(self.to_json()).map_err(|e| {
+            Error::new(
+                ErrorKind::Type,
+                format!("cannot convert {} value: {e}", self.type_name()),
+            )
+        })
+    }
+
+    /// Python `repr()` of the value, e.g. `Point(x=4, y=6)` or `[1, 'a']`.
+    pub fn repr(&self) -> String {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        out
+    }
+
+    fn write_repr(&self, out: &mut String) {
+        match self {
+            Value::None => out.push_str("None"),
+            Value::Bool(true) => out.push_str("True"),
+            Value::Bool(false) => out.push_str("False"),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::BigInt(b) => {
+                let _ = write!(out, "{b}");
+            }
+            Value::Float(f) => out.push_str(&float_repr(*f)),
+            Value::Str(s) => out.push_str(&str_repr(s)),
+            Value::Bytes(b) => out.push_str(&bytes_repr(b)),
+            Value::List(items) => write_seq(out, "[", items.iter(), "]"),
+            Value::Tuple(items) if items.len() == 1 => write_seq(out, "(", items.iter(), ",)"),
+            Value::Tuple(items) => write_seq(out, "(", items.iter(), ")"),
+            Value::Set(items) if items.is_empty() => out.push_str("set()"),
+            Value::Set(items) => write_seq(out, "{", items.iter(), "}"),
+            Value::Dict(d) => {
+                out.push('{');
+                for (i, (k, v)) in d.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    k.write_repr(out);
+                    out.push_str(": ");
+                    v.write_repr(out);
+                }
+                out.push('}');
+            }
+            Value::Record(r) => {
+                out.push_str(&r.name);
+                out.push('(');
+                for (i, (k, v)) in r.fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(k);
+                    out.push('=');
+                    v.write_repr(out);
+                }
+                out.push(')');
+            }
+            Value::Array(a) => {
+                out.push_str("array(");
+                out.push_str(&a.to_json().to_string().replace(',', ", "));
+                out.push(')');
+            }
+        }
+    }
+}
+
+fn write_seq<'a>(
+    out: &mut String,
+    open: &str,
+    items: impl Iterator<Item = &'a Value>,
+    close: &str,
+) {
+    out.push_str(open);
+    for (i, v) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        v.write_repr(out);
+    }
+    out.push_str(close);
+}
+
+/// Python's repr of a float: `1.0`, `0.1`, `1e+300`, `inf`, `nan`.
+pub fn float_repr(f: f64) -> String {
+    if f.is_nan() {
+        "nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { "inf" } else { "-inf" }.into()
+    } else if f != 0.0 && (f.abs() >= 1e16 || f.abs() < 1e-4) {
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e:0>2}"),
+            Some((m, e)) => format!("{m}e-{:0>2}", &e[1..]),
+            None => s,
+        }
+    } else {
+        format!("{f:?}")
+    }
+}
+
+/// Python's repr of a str (single quotes unless the text has one and no double quote).
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+fn bytes_repr(b: &[u8]) -> String {
+    let mut out = String::from("b'");
+    for &x in b {
+        match x {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(x as char),
+            _ => {
+                let _ = write!(out, "\\x{x:02x}");
+            }
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// A dict key as `json.dumps` writes it.
+fn json_key(k: &Value) -> String {
+    match k {
+        Value::Str(s) => s.clone(),
+        Value::None => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Float(f) => float_repr(*f),
+        other => other.repr(),
+    }
+}
+
+// Equality and hashing are structural; floats compare by bit pattern so that `Value` is `Eq`
+// and can key a dict (so `1` and `1.0` are different keys, unlike Python).
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::BigInt(a), Value::BigInt(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => a == b,
+            (Value::Dict(a), Value::Dict(b)) => a.len() == b.len() && a.iter().eq(b.iter()),
+            (Value::Set(a), Value::Set(b)) => a.len() == b.len() && a.iter().eq(b.iter()),
+            (Value::Record(a), Value::Record(b)) => a == b,
+            (Value::Array(a), Value::Array(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::None => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) => i.hash(state),
+            Value::BigInt(b) => b.hash(state),
+            Value::Float(f) => f.to_bits().hash(state),
+            Value::Str(s) => s.hash(state),
+            Value::Bytes(b) => b.hash(state),
+            Value::List(items) | Value::Tuple(items) => items.hash(state),
+            Value::Set(items) => items.iter().for_each(|v| v.hash(state)),
+            Value::Dict(d) => d.iter().for_each(|kv| kv.hash(state)),
+            Value::Record(r) => r.hash(state),
+            Value::Array(a) => a.shape().hash(state),
+        }
+    }
+}
+
+impl NdArray {
+    /// The shape, e.g. `[2, 2]`.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            NdArray::Int(a) => a.shape(),
+            NdArray::Float(a) => a.shape(),
+            NdArray::Bool(a) => a.shape(),
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The numpy dtype name: `int64`, `float64` or `bool`.
+    pub fn dtype(&self) -> &'static str {
+        match self {
+            NdArray::Int(_) => "int64",
+            NdArray::Float(_) => "float64",
+            NdArray::Bool(_) => "bool",
+        }
+    }
+
+    /// The elements as floats (ints and bools converted).
+    pub fn to_f64(&self) -> ArrayD<f64> {
+        match self {
+            NdArray::Int(a) => a.mapv(|x| x as f64),
+            NdArray::Float(a) => a.clone(),
+            NdArray::Bool(a) => a.mapv(|x| f64::from(u8::from(x))),
+        }
+    }
+
+    /// Build an array from nested lists/tuples of numbers or bools (numpy's `np.array(obj)`).
+    ///
+    /// The nesting must be rectangular; the dtype is bool if every element is a bool, float if
+    /// any is a float, int otherwise. At most `max_len` elements.
+    pub fn from_nested(value: &Value, max_len: usize) -> Result<NdArray, Error> {
+        let mut shape = Vec::new();
+        let mut probe = value;
+        while let Value::List(items) | Value::Tuple(items) = probe {
+            shape.push(items.len());
+            match items.first() {
+                Some(first) => probe = first,
+                None => break,
+            }
+            if shape.len() > 32 {
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    "array has more than 32 dimensions",
+                ));
+            }
+        }
+        let mut leaves = Vec::new();
+        collect_leaves(value, &shape, 0, &mut leaves, max_len)?;
+        let dim = IxDyn(&shape);
+        let bad_shape =
+            |e: ndarray::ShapeError| Error::new(ErrorKind::Value, format!("bad array shape: {e}"));
+        if !leaves.is_empty() && leaves.iter().all(|v| matches!(v, Value::Bool(_))) {
+            let data = leaves
+                .iter()
+                .map(|v| matches!(v, Value::Bool(true)))
+                .collect();
+            return ArrayD::from_shape_vec(dim, data)
+                .map(NdArray::Bool)
+                .map_err(bad_shape);
+        }
+        if leaves.iter().any(|v| matches!(v, Value::Float(_))) {
+            let data = leaves.iter().map(number_f64).collect::<Result<_, _>>()?;
+            return ArrayD::from_shape_vec(dim, data)
+                .map(NdArray::Float)
+                .map_err(bad_shape);
+        }
+        let data = leaves.iter().map(number_i64).collect::<Result<_, _>>()?;
+        ArrayD::from_shape_vec(dim, data)
+            .map(NdArray::Int)
+            .map_err(bad_shape)
+    }
+
+    /// Nested JSON arrays of the elements.
+    pub fn to_json(&self) -> serde_json::Value {
+        fn nest<T: Copy>(a: &ArrayD<T>, f: &dyn Fn(T) -> serde_json::Value) -> serde_json::Value {
+            if a.ndim() == 0 {
+                return a.iter().next().map_or(serde_json::Value::Null, |x| f(*x));
+            }
+            serde_json::Value::Array(a.outer_iter().map(|sub| nest(&sub.to_owned(), f)).collect())
+        }
+        match self {
+            NdArray::Int(a) => nest(a, &|x| serde_json::Value::from(x)),
+            NdArray::Float(a) => nest(a, &|x| {
+                serde_json::Number::from_f64(x)
+                    .map_or(serde_json::Value::Null, serde_json::Value::Number)
+            }),
+            NdArray::Bool(a) => nest(a, &serde_json::Value::Bool),
+        }
+    }
+}
+
+fn collect_leaves<'a>(
+    value: &'a Value,
+    shape: &[usize],
+    level: usize,
+    out: &mut Vec<&'a Value>,
+    max_len: usize,
+) -> Result<(), Error> {
+    match (value, shape.get(level)) {
+        (Value::List(items) | Value::Tuple(items), Some(&n)) => {
+            if items.len() != n {
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    "array is ragged: nested lists have different lengths",
+                ));
+            }
+            items
+                .iter()
+                .try_for_each(|item| collect_leaves(item, shape, level + 1, out, max_len))
+        }
+        (Value::List(_) | Value::Tuple(_), None) => Err(Error::new(
+            ErrorKind::Value,
+            "array is ragged: nested lists have different depths",
+        )),
+        (_, Some(_)) => Err(Error::new(
+            ErrorKind::Value,
+            "array is ragged: nested lists have different depths",
+        )),
+        (leaf, None) => {
+            if out.len() >= max_len {
+                return Err(Error::limit("max_collection_len", max_len, "more elements"));
+            }
+            out.push(leaf);
+            Ok(())
+        }
+    }
+}
+
+fn number_f64(v: &&Value) -> Result<f64, Error> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        Value::Int(i) => Ok(*i as f64),
+        Value::Bool(b) => Ok(f64::from(u8::from(*b))),
+        Value::BigInt(b) => Ok(b.to_f64().unwrap_or(f64::INFINITY)),
+        other => Err(array_element_error(other)),
+    }
+}
+
+fn number_i64(v: &&Value) -> Result<i64, Error> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::BigInt(_) => Err(Error::new(
+            ErrorKind::Value,
+            "array element does not fit in int64",
+        )),
+        other => Err(array_element_error(other)),
+    }
+}
+
+fn array_element_error(v: &Value) -> Error {
+    Error::new(
+        ErrorKind::Type,
+        format!(
+            "array elements must be numbers or bools, not {}",
+            v.type_name()
+        ),
+    )
+}
+
+impl PartialEq for NdArray {
+    fn eq(&self, other: &NdArray) -> bool {
+        match (self, other) {
+            (NdArray::Int(a), NdArray::Int(b)) => a == b,
+            (NdArray::Bool(a), NdArray::Bool(b)) => a == b,
+            (NdArray::Float(a), NdArray::Float(b)) => {
+                a.shape() == b.shape()
+                    && a.iter()
+                        .zip(b.iter())
+                        .all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for NdArray {}
+
+/// The exact wire form of an array: dtype, shape and flat data.
+#[derive(Serialize, Deserialize)]
+enum ArrayWire {
+    Int(Vec<usize>, Vec<i64>),
+    Float(Vec<usize>, Vec<f64>),
+    Bool(Vec<usize>, Vec<bool>),
+}
+
+impl Serialize for NdArray {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return self.to_json().serialize(s);
+        }
+        let wire = match self {
+            NdArray::Int(a) => ArrayWire::Int(a.shape().to_vec(), a.iter().copied().collect()),
+            NdArray::Float(a) => ArrayWire::Float(a.shape().to_vec(), a.iter().copied().collect()),
+            NdArray::Bool(a) => ArrayWire::Bool(a.shape().to_vec(), a.iter().copied().collect()),
+        };
+        wire.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for NdArray {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NdArray, D::Error> {
+        use serde::de::Error as _;
+        if d.is_human_readable() {
+            let json = serde_json::Value::deserialize(d)?;
+            return NdArray::from_nested(&Value::from_json(&json), usize::MAX)
+                .map_err(|e| D::Error::custom(e.message));
+        }
+        let shape_err = |e: ndarray::ShapeError| D::Error::custom(format!("bad array: {e}"));
+        match ArrayWire::deserialize(d)? {
+            ArrayWire::Int(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
+                .map(NdArray::Int)
+                .map_err(shape_err),
+            ArrayWire::Float(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
+                .map(NdArray::Float)
+                .map_err(shape_err),
+            ArrayWire::Bool(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
+                .map(NdArray::Bool)
+                .map_err(shape_err),
+        }
+    }
+}
+
+impl schemars::JsonSchema for NdArray {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ndarray".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "array",
+            "format": "ndarray",
+            "description": "An n-dimensional array of numbers, as nested lists or np.array(...)",
+            "items": {}
+        })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+macro_rules! from_scalar {
+    ($($t:ty => $variant:ident as $cast:ty),* $(,)?) => {$(
+        impl From<$t> for Value {
+            fn from(x: $t) -> Value {
+                Value::$variant(x as $cast)
+            }
+        }
+    )*};
+}
+
+from_scalar!(i64 => Int as i64, i32 => Int as i64, u32 => Int as i64, f64 => Float as f64, f32 => Float as f64);
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::Str(s.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::Str(s)
+    }
+}
+
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(items: Vec<T>) -> Value {
+        Value::List(items.into_iter().map(Into::into).collect())
+    }
+}
+
+impl From<NdArray> for Value {
+    fn from(a: NdArray) -> Value {
+        Value::Array(a)
+    }
+}
+
+impl From<Record> for Value {
+    fn from(r: Record) -> Value {
+        Value::Record(r)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_round_trip_keeps_json_shapes() {
+        let doc =
+            json!({"a": [1, 2.5, "s", null, true], "b": {"c": -3}, "big": 18446744073709551615u64});
+        assert_eq!(Value::from_json(&doc).to_json(), doc);
+    }
+
+    #[test]
+    fn repr_matches_python() {
+        let v = Value::Tuple(vec![Value::Float(1.0), Value::Str("it's".into())]);
+        assert_eq!(v.repr(), "(1.0, \"it's\")");
+        assert_eq!(Value::Tuple(vec![Value::Int(1)]).repr(), "(1,)");
+        assert_eq!(float_repr(1e300), "1e+300");
+        assert_eq!(float_repr(0.00001), "1e-05");
+        assert_eq!(float_repr(0.1), "0.1");
+    }
+
+    #[test]
+    fn arrays_from_nested_lists() {
+        let v = Value::from_json(&json!([[1, 2], [3, 4.5]]));
+        let a = NdArray::from_nested(&v, 10).unwrap();
+        assert_eq!(a.dtype(), "float64");
+        assert_eq!(a.to_json(), json!([[1.0, 2.0], [3.0, 4.5]]));
+        let ragged = Value::from_json(&json!([[1, 2], [3]]));
+        assert_eq!(
+            NdArray::from_nested(&ragged, 10).unwrap_err().kind,
+            ErrorKind::Value
+        );
+        let too_many = Value::from_json(&json!([1, 2, 3]));
+        assert_eq!(
+            NdArray::from_nested(&too_many, 2).unwrap_err().kind,
+            ErrorKind::Limit
+        );
+    }
+
+    #[test]
+    fn wire_form_is_exact() {
+        let v = Value::Tuple(vec![
+            Value::Set([Value::Int(1)].into_iter().collect()),
+            Value::Record(Record {
+                name: "P".into(),
+                fields: vec![("x".into(), Value::Int(1))],
+            }),
+            Value::Array(NdArray::from_nested(&Value::from_json(&json!([[true]])), 10).unwrap()),
+            Value::Bytes(vec![0, 255]),
+            Value::from_bigint(BigInt::from(u128::MAX)),
+        ]);
+        let bytes = postcard::to_allocvec(&v).unwrap();
+        assert_eq!(postcard::from_bytes::<Value>(&bytes).unwrap(), v);
+    }
+
+    #[test]
+    fn ndarray_parameter_accepts_nested_lists() {
+        let v = Value::from_json(&json!([[1, 2], [3, 4]]));
+        let a: NdArray = v.deserialize_into().unwrap();
+        assert_eq!(a.to_f64().sum(), 10.0);
+    }
+}
