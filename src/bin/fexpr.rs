@@ -111,7 +111,7 @@ fn pretty(json: &serde_json::Value) -> String {
 
 fn exec(manager: ToolManager, sandbox: bool, exprs: Vec<String>) -> ExitCode {
     if sandbox {
-        eprintln!("fexpr: --sandbox is not available in this build yet");
+        eprintln!("fexpr: --sandbox is not implemented yet (the wasmtime guest is being built; see issue 3)");
         return ExitCode::from(2);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -1,0 +1,109 @@
+//! `fexpr exec --tools demo` gives the seed's results, one JSON object per call.
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn exec(args: &[&str], stdin: &[u8]) -> (Vec<Value>, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .arg("exec")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run fexpr");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    let lines = String::from_utf8(out.stdout)
+        .expect("utf-8 output")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    (lines, out.status.code().unwrap_or(-1))
+}
+
+fn output_of(expr: &str) -> Value {
+    let (lines, code) = exec(&["--tools", "demo", expr], b"");
+    assert_eq!(code, 0);
+    assert_eq!(lines.len(), 1, "{expr}: {lines:?}");
+    assert_eq!(lines[0]["error"], Value::Null, "{expr}: {}", lines[0]);
+    lines[0]["output"].clone()
+}
+
+#[test]
+fn seed_results() {
+    assert_eq!(output_of("add(a=2, b=3)"), json!(5));
+    assert_eq!(output_of("multiply(a=2, b=x)"), json!(4));
+    assert_eq!(output_of("add(a=y, b=5)"), json!(5));
+    assert_eq!(output_of("divide(a=2.0, b=3.0)"), json!(2.0 / 3.0));
+    assert_eq!(
+        output_of("search(query=\"something\")"),
+        json!(["result1something", "result2something"])
+    );
+    assert_eq!(
+        output_of("add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))"),
+        json!({"x": 4, "y": 6})
+    );
+    assert_eq!(
+        output_of("add_points(p1={'x': 1, 'y': 2}, p2={'x': 3, 'y': 4})"),
+        json!({"x": 4, "y": 6})
+    );
+    assert_eq!(
+        output_of("numpy_sum(arr=np.array([[1, 2], [3, 4]]))"),
+        json!(10)
+    );
+    assert_eq!(output_of("numpy_sum(arr=[[1, 2], [3, 4]])"), json!(10));
+}
+
+#[test]
+fn a_batch_from_stdin_keeps_order_and_shape() {
+    let (lines, code) = exec(
+        &["--tools", "demo", "-"],
+        b"[add(a=2, b=3), search(query=\"q\")]\n",
+    );
+    assert_eq!(code, 0);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        lines[0],
+        json!({"name": "add", "args": [], "kwargs": {"a": 2, "b": 3}, "output": 5, "error": null})
+    );
+    assert_eq!(lines[1]["output"], json!(["result1q", "result2q"]));
+}
+
+#[test]
+fn bad_input_is_an_error_object_with_exit_zero() {
+    let (lines, code) = exec(&["--tools", "demo", "-"], b"add(a=1, b=\xff\xfe)");
+    assert_eq!(code, 0);
+    assert_eq!(lines[0]["error"]["kind"], "Syntax");
+    let (lines, code) = exec(&["--tools", "demo", "add(a=1, b=2); import os"], b"");
+    assert_eq!(code, 0);
+    assert_eq!(lines[0]["output"], Value::Null);
+    assert_eq!(lines[0]["error"]["kind"], "Unsupported");
+    assert_eq!(lines[0]["error"]["span"], json!({"start": 15, "end": 24}));
+}
+
+#[test]
+fn json_forms_on_stdin() {
+    let (lines, _) = exec(
+        &["--tools", "demo", "-"],
+        br#"[{"name": "add", "kwargs": {"a": 1, "b": 2}}, {"action": "multiply(a=2, b=x)"}]"#,
+    );
+    assert_eq!(lines[0]["output"], json!(3));
+    assert_eq!(lines[1]["output"], json!(4));
+}
+
+#[test]
+fn unusable_command_lines_fail() {
+    let status = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .arg("exec")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_ne!(status.code(), Some(0));
+}
