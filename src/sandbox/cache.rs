@@ -1,0 +1,162 @@
+//! The compiled guest, cached on disk so that a process starts without compiling.
+//!
+//! A cache entry is keyed by the engine's compatibility hash (wasmtime version, target, the
+//! settings that change code generation) and a hash of the module's bytes. Entries are written
+//! by this module only: to a temporary file created exclusively, then renamed into place, with
+//! mode 0600 in a directory of mode 0700. An entry is deserialized only if it is a regular file
+//! owned by the current user that nobody else can write, in a directory nobody else can write;
+//! anything else is ignored and the module is compiled in memory. Any failure of the cache
+//! (unwritable directory, corrupt or stale entry) falls back to compiling in memory.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use wasmtime::{Engine, Module};
+
+/// Where compiled guest modules are cached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ModuleCache {
+    /// `$XDG_CACHE_HOME/fexpr`, or `$HOME/.cache/fexpr` when `XDG_CACHE_HOME` is unset; no
+    /// cache if neither is set. The default.
+    #[default]
+    Default,
+    /// This directory (created if missing, mode 0700).
+    Dir(PathBuf),
+    /// No disk cache: compile in memory every time a `Sandbox` is built.
+    Off,
+}
+
+impl ModuleCache {
+    /// The directory this setting names, if any.
+    pub fn dir(&self) -> Option<PathBuf> {
+        match self {
+            ModuleCache::Default => default_dir(),
+            ModuleCache::Dir(dir) => Some(dir.clone()),
+            ModuleCache::Off => None,
+        }
+    }
+}
+
+fn default_dir() -> Option<PathBuf> {
+    let nonempty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(xdg) = nonempty("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(xdg).join("fexpr"));
+    }
+    nonempty("HOME").map(|home| PathBuf::from(home).join(".cache").join("fexpr"))
+}
+
+/// How a module was obtained, for tests and diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleSource {
+    /// Compiled in memory (cache off, unusable, or its entry missing); written to the cache
+    /// if there is one.
+    Compiled,
+    /// Loaded from a cache entry.
+    Cached,
+}
+
+/// The cache file name for `bytes` compiled by `engine`.
+fn entry_name(engine: &Engine, bytes: &[u8]) -> String {
+    let mut compat = DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut compat);
+    let mut module = DefaultHasher::new();
+    bytes.hash(&mut module);
+    format!(
+        "guest-{:016x}-{:016x}-{}.cwasm",
+        compat.finish(),
+        module.finish(),
+        bytes.len()
+    )
+}
+
+/// The compiled module for `bytes`, from the cache in `dir` when possible.
+pub(crate) fn load_or_compile(
+    engine: &Engine,
+    bytes: &[u8],
+    dir: Option<&Path>,
+) -> wasmtime::Result<(Module, ModuleSource)> {
+    let Some(dir) = dir else {
+        return Ok((Module::new(engine, bytes)?, ModuleSource::Compiled));
+    };
+    let path = dir.join(entry_name(engine, bytes));
+    if trusted_entry(dir, &path) {
+        // SAFETY: `trusted_entry` checked that the file is one this module wrote (see the
+        // module docs); wasmtime checks its header and engine compatibility.
+        if let Ok(module) = unsafe { Module::deserialize_file(engine, &path) } {
+            return Ok((module, ModuleSource::Cached));
+        }
+    }
+    let module = Module::new(engine, bytes)?;
+    // Best effort: a cache that cannot be written is no cache.
+    let _ = store_entry(dir, &path, &module);
+    Ok((module, ModuleSource::Compiled))
+}
+
+/// Writes `module` to `path` atomically: a fresh temporary file, then a rename.
+fn store_entry(dir: &Path, path: &Path, module: &Module) -> std::io::Result<()> {
+    let serialized = module
+        .serialize()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    create_private_dir(dir)?;
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(".tmp-{}-{nonce}", std::process::id()));
+    let result = (|| {
+        use std::io::Write;
+        let mut file = private_file_options().open(&tmp)?;
+        file.write_all(&serialized)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+fn private_file_options() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+/// Whether `path` in `dir` is an entry this module wrote: see the module docs.
+#[cfg(unix)]
+fn trusted_entry(dir: &Path, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let private = |meta: &std::fs::Metadata| meta.uid() == me && meta.mode() & 0o022 == 0;
+    let (Ok(dir_meta), Ok(file_meta)) = (
+        std::fs::symlink_metadata(dir),
+        std::fs::symlink_metadata(path),
+    ) else {
+        return false;
+    };
+    dir_meta.is_dir() && private(&dir_meta) && file_meta.is_file() && private(&file_meta)
+}
+
+/// Whether `path` in `dir` is an entry this module wrote. Without Unix ownership and modes to
+/// check, the cache is read only if it is a regular file (not a link).
+#[cfg(not(unix))]
+fn trusted_entry(_dir: &Path, path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}

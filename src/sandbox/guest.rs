@@ -1,0 +1,353 @@
+//! The guest side of one evaluation as the host sees it: the store's state, the memory
+//! limiter, the two `fexpr` imports, and a capability-free WASI.
+
+use super::HostCalls;
+use crate::{Error, ErrorKind};
+use std::sync::Arc;
+use wasmtime::{Caller, Extern, Linker, Memory, ResourceLimiter};
+use wasmtime_wasi::p1::WasiP1Ctx;
+
+/// The module the guest imports the host calls from.
+pub const HOST_MODULE: &str = "fexpr";
+
+/// Every import a guest module may have; a module importing anything else is refused when the
+/// [`Sandbox`](super::Sandbox) is built. The WASI functions are those Rust's standard library
+/// pulls into the guest (panic message to stderr, environment lookup, exit); they see no
+/// files, no environment, no arguments, a fixed clock and deterministic randomness.
+pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
+    (HOST_MODULE, "host_call"),
+    (HOST_MODULE, "host_take"),
+    ("wasi_snapshot_preview1", "environ_get"),
+    ("wasi_snapshot_preview1", "environ_sizes_get"),
+    ("wasi_snapshot_preview1", "fd_write"),
+    ("wasi_snapshot_preview1", "proc_exit"),
+];
+
+/// Everything one evaluation's store holds.
+pub(crate) struct GuestState {
+    pub(crate) limiter: MemoryLimiter,
+    /// Built on the first WASI call only: most evaluations make none.
+    wasi: Option<WasiP1Ctx>,
+    host: Arc<dyn HostCalls>,
+    pub(crate) host_calls: u32,
+    max_host_calls: u32,
+    /// The reply of the last `host_call`, until `host_take` copies it into the guest.
+    pending_reply: Option<Vec<u8>>,
+    /// Why the guest was stopped, when a host function, the limiter or the deadline stopped
+    /// it: this is the error reported, whatever trap wasmtime reports.
+    pub(crate) failure: Option<Error>,
+}
+
+impl GuestState {
+    pub(crate) fn new(
+        memory_bytes: usize,
+        max_host_calls: u32,
+        host: Arc<dyn HostCalls>,
+    ) -> GuestState {
+        GuestState {
+            limiter: MemoryLimiter {
+                cap: memory_bytes,
+                peak: 0,
+                refused: None,
+            },
+            wasi: None,
+            host,
+            host_calls: 0,
+            max_host_calls,
+            pending_reply: None,
+            failure: None,
+        }
+    }
+
+    /// Records why the guest is being stopped (the first reason wins) and returns the trap
+    /// that stops it.
+    pub(crate) fn fail(&mut self, error: Error) -> wasmtime::Error {
+        let trap = wasmtime::Error::msg(error.message.clone());
+        self.failure.get_or_insert(error);
+        trap
+    }
+
+    fn wasi(&mut self) -> &mut WasiP1Ctx {
+        self.wasi.get_or_insert_with(|| {
+            wasmtime_wasi::WasiCtxBuilder::new()
+                // No preopens, env, args, network; stdin closed, stdout/stderr discarded
+                // (the builder's defaults). Time and randomness are fixed so that an
+                // evaluation is a function of its request and its host replies.
+                .wall_clock(FixedClock)
+                .monotonic_clock(FixedClock)
+                .secure_random(SplitMix64(0x5eed_f0e4_0000_0001))
+                .insecure_random(SplitMix64(0x5eed_f0e4_0000_0002))
+                .insecure_random_seed(0)
+                .max_random_size(64 << 10)
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false)
+                .build_p1()
+        })
+    }
+}
+
+/// A [`ResourceLimiter`] that records the peak linear memory and stops the guest (a trap, not
+/// a failed `memory.grow`) when it asks for more than `cap` bytes.
+pub(crate) struct MemoryLimiter {
+    /// The most linear memory allowed, in bytes.
+    pub(crate) cap: usize,
+    /// The most linear memory the guest had, in bytes.
+    pub(crate) peak: usize,
+    /// The size the guest asked for when it was refused.
+    pub(crate) refused: Option<usize>,
+}
+
+/// Table elements a guest may have (function pointers; the Rust guest needs a few hundred).
+const MAX_TABLE_ELEMENTS: usize = 20_000;
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            self.refused.get_or_insert(desired);
+            return Err(wasmtime::Error::new(MemoryLimitHit { desired }));
+        }
+        if maximum.is_some_and(|max| desired > max) {
+            return Ok(false);
+        }
+        self.peak = self.peak.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS && maximum.is_none_or(|max| desired <= max))
+    }
+
+    fn instances(&self) -> usize {
+        1
+    }
+
+    fn tables(&self) -> usize {
+        1
+    }
+
+    fn memories(&self) -> usize {
+        1
+    }
+}
+
+/// The trap [`MemoryLimiter`] raises: how many bytes the guest asked for.
+#[derive(Debug)]
+pub(crate) struct MemoryLimitHit {
+    pub(crate) desired: usize,
+}
+
+impl std::fmt::Display for MemoryLimitHit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "linear memory of {} bytes refused", self.desired)
+    }
+}
+
+impl std::error::Error for MemoryLimitHit {}
+
+/// A wall and monotonic clock stopped at zero (the Unix epoch).
+struct FixedClock;
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(1)
+    }
+    fn now(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// SplitMix64: a fixed-seed generator, so the guest's "random" bytes are the same every run.
+struct SplitMix64(u64);
+
+impl rand_core::TryRng for SplitMix64 {
+    type Error = std::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok((self.try_next_u64()? >> 32) as u32)
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Ok(z ^ (z >> 31))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        for chunk in dst.chunks_mut(8) {
+            let word = self.try_next_u64()?.to_le_bytes();
+            chunk.copy_from_slice(&word[..chunk.len()]);
+        }
+        Ok(())
+    }
+}
+
+/// A linker with the `fexpr` host functions and WASI preview 1.
+pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<GuestState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_async(&mut linker, GuestState::wasi)?;
+    linker.func_wrap_async(
+        HOST_MODULE,
+        "host_call",
+        |mut caller: Caller<'_, GuestState>, (ptr, len): (i32, i32)| {
+            Box::new(async move { host_call(&mut caller, ptr, len).await })
+        },
+    )?;
+    linker.func_wrap(HOST_MODULE, "host_take", host_take)?;
+    Ok(linker)
+}
+
+/// `host_call(ptr, len) -> reply_len`: runs the request at `ptr..ptr+len` on the host.
+async fn host_call(
+    caller: &mut Caller<'_, GuestState>,
+    ptr: i32,
+    len: i32,
+) -> wasmtime::Result<i32> {
+    let state = caller.data_mut();
+    state.host_calls = state.host_calls.saturating_add(1);
+    if state.host_calls > state.max_host_calls {
+        let error = Error::limit("max_host_calls", state.max_host_calls, state.host_calls);
+        return Err(state.fail(error));
+    }
+    let memory = guest_memory(caller)?;
+    let request = match guest_range(ptr, len, memory.data_size(&*caller)) {
+        Some(range) => memory.data(&*caller)[range].to_vec(),
+        None => {
+            let error = sandbox_error(format!(
+                "host_call: request {} out of bounds of guest memory ({} bytes)",
+                show_range(ptr, len),
+                memory.data_size(&*caller)
+            ));
+            return Err(caller.data_mut().fail(error));
+        }
+    };
+    let host = caller.data().host.clone();
+    let reply = host.call(request).await;
+    let Ok(reply_len) = i32::try_from(reply.len()) else {
+        let error = sandbox_error(format!(
+            "host_call: reply of {} bytes does not fit the guest ABI",
+            reply.len()
+        ));
+        return Err(caller.data_mut().fail(error));
+    };
+    caller.data_mut().pending_reply = Some(reply);
+    Ok(reply_len)
+}
+
+/// `host_take(ptr)`: copies the pending reply into guest memory at `ptr`.
+fn host_take(mut caller: Caller<'_, GuestState>, ptr: i32) -> wasmtime::Result<()> {
+    let Some(reply) = caller.data_mut().pending_reply.take() else {
+        let error = sandbox_error("host_take: no pending reply (host_call first)");
+        return Err(caller.data_mut().fail(error));
+    };
+    let memory = guest_memory(&mut caller)?;
+    let len = reply.len() as i32; // fits: checked by host_call
+    match guest_range(ptr, len, memory.data_size(&caller)) {
+        Some(range) => {
+            memory.data_mut(&mut caller)[range].copy_from_slice(&reply);
+            Ok(())
+        }
+        None => {
+            let error = sandbox_error(format!(
+                "host_take: reply destination {} out of bounds of guest memory ({} bytes)",
+                show_range(ptr, len),
+                memory.data_size(&caller)
+            ));
+            Err(caller.data_mut().fail(error))
+        }
+    }
+}
+
+fn guest_memory(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Memory> {
+    match caller.get_export("memory").and_then(Extern::into_memory) {
+        Some(memory) => Ok(memory),
+        None => Err(caller
+            .data_mut()
+            .fail(sandbox_error("the guest exports no `memory`"))),
+    }
+}
+
+/// The byte range `ptr..ptr+len` of a guest memory of `size` bytes, if it lies inside it.
+/// Pointers and lengths are wasm32 `i32`s read as unsigned.
+pub(crate) fn guest_range(ptr: i32, len: i32, size: usize) -> Option<std::ops::Range<usize>> {
+    let start = ptr as u32 as usize;
+    let end = start.checked_add(len as u32 as usize)?;
+    (end <= size).then_some(start..end)
+}
+
+/// `0x…+len` for messages.
+pub(crate) fn show_range(ptr: i32, len: i32) -> String {
+    format!("{:#x}+{}", ptr as u32, len as u32)
+}
+
+pub(crate) fn sandbox_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Sandbox, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_range_is_checked() {
+        assert_eq!(guest_range(0, 0, 0), Some(0..0));
+        assert_eq!(guest_range(10, 5, 15), Some(10..15));
+        assert_eq!(guest_range(10, 6, 15), None);
+        assert_eq!(guest_range(-1, 1, 1 << 20), None);
+        assert_eq!(guest_range(0, -1, 1 << 20), None);
+        assert_eq!(
+            guest_range(-1, -1, usize::MAX),
+            Some(0xffff_ffff..0x1_ffff_fffe)
+        );
+    }
+
+    #[test]
+    fn limiter_refuses_past_cap_and_records_peak() {
+        let mut limiter = MemoryLimiter {
+            cap: 4 << 16,
+            peak: 0,
+            refused: None,
+        };
+        assert!(limiter.memory_growing(0, 2 << 16, None).unwrap());
+        assert!(limiter.memory_growing(2 << 16, 4 << 16, None).unwrap());
+        assert!(limiter.memory_growing(4 << 16, 5 << 16, None).is_err());
+        assert!(!limiter
+            .memory_growing(4 << 16, 4 << 16, Some(3 << 16))
+            .unwrap());
+        assert_eq!(limiter.peak, 4 << 16);
+        assert_eq!(limiter.refused, Some(5 << 16));
+    }
+
+    #[test]
+    fn splitmix_is_deterministic() {
+        use rand_core::TryRng;
+        let mut a = SplitMix64(1);
+        let mut b = SplitMix64(1);
+        let (mut x, mut y) = ([0u8; 13], [0u8; 13]);
+        a.try_fill_bytes(&mut x).unwrap();
+        b.try_fill_bytes(&mut y).unwrap();
+        assert_eq!(x, y);
+        assert_ne!(x, [0; 13]);
+    }
+}
