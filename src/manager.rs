@@ -10,7 +10,7 @@ use crate::context::{Context, Entry};
 use crate::error::{clip, closest, Error, ErrorKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
-use crate::syntax;
+use crate::syntax::{self, ExprKind};
 use crate::tool::{Tool, ToolDefinition};
 use crate::value::Value;
 
@@ -302,8 +302,6 @@ impl ToolManager {
         Ok(out)
     }
 }
-
-use crate::syntax::ExprKind;
 
 /// Turn a unit's outcome into the output a caller sees.
 pub(crate) fn unit_output(source: &str, outcome: UnitOutcome) -> FunctionOutput {

@@ -460,6 +460,14 @@ pub trait AsyncFn<Args, M>: Send + Sync + 'static {
     ) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>>;
 }
 
+/// The JSON Schemas of a parameter list, one per type.
+macro_rules! param_schemas {
+    ($generator:ident; $($a:ident),*) => {{
+        let _ = &$generator;
+        vec![$($generator.subschema_for::<$a>().to_value(),)*]
+    }};
+}
+
 macro_rules! tool_fns {
     ($n:literal; $($a:ident),*) => {
         impl<F, R, M, $($a,)*> SyncFn<($($a,)*), M> for F
@@ -472,9 +480,8 @@ macro_rules! tool_fns {
             fn names(names: &Self::Names) -> Vec<&'static str> {
                 names.to_vec()
             }
-            #[allow(unused_variables)]
             fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
-                (vec![$(generator.subschema_for::<$a>().to_value(),)*], R::schema(generator))
+                (param_schemas!(generator; $($a),*), R::schema(generator))
             }
             #[allow(unused_variables, unused_mut, non_snake_case)]
             fn invoke(&self, args: Vec<Option<Value>>) -> Result<Value, Error> {
@@ -495,9 +502,8 @@ macro_rules! tool_fns {
             fn names(names: &Self::Names) -> Vec<&'static str> {
                 names.to_vec()
             }
-            #[allow(unused_variables)]
             fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
-                (vec![$(generator.subschema_for::<$a>().to_value(),)*], R::schema(generator))
+                (param_schemas!(generator; $($a),*), R::schema(generator))
             }
             #[allow(unused_variables, unused_mut, non_snake_case)]
             fn invoke(&self, args: Vec<Option<Value>>) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>> {

@@ -260,10 +260,7 @@ impl Converter<'_> {
                     parts.push(a.attr.id.as_str());
                     cur = &a.value;
                 }
-                other => {
-                    let _ = other;
-                    return Err(self.unsupported("attribute access on a value", e.range()));
-                }
+                _ => return Err(self.unsupported("attribute access on a value", e.range())),
             }
             if parts.len() > self.limits.max_depth {
                 return Err(
