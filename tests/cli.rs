@@ -84,7 +84,7 @@ fn bad_input_is_an_error_object_with_exit_zero() {
     assert_eq!(code, 0);
     assert_eq!(lines[0]["output"], Value::Null);
     assert_eq!(lines[0]["error"]["kind"], "Unsupported");
-    assert_eq!(lines[0]["error"]["span"], json!({"start": 15, "end": 24}));
+    assert_eq!(lines[0]["error"]["span"], json!({"start": 13, "end": 14}));
 }
 
 #[test]

@@ -2,10 +2,12 @@
 //!
 //! The text is parsed by Astral's `ruff_python_parser` in expression mode and converted into
 //! fexpr's own small IR. Anything outside the accepted subset is an error that names the
-//! construct and its span.
+//! construct and its span. [`Expr`] implements `Display`, printing Python source that parses
+//! back to the same tree.
 
 mod ir;
 mod parse;
+mod print;
 mod scan;
 
 pub use ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};

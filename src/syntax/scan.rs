@@ -1,232 +1,885 @@
-//! The checks that run before the parser: size, NUL bytes, and a conservative bound on
-//! nesting depth computed by one linear pass with no recursion, so that no deep input ever
-//! reaches the parser's (or anyone's) recursive code.
+//! The pre-parse scan: size, NUL bytes and a conservative nesting-depth bound, in one linear
+//! pass with no recursion, so that no deep input ever reaches the (recursive) parser or the
+//! recursive drop of its tree.
+//!
+//! The scan is a small tokenizer that follows `ruff_python_parser`'s lexer wherever the two must
+//! agree: where strings, comments and numbers begin and end, and which words are keywords. Where it
+//! cannot be exact it errs towards counting *more* depth, never less.
+//!
+//! # The estimate
+//!
+//! Brackets `(` `[` `{` open levels. Within each level, the tokens of the current comma-separated
+//! segment that can add a level to the syntax tree are counted: operators (`+ - * / % @ & | ^ ~ < >
+//! = ! . :` and their multi-character forms such as `**` or `//`, one count per token), the
+//! keywords `not and or if else lambda await in is yield for async from as`, and an opening
+//! bracket right after an operand (a call or subscript trailer such as `f()()` or `x[0][0]`).
+//!
+//! The estimate is the operators counted at the top level plus, for each open bracket, one plus
+//! the operators counted in its current segment. A `,` starts a new segment, except in a level
+//! that has seen `lambda` (whose parameters are separated by commas too) or `yield` (whose value
+//! is a comma-separated list, so `yield a, yield b, ...` nests). A newline outside all
+//! brackets starts a new logical line and so a new count. Any estimate above
+//! [`Limits::max_depth`] is a [`ErrorKind::Limit`] error at the token that crossed it.
+//!
+//! Each counted token adds at most a few levels to ruff's tree, error-recovered trees included; a
+//! property test checks that whatever passes the scan parses to a tree at most
+//! `2 * max_depth + 6` deep (statements included, in module mode when indentation is bounded).
+//!
+//! f-strings and t-strings are rejected here as [`ErrorKind::Unsupported`]: they contain nested
+//! expressions whose extent only a full f-string lexer can find, and they are never accepted
+//! anyway.
 
 use crate::error::{Error, ErrorKind, Span};
 use crate::limits::Limits;
 
-/// Words that chain like operators (each may add a level to the tree).
-const OPERATOR_WORDS: [&str; 9] = [
-    "not", "and", "or", "if", "else", "lambda", "await", "in", "is",
+/// Keywords that can add a level to the tree. After `lambda` (whose parameters are separated by
+/// commas) and `yield` (whose value is a comma-separated list) commas no longer reset a level.
+const DEPTH_KEYWORDS: &[&[u8]] = &[
+    b"not", b"and", b"or", b"if", b"else", b"lambda", b"await", b"in", b"is", b"yield", b"for",
+    b"async", b"from", b"as",
 ];
 
-/// Check `source` against the size limit and bound its nesting depth.
+/// Three-character operator tokens, as ruff's lexer munches them.
+const OPERATORS_3: &[&[u8]] = &[b"**=", b"//=", b"<<=", b">>="];
+
+/// Two-character operator tokens, as ruff's lexer munches them.
+const OPERATORS_2: &[&[u8]] = &[
+    b"==", b"!=", b"<=", b">=", b"<<", b">>", b"**", b"//", b"->", b":=", b"+=", b"-=", b"*=",
+    b"/=", b"%=", b"|=", b"^=", b"&=", b"@=",
+];
+
+/// The UTF-8 byte order mark.
+const BOM: &str = "\u{feff}";
+
+/// Check what can be checked before parsing: the source size, NUL bytes, f-strings, and a
+/// conservative upper bound on the nesting depth (see the module documentation).
 ///
-/// Depth is estimated as, for every open bracket level, 1 plus the number of operators and
-/// call/subscript trailers seen in that level's current comma-separated segment. This bounds
-/// the depth of any tree the parser could build (`((((x))))`, `1+1+...+1`, `--------x`,
-/// `a.b.c.d...`, `f()()()...`), while a long flat list such as `[-1, -2, ...]` stays shallow.
+/// Runs in time linear in `source.len()` and allocates at most `max_depth + 2` small frames.
 pub(crate) fn precheck(source: &str, limits: &Limits) -> Result<(), Error> {
-    if source.len() > limits.max_source_bytes {
+    // Spans are `u32`; the parser cannot address more either.
+    let max_bytes = limits
+        .max_source_bytes
+        .min(usize::try_from(u32::MAX).unwrap_or(usize::MAX));
+    if source.len() > max_bytes {
         return Err(Error::limit(
             "max_source_bytes",
             limits.max_source_bytes,
             source.len(),
         ));
     }
-    let bytes = source.as_bytes();
-    // Per open level: the number of depth-adding tokens in its current segment.
-    let mut levels: Vec<usize> = vec![0];
-    let mut total: usize = 1;
-    let mut after_operand = false;
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        let start = i;
+    if let Some(at) = source.bytes().position(|b| b == 0) {
+        return Err(
+            Error::new(ErrorKind::Syntax, "the source contains a NUL byte").at(span(at, at + 1)),
+        );
+    }
+    let start = if source.starts_with(BOM) {
+        BOM.len()
+    } else {
+        0
+    };
+    Scanner::new(source, start, limits.max_depth).run()
+}
+
+/// The largest number of indentation characters (space, tab, form feed) at the start of any
+/// physical line. The nesting depth of indented blocks in a module is at most this.
+pub(crate) fn max_indentation(source: &str) -> usize {
+    let mut max = 0;
+    let mut run = 0;
+    let mut at_line_start = true;
+    for b in source.bytes() {
         match b {
-            0 => return Err(Error::new(ErrorKind::Syntax, "NUL byte in source").at(span(i, i + 1))),
-            b'#' => {
-                while bytes.get(i).is_some_and(|c| *c != b'\n') {
-                    i += 1;
-                }
-                continue;
+            b'\n' | b'\r' => {
+                at_line_start = true;
+                run = 0;
             }
-            b'\'' | b'"' => {
-                i = skip_string(bytes, i);
-                after_operand = true;
-                continue;
+            b' ' | b'\t' | b'\x0C' if at_line_start => {
+                run += 1;
+                max = usize::max(max, run);
             }
-            b'(' | b'[' | b'{' => {
-                if after_operand {
-                    bump(&mut levels, &mut total);
-                }
-                levels.push(0);
-                total += 1;
-                after_operand = false;
-            }
-            b')' | b']' | b'}' => {
-                if levels.len() > 1 {
-                    total -= 1 + levels.pop().unwrap_or(0);
-                }
-                after_operand = true;
-            }
-            b',' => {
-                if let Some(last) = levels.last_mut() {
-                    total -= *last;
-                    *last = 0;
-                }
-                after_operand = false;
-            }
-            b'+' | b'-' | b'*' | b'/' | b'%' | b'@' | b'&' | b'|' | b'^' | b'~' | b'<' | b'>'
-            | b'=' | b'!' | b'.' | b':' => {
-                // A dot inside a number (`1.5`) is not an operator.
-                let in_number =
-                    b == b'.' && i > 0 && bytes.get(i - 1).is_some_and(u8::is_ascii_digit);
-                if !in_number {
-                    bump(&mut levels, &mut total);
-                }
-                after_operand = in_number;
-            }
-            c if c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80 => {
-                while bytes
-                    .get(i)
-                    .is_some_and(|c| *c == b'_' || c.is_ascii_alphanumeric() || *c >= 0x80)
-                {
-                    i += 1;
-                }
-                let word = &source[start..i];
-                // String prefixes: r'..', b"..", f'..', rb'..' and so on.
-                if word.len() <= 2
-                    && word.chars().all(|c| "rRbBuUfFtT".contains(c))
-                    && matches!(bytes.get(i), Some(b'\'' | b'"'))
-                {
-                    i = skip_string(bytes, i);
-                    after_operand = true;
-                    continue;
-                }
-                if OPERATOR_WORDS.contains(&word) {
-                    bump(&mut levels, &mut total);
-                    after_operand = false;
-                } else {
-                    after_operand = true;
-                }
-                if total > limits.max_depth {
-                    return Err(depth_error(limits, start, i));
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-        if total > limits.max_depth {
-            return Err(depth_error(limits, start, i));
+            _ => at_line_start = false,
         }
     }
-    Ok(())
+    max
 }
 
-fn bump(levels: &mut [usize], total: &mut usize) {
-    if let Some(last) = levels.last_mut() {
-        *last += 1;
-        *total += 1;
-    }
-}
-
+/// A span from `usize` offsets (the source length was checked to fit in `u32`).
 fn span(start: usize, end: usize) -> Span {
-    Span::new(start as u32, end as u32)
+    let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    Span::new(clamp(start), clamp(end))
 }
 
-fn depth_error(limits: &Limits, start: usize, end: usize) -> Error {
-    Error::limit("max_depth", limits.max_depth, "deeper nesting")
-        .at(span(start, end))
-        .with_hint("nesting of brackets and operator chains is bounded by Limits::max_depth")
+/// One bracket level (or the top level): its counted tokens in the current segment.
+#[derive(Clone, Copy, Default)]
+struct Level {
+    /// The closing bracket that ends this level (`0` for the top level).
+    closer: u8,
+    /// Depth-adding tokens counted in the current comma-separated segment.
+    ops: usize,
+    /// Set by `lambda` and `yield`: commas no longer start a new segment in this level.
+    pinned: bool,
 }
 
-/// Skip a string literal starting at the quote at `i`; returns the index after it (or the
-/// end of the input for an unterminated string, which the parser then reports).
-fn skip_string(bytes: &[u8], mut i: usize) -> usize {
-    let Some(&quote) = bytes.get(i) else { return i };
-    let triple = bytes.get(i + 1) == Some(&quote) && bytes.get(i + 2) == Some(&quote);
-    i += if triple { 3 } else { 1 };
-    while let Some(&c) = bytes.get(i) {
-        if c == b'\\' {
-            i += 2;
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+    /// `levels[0]` is the top level and is never popped.
+    levels: Vec<Level>,
+    /// The current estimate: top-level ops plus, per open bracket, one plus its ops.
+    depth: usize,
+    /// Whether the previous token ends an operand, so that a following bracket is a trailer.
+    after_operand: bool,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(source: &'a str, start: usize, max_depth: usize) -> Scanner<'a> {
+        Scanner {
+            bytes: source.as_bytes(),
+            pos: start,
+            max_depth,
+            levels: vec![Level::default()],
+            depth: 0,
+            after_operand: false,
+        }
+    }
+
+    fn byte(&self, at: usize) -> u8 {
+        self.bytes.get(at).copied().unwrap_or(0)
+    }
+
+    fn run(mut self) -> Result<(), Error> {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            match b {
+                b' ' | b'\t' | b'\x0C' => self.pos += 1,
+                b'\n' | b'\r' => {
+                    self.pos += 1;
+                    if self.levels.len() == 1 {
+                        // A new logical line: the parser starts afresh (or stops).
+                        self.depth = 0;
+                        if let Some(top) = self.levels.first_mut() {
+                            *top = Level::default();
+                        }
+                        self.after_operand = false;
+                    }
+                }
+                b'\\' => {
+                    // Line continuation (or a stray backslash, which the lexer skips).
+                    self.pos += 1;
+                    if self.byte(self.pos) == b'\r' {
+                        self.pos += 1;
+                        if self.byte(self.pos) == b'\n' {
+                            self.pos += 1;
+                        }
+                    } else if self.byte(self.pos) == b'\n' {
+                        self.pos += 1;
+                    }
+                }
+                b'#' => {
+                    while !matches!(self.byte(self.pos), b'\n' | b'\r' | 0) {
+                        self.pos += 1;
+                    }
+                }
+                b'\'' | b'"' => {
+                    self.pos = skip_string(self.bytes, self.pos);
+                    self.after_operand = true;
+                }
+                b'0'..=b'9' => {
+                    self.pos = skip_number(self.bytes, self.pos);
+                    self.after_operand = true;
+                }
+                b'.' if self.byte(self.pos + 1).is_ascii_digit() => {
+                    self.pos = skip_number(self.bytes, self.pos);
+                    self.after_operand = true;
+                }
+                b'.' if self.byte(self.pos + 1) == b'.' && self.byte(self.pos + 2) == b'.' => {
+                    // `...` is one token, an operand.
+                    self.pos += 3;
+                    self.after_operand = true;
+                }
+                b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.word()?,
+                b'(' | b'[' | b'{' => {
+                    if self.after_operand {
+                        self.count(self.pos, 1)?;
+                    }
+                    let closer = match b {
+                        b'(' => b')',
+                        b'[' => b']',
+                        _ => b'}',
+                    };
+                    self.levels.push(Level {
+                        closer,
+                        ops: 0,
+                        pinned: false,
+                    });
+                    self.depth += 1;
+                    self.check(self.pos, 1)?;
+                    self.pos += 1;
+                    self.after_operand = false;
+                }
+                b')' | b']' | b'}' => {
+                    // A closer that does not match is left for the parser to report; keeping
+                    // the level open can only over-count.
+                    if self.levels.len() > 1 && self.levels.last().map(|l| l.closer) == Some(b) {
+                        if let Some(level) = self.levels.pop() {
+                            self.depth = self.depth.saturating_sub(1 + level.ops);
+                        }
+                    }
+                    self.pos += 1;
+                    self.after_operand = true;
+                }
+                b',' => {
+                    if let Some(level) = self.levels.last_mut() {
+                        if !level.pinned {
+                            self.depth = self.depth.saturating_sub(level.ops);
+                            level.ops = 0;
+                        }
+                    }
+                    self.pos += 1;
+                    self.after_operand = false;
+                }
+                b';' => {
+                    self.pos += 1;
+                    self.after_operand = false;
+                }
+                b'+' | b'-' | b'*' | b'/' | b'%' | b'@' | b'&' | b'|' | b'^' | b'~' | b'<'
+                | b'>' | b'=' | b'!' | b':' | b'.' => {
+                    let len = operator_len(self.bytes.get(self.pos..).unwrap_or_default());
+                    self.count(self.pos, len)?;
+                    self.pos += len;
+                    self.after_operand = false;
+                }
+                _ if b.is_ascii() => {
+                    // `$`, `?`, a backtick, control characters: the lexer reports them; treating
+                    // them as operands can only over-count.
+                    self.pos += 1;
+                    self.after_operand = true;
+                }
+                _ => {
+                    // Non-ASCII: skip the whole character; an identifier part or an error token.
+                    self.pos += 1;
+                    while self.byte(self.pos) & 0xC0 == 0x80 {
+                        self.pos += 1;
+                    }
+                    self.after_operand = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An ASCII word: a string prefix followed by a quote, a keyword, or a name.
+    fn word(&mut self) -> Result<(), Error> {
+        let start = self.pos;
+        let first = self.byte(start);
+        let second = self.byte(start + 1);
+        let prefix_len = if is_prefix(first) && is_quote(second) {
+            1
+        } else if is_double_prefix(first, second) && is_quote(self.byte(start + 2)) {
+            2
+        } else {
+            0
+        };
+        if prefix_len > 0 {
+            let quote = start + prefix_len;
+            let end = skip_string(self.bytes, quote);
+            // For a one-character prefix `second` is the quote, so these tests see the prefix only.
+            if is_interpolated(first) || is_interpolated(second) {
+                let what = if is_f(first) || is_f(second) {
+                    "f-strings are not accepted"
+                } else {
+                    "t-strings are not accepted"
+                };
+                return Err(Error::new(ErrorKind::Unsupported, what)
+                    .at(span(start, end))
+                    .with_hint("build the text with `+` or pass the parts as arguments"));
+            }
+            self.pos = end;
+            self.after_operand = true;
+            return Ok(());
+        }
+        let mut end = start;
+        while matches!(self.byte(end), b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_') {
+            end += 1;
+        }
+        let word = self.bytes.get(start..end).unwrap_or_default();
+        self.pos = end;
+        if DEPTH_KEYWORDS.contains(&word) {
+            if word == b"lambda" || word == b"yield" {
+                if let Some(level) = self.levels.last_mut() {
+                    level.pinned = true;
+                }
+            }
+            self.count(start, end - start)?;
+            self.after_operand = false;
+        } else {
+            self.after_operand = true;
+        }
+        Ok(())
+    }
+
+    /// Count one depth-adding token at `start..start + len` in the current segment.
+    fn count(&mut self, start: usize, len: usize) -> Result<(), Error> {
+        if let Some(level) = self.levels.last_mut() {
+            level.ops += 1;
+        }
+        self.depth += 1;
+        self.check(start, len)
+    }
+
+    fn check(&self, start: usize, len: usize) -> Result<(), Error> {
+        if self.depth > self.max_depth {
+            return Err(
+                Error::limit("max_depth", self.max_depth, self.depth).at(span(start, start + len))
+            );
+        }
+        Ok(())
+    }
+}
+
+fn is_quote(b: u8) -> bool {
+    b == b'\'' || b == b'"'
+}
+
+/// A one-character string prefix, as in ruff's lexer.
+fn is_prefix(b: u8) -> bool {
+    matches!(b.to_ascii_lowercase(), b'f' | b't' | b'u' | b'b' | b'r')
+}
+
+/// A two-character string prefix: `r` with one of `f`, `t`, `b`, in either order and any case.
+fn is_double_prefix(a: u8, b: u8) -> bool {
+    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+    (a == b'r' && matches!(b, b'f' | b't' | b'b')) || (b == b'r' && matches!(a, b'f' | b't' | b'b'))
+}
+
+fn is_interpolated(b: u8) -> bool {
+    matches!(b.to_ascii_lowercase(), b'f' | b't')
+}
+
+fn is_f(b: u8) -> bool {
+    b.eq_ignore_ascii_case(&b'f')
+}
+
+/// The length of the operator token at the start of `rest` (at least 1).
+fn operator_len(rest: &[u8]) -> usize {
+    if OPERATORS_3.iter().any(|op| rest.starts_with(op)) {
+        3
+    } else if OPERATORS_2.iter().any(|op| rest.starts_with(op)) {
+        2
+    } else {
+        1
+    }
+}
+
+/// The end of the string literal whose opening quote is at `quote`, as ruff's lexer finds it.
+///
+/// A single-quoted string ends at its unescaped closing quote or before an unescaped newline; a
+/// triple-quoted one at its unescaped closing triple quote. Either ends at the end of input if
+/// unterminated. A backslash escapes the next character in every string form, raw or not.
+fn skip_string(bytes: &[u8], quote: usize) -> usize {
+    let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
+    let q = at(quote);
+    let triple = at(quote + 1) == q && at(quote + 2) == q;
+    let mut i = if triple { quote + 3 } else { quote + 1 };
+    loop {
+        let rest = bytes.get(i..).unwrap_or_default();
+        let found = if triple {
+            rest.iter().position(|&b| b == q)
+        } else {
+            rest.iter()
+                .position(|&b| b == q || b == b'\n' || b == b'\r')
+        };
+        let Some(offset) = found else {
+            return bytes.len();
+        };
+        let before = rest.get(..offset).unwrap_or_default();
+        let backslashes = before.iter().rev().take_while(|&&b| b == b'\\').count();
+        let c = at(i + offset);
+        i += offset + 1;
+        if backslashes % 2 == 1 {
+            if c == b'\r' && at(i) == b'\n' {
+                i += 1;
+            }
             continue;
         }
-        if c == quote {
-            if !triple {
-                return i + 1;
+        if triple {
+            if at(i) == q && at(i + 1) == q {
+                return i + 2;
             }
-            if bytes.get(i + 1) == Some(&quote) && bytes.get(i + 2) == Some(&quote) {
-                return i + 3;
-            }
-        } else if c == b'\n' && !triple {
+        } else if c == q {
+            return i;
+        } else {
+            // An unescaped newline: the string is unterminated; the newline is not part of it.
+            return i - 1;
+        }
+    }
+}
+
+/// The end of the number literal starting at `start` (a digit, or `.` before a digit), as ruff's
+/// lexer finds it. Letters after it start a new token (`1if` is `1` then `if`).
+fn skip_number(bytes: &[u8], start: usize) -> usize {
+    let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
+    let run = |mut i: usize, digit: fn(u8) -> bool| loop {
+        // A digit, or an underscore between digits.
+        if digit(at(i)) || (at(i) == b'_' && digit(at(i + 1))) {
+            i += 1;
+        } else {
+            return i;
+        }
+    };
+    let first = at(start);
+    let mut i = start + 1;
+    if first == b'0' {
+        let radix: Option<fn(u8) -> bool> = match at(i).to_ascii_lowercase() {
+            b'x' => Some(|b: u8| b.is_ascii_hexdigit()),
+            b'o' => Some(|b: u8| matches!(b, b'0'..=b'7')),
+            b'b' => Some(|b: u8| matches!(b, b'0' | b'1')),
+            _ => None,
+        };
+        if let Some(digit) = radix {
+            return run(i + 1, digit);
+        }
+    }
+    let decimal = |b: u8| b.is_ascii_digit();
+    let fraction = if first == b'.' {
+        true
+    } else {
+        i = run(i, decimal);
+        if at(i) == b'.' {
+            i += 1;
+            true
+        } else {
+            false
+        }
+    };
+    if fraction {
+        if at(i) == b'_' {
+            // The lexer reports `1._` and resumes after the underscore.
             return i + 1;
         }
+        i = run(i, decimal);
+    }
+    let exponent = matches!(at(i), b'e' | b'E')
+        && (at(i + 1).is_ascii_digit()
+            || (matches!(at(i + 1), b'+' | b'-') && at(i + 2).is_ascii_digit()));
+    if exponent {
+        i += 1;
+        if matches!(at(i), b'+' | b'-') {
+            i += 1;
+        }
+        i = run(i, decimal);
+    }
+    if matches!(at(i), b'j' | b'J') {
         i += 1;
     }
-    bytes.len()
+    i
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn depth_ok(src: &str) -> bool {
-        precheck(src, &Limits::default()).is_ok()
-    }
-
-    #[test]
-    fn deep_inputs_are_refused_before_parsing() {
-        let n = 100_000;
-        for (open, close) in [("(", ")"), ("[", "]"), ("{", "}")] {
-            assert!(!depth_ok(&format!(
-                "{}1{}",
-                open.repeat(n),
-                close.repeat(n)
-            )));
+    fn limits(max_depth: usize) -> Limits {
+        Limits {
+            max_depth,
+            ..Limits::default()
         }
-        assert!(!depth_ok(&vec!["1"; n].join("+")));
-        assert!(!depth_ok(&format!("{}1", "-".repeat(n))));
-        assert!(!depth_ok(&format!("{}x", "not ".repeat(n))));
-        assert!(!depth_ok(&vec!["a"; n].join(".")));
-        assert!(!depth_ok(&format!("f{}", "()".repeat(n))));
     }
 
-    #[test]
-    fn flat_and_quoted_inputs_pass() {
-        let list = (1..5000)
-            .map(|i| format!("-{i}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        assert!(depth_ok(&format!("[{list}]")));
-        assert!(depth_ok(&format!(
-            "search(query='{}')",
-            "((((".repeat(1000)
-        )));
-        assert!(depth_ok(&format!(
-            "search(query=\"\"\"{}\"\"\")",
-            ")))".repeat(1000)
-        )));
-        assert!(depth_ok(
-            "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))"
-        ));
+    /// The error of `precheck`, which must fail.
+    fn fails(source: &str, limits: &Limits) -> Error {
+        match precheck(source, limits) {
+            Ok(()) => panic!("precheck accepted {:?}", clip(source)),
+            Err(e) => e,
+        }
     }
 
+    fn clip(s: &str) -> String {
+        crate::error::clip(s, 60)
+    }
+
+    fn assert_depth_error(source: &str, limits: &Limits, at: usize, len: usize) {
+        let e = fails(source, limits);
+        assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+        assert!(e.message.starts_with("max_depth limit exceeded"), "{e}");
+        assert_eq!(e.span, Some(span(at, at + len)), "{e}");
+    }
+
+    const N: usize = 100_000;
+
     #[test]
-    fn depth_limit_edge() {
+    fn source_size_edge() {
         let limits = Limits {
-            max_depth: 10,
+            max_source_bytes: 10,
             ..Limits::default()
         };
-        // f( adds a trailer (1) and a level (1) on top of the base level (1): depth 2k+1.
-        let at = |k: usize| format!("{}x{}", "f(".repeat(k), ")".repeat(k));
-        assert!(precheck(&at(4), &limits).is_ok());
-        assert_eq!(
-            precheck(&at(5), &limits).unwrap_err().kind,
-            ErrorKind::Limit
-        );
+        assert!(precheck("1234567890", &limits).is_ok());
+        let e = fails("12345678901", &limits);
+        assert_eq!(e.kind, ErrorKind::Limit);
+        assert!(e.message.contains("max_source_bytes"), "{e}");
+        assert!(e.message.contains("11 > 10"), "{e}");
     }
 
     #[test]
-    fn size_limit_edge() {
-        let limits = Limits {
-            max_source_bytes: 8,
-            ..Limits::default()
-        };
-        assert!(precheck("f(a=123)", &limits).is_ok());
-        assert_eq!(
-            precheck("f(a=1234)", &limits).unwrap_err().kind,
-            ErrorKind::Limit
-        );
+    fn nul_byte_is_a_syntax_error() {
+        let e = fails("f(1)\0", &Limits::default());
+        assert_eq!(e.kind, ErrorKind::Syntax);
+        assert_eq!(e.span, Some(Span::new(4, 5)));
+        // Inside a string too: the lexer would take it, the scan does not.
+        let e = fails("'a\0'", &Limits::default());
+        assert_eq!(e.span, Some(Span::new(2, 3)));
+    }
+
+    #[test]
+    fn depth_edge_for_unary_chains() {
+        let l = limits(10);
+        assert!(precheck(&format!("{}1", "-".repeat(10)), &l).is_ok());
+        assert_depth_error(&format!("{}1", "-".repeat(11)), &l, 10, 1);
+        assert!(precheck(&format!("{}x", "not ".repeat(10)), &l).is_ok());
+        assert_depth_error(&format!("{}x", "not ".repeat(11)), &l, 40, 3);
+    }
+
+    #[test]
+    fn depth_edge_for_brackets() {
+        let l = limits(10);
+        for (open, close) in [("(", ")"), ("[", "]"), ("{", "}")] {
+            let ok = format!("{}1{}", open.repeat(10), close.repeat(10));
+            assert!(precheck(&ok, &l).is_ok(), "{ok}");
+            let deep = format!("{}1{}", open.repeat(11), close.repeat(11));
+            assert_depth_error(&deep, &l, 10, 1);
+        }
+    }
+
+    #[test]
+    fn depth_edge_for_binary_chains_and_trailers() {
+        let l = limits(10);
+        let chain = |n: usize| format!("1{}", "+1".repeat(n));
+        assert!(precheck(&chain(10), &l).is_ok());
+        assert_depth_error(&chain(11), &l, 21, 1);
+        // `f()` counts the trailer at the top level, then the open bracket: 2 while open.
+        let calls = |n: usize| format!("f{}", "()".repeat(n));
+        assert!(precheck(&calls(9), &l).is_ok());
+        assert_depth_error(&calls(10), &l, 19, 1);
+        // Multi-character operators count once.
+        assert!(precheck(&format!("2{}", " ** 2".repeat(10)), &l).is_ok());
+        assert_depth_error(&format!("2{}", " // 2".repeat(11)), &l, 52, 2);
+    }
+
+    #[test]
+    fn rejects_deep_inputs_quickly() {
+        let l = Limits::default();
+        let started = std::time::Instant::now();
+        let inputs = [
+            "(".repeat(N),
+            "[".repeat(N),
+            "{".repeat(N),
+            format!("{}1{}", "(".repeat(N), ")".repeat(N)),
+            format!("1{}", "+1".repeat(N)),
+            format!("{}1", "-".repeat(N)),
+            format!("{}x", "not ".repeat(N)),
+            format!("a{}", ".b".repeat(N)),
+            format!("f{}", "()".repeat(N)),
+            format!("x{}", "[0]".repeat(N)),
+            format!("{}0", "lambda a, b: ".repeat(N / 2)),
+            format!("{}0", "lambda: ".repeat(N)),
+            format!("{}x", "await ".repeat(N)),
+            format!("{}1", "x if y else ".repeat(N / 2)),
+            format!("{}1", "yield a, ".repeat(N)),
+            format!("[{}1]", "yield a, ".repeat(N)),
+            "(]".repeat(N),
+            format!("[{}]", "(1,".repeat(N)),
+        ];
+        for input in &inputs {
+            let e = fails(input, &l);
+            assert_eq!(e.kind, ErrorKind::Limit, "{}: {e}", clip(input));
+            assert!(e.message.starts_with("max_depth"), "{}: {e}", clip(input));
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn accepts_flat_and_ordinary_inputs() {
+        let l = Limits::default();
+        let negatives: Vec<String> = (1..=5000).map(|i| format!("-{i}")).collect();
+        let list = format!("[{}]", negatives.join(", "));
+        assert!(precheck(&list, &l).is_ok());
+        let inputs = [
+            "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))".to_string(),
+            "np.array([[1.5, -2.5e-3], [3, 4]], dtype='float64')".to_string(),
+            format!("f('{}')", "((([[[{{{".repeat(N)),
+            format!("f(\"\"\"{}\"\"\")", "(\n[\n{".repeat(N)),
+            format!("f(r'\\'{}')", "(".repeat(N)),
+            format!("f(b'{}')", "(".repeat(N)),
+            format!("f(x)  # {}", "(".repeat(N)),
+            format!("f({})", "'a' 'b' ".repeat(N)),
+            format!("f({})", "1, ".repeat(N)),
+            format!("{{{}}}", "'k': -1, ".repeat(N)),
+        ];
+        for input in &inputs {
+            assert!(precheck(input, &l).is_ok(), "{}", clip(input));
+        }
+    }
+
+    #[test]
+    fn top_level_newlines_start_a_new_count() {
+        let l = limits(10);
+        let lines = "x = -a + b + c\n".repeat(100);
+        assert!(precheck(&lines, &l).is_ok());
+        // Inside brackets a newline continues the line.
+        let open = format!("(\n{}", "1 +\n".repeat(10));
+        assert_depth_error(&open, &l, 40, 1);
+        // A backslash continuation continues it too.
+        let continued = "1 + \\\n".repeat(11);
+        assert_depth_error(&continued, &l, 62, 1);
+    }
+
+    #[test]
+    fn strings_end_where_the_lexer_ends_them() {
+        let l = limits(10);
+        let deep = "(".repeat(11);
+        // An escaped quote does not end a string; an escaped backslash does not escape.
+        assert!(precheck(&format!("'\\'{deep}'"), &l).is_ok());
+        // (A bracket right after a string is a trailer: it counts twice.)
+        assert_depth_error(&format!("'\\\\'{deep}"), &l, 13, 1);
+        // A single-quoted string ends (unterminated) at a newline; brackets after it count.
+        assert_depth_error(&format!("('abc\n{deep}"), &l, 14, 1);
+        // An escaped newline continues it, CRLF too.
+        assert!(precheck(&format!("'abc\\\r\n{deep}'"), &l).is_ok());
+        // Triple-quoted strings span lines and end at three unescaped quotes.
+        assert!(precheck(&format!("'''a\n'' \\''' {deep}'''"), &l).is_ok());
+        assert_depth_error(&format!("'''a'''{deep}"), &l, 16, 1);
+        // An unterminated string runs to the end.
+        assert!(precheck(&format!("'''{deep}"), &l).is_ok());
+        // A name before a quote is not a prefix unless it is one: `xf'..'` is a name and a
+        // plain string (a syntax error for the parser, not an f-string).
+        assert!(precheck("xf'{x}'", &l).is_ok());
+        assert!(precheck("Rb'{x}' + U'x' + bR'\\'' + br''", &l).is_ok());
+    }
+
+    #[test]
+    fn comments_are_skipped_to_the_end_of_line() {
+        let l = limits(10);
+        let deep = "(".repeat(11);
+        assert!(precheck(&format!("f(x) # {deep}"), &l).is_ok());
+        assert_depth_error(&format!("f(x) # c\r{deep}"), &l, 19, 1);
+    }
+
+    #[test]
+    fn numbers_end_where_the_lexer_ends_them() {
+        let l = limits(2);
+        // `1if` is `1` then the keyword `if`; `1e5else` is `1e5` then `else`.
+        assert_depth_error("1if 1e5else 0 if 1", &l, 14, 2);
+        // `0x1f` is one hex literal; `1_0.5e-3j` one complex literal.
+        assert!(precheck("0x1f + 1_0.5e-3j", &l).is_ok());
+        // `1.` is a float, and the dots after it are attribute access.
+        assert_depth_error("1..a.b.c", &l, 6, 1);
+        // `...` is one operand.
+        assert!(precheck("f(...)", &l).is_ok());
+    }
+
+    #[test]
+    fn mismatched_closers_do_not_close_levels() {
+        let l = limits(10);
+        // `]` does not close `(` but ends an operand, so the next `(` is a trailer too.
+        assert_depth_error(&"(]".repeat(11), &l, 10, 1);
+        // Stray closers with nothing open are ignored.
+        assert!(precheck(&")]}".repeat(100), &l).is_ok());
+    }
+
+    #[test]
+    fn commas_reset_the_segment_except_after_lambda_and_yield() {
+        let l = limits(4);
+        assert!(precheck(&format!("[{}]", "-1, ".repeat(100)), &l).is_ok());
+        assert!(precheck(&format!("f({})", "a=-1, ".repeat(100)), &l).is_ok());
+        let e = fails(&format!("[lambda a, b: {}0]", "-1, ".repeat(10)), &l);
+        assert_eq!(e.kind, ErrorKind::Limit);
+        // The parser's recovery nests `yield a, yield b, ...` (a yield's value is a list).
+        let e = fails(&format!("[{}0]", "yield a, ".repeat(10)), &l);
+        assert_eq!(e.kind, ErrorKind::Limit);
+    }
+
+    #[test]
+    fn f_and_t_strings_are_rejected() {
+        let l = Limits::default();
+        for (source, end) in [
+            ("f'{x}'", 6),
+            ("F\"{x}\"", 6),
+            ("rf'{x}'", 7),
+            ("fR'{x}'", 7),
+            ("t'{x}'", 6),
+            ("Rt'''{x}'''", 11),
+            ("f'{x}\n", 5),
+        ] {
+            let e = fails(source, &l);
+            assert_eq!(e.kind, ErrorKind::Unsupported, "{source}");
+            assert_eq!(e.span, Some(span(0, end)), "{source}");
+            let word = if source.to_ascii_lowercase().contains('f') {
+                "f-strings"
+            } else {
+                "t-strings"
+            };
+            assert!(e.message.starts_with(word), "{source}: {e}");
+        }
+        let e = fails("g(1, f'{x}')", &l);
+        assert_eq!(e.span, Some(Span::new(5, 11)));
+    }
+
+    /// The depth of ruff's tree (statements and expressions), error-recovered parts included.
+    fn ruff_tree_depth(source: &str, mode: ruff_python_parser::Mode) -> usize {
+        use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
+        struct Meter {
+            depth: usize,
+            max: usize,
+        }
+        impl<'a> Visitor<'a> for Meter {
+            fn visit_expr(&mut self, expr: &'a ruff_python_ast::Expr) {
+                self.depth += 1;
+                self.max = self.max.max(self.depth);
+                walk_expr(self, expr);
+                self.depth -= 1;
+            }
+            fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
+                self.depth += 1;
+                self.max = self.max.max(self.depth);
+                walk_stmt(self, stmt);
+                self.depth -= 1;
+            }
+        }
+        let options = ruff_python_parser::ParseOptions::from(mode);
+        let parsed = ruff_python_parser::parse_unchecked(source, options);
+        let mut meter = Meter { depth: 0, max: 0 };
+        match parsed.syntax() {
+            ruff_python_ast::Mod::Module(module) => {
+                module.body.iter().for_each(|s| meter.visit_stmt(s));
+            }
+            ruff_python_ast::Mod::Expression(expr) => meter.visit_expr(&expr.body),
+        }
+        meter.max
+    }
+
+    /// Fragments that stress the scan: every counted token, keywords where the parser's error
+    /// recovery turns them into names, strings of each kind, comments, newlines, indentation.
+    const FRAGMENTS: &[&str] = &[
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "f",
+        "x",
+        "1",
+        "1.",
+        "1e5",
+        "0x",
+        "1j",
+        "_",
+        "'s'",
+        "b'x'",
+        "\"\"\"",
+        "'",
+        "f'{",
+        "+",
+        "-",
+        "*",
+        "**",
+        "~",
+        "@",
+        "<",
+        "=",
+        ":=",
+        ":",
+        ".",
+        "...",
+        ",",
+        ";",
+        "$",
+        "é",
+        " ",
+        "\n",
+        "\n ",
+        "\n  ",
+        "\n\t",
+        "\\\n",
+        "#c\n",
+        "not ",
+        " and ",
+        " if ",
+        " else ",
+        " for ",
+        " in ",
+        " is ",
+        "lambda a, b: ",
+        "lambda: ",
+        "lambda a=(",
+        "yield ",
+        "yield a, ",
+        "yield from ",
+        "await ",
+        "async ",
+        "def ",
+        "class ",
+        "return ",
+        "del ",
+        "if ",
+        "with a, b:\n ",
+        "match x:\n case ",
+        "case [",
+        "@d\n",
+        "x[",
+        "f(",
+        "a, ",
+        "*a, ",
+        "**a, ",
+        "x.y",
+        "x[a, b:c, ",
+        "{a: ",
+        "a, b = ",
+        "not a, ",
+        "f(*a, **b, ",
+        "is[",
+        "for(",
+        "if[",
+        "not(",
+        "in{",
+        "lambda[",
+        "yield(",
+        "else[0]",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Whatever passes the scan parses (even with errors) to a tree not much deeper than
+        /// `max_depth`: the bound the scan exists to give.
+        #[test]
+        fn the_scan_bounds_the_parsers_tree(
+            fragments in proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..80),
+            max_depth in 2usize..12,
+        ) {
+            let source = fragments.concat();
+            if precheck(&source, &limits(max_depth)).is_ok() {
+                let bound = 2 * max_depth + 6;
+                let depth = ruff_tree_depth(&source, ruff_python_parser::Mode::Expression);
+                proptest::prop_assert!(depth <= bound, "expression depth {} in {:?}", depth, source);
+                if max_indentation(&source) <= max_depth {
+                    let depth = ruff_tree_depth(&source, ruff_python_parser::Mode::Module);
+                    proptest::prop_assert!(depth <= bound, "module depth {} in {:?}", depth, source);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bom_is_skipped() {
+        let l = limits(1);
+        assert!(precheck("\u{feff}(1)", &l).is_ok());
+    }
+
+    #[test]
+    fn indentation_is_measured_per_line() {
+        assert_eq!(max_indentation("f(1)"), 0);
+        assert_eq!(max_indentation("if x:\n    if y:\n\t\t  z\n"), 4);
+        assert_eq!(max_indentation("a\r\n   b"), 3);
+        assert_eq!(max_indentation("a   b"), 0);
     }
 }
