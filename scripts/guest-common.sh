@@ -98,7 +98,7 @@ stage_guest_sources() {
             *) dest=$stage/fexpr/$f ;;
             esac
             mkdir -p "$(dirname "$dest")"
-            cp "$f" "$dest"
+            cp -p "$f" "$dest"
         done
     )
     local dep='fexpr = { path = "..", default-features = false }'

@@ -80,10 +80,14 @@ pub(crate) fn load_or_compile(
     };
     let path = dir.join(entry_name(engine, bytes));
     if trusted_entry(dir, &path) {
-        // SAFETY: `trusted_entry` checked that the file is one this module wrote (see the
-        // module docs); wasmtime checks its header and engine compatibility.
-        if let Ok(module) = unsafe { Module::deserialize_file(engine, &path) } {
-            return Ok((module, ModuleSource::Cached));
+        // Read into memory rather than `Module::deserialize_file`, which maps the file: a
+        // mapped file truncated by someone else would crash the process with SIGBUS.
+        if let Ok(serialized) = std::fs::read(&path) {
+            // SAFETY: `trusted_entry` checked that the file is one this module wrote (see the
+            // module docs); wasmtime checks its header and engine compatibility.
+            if let Ok(module) = unsafe { Module::deserialize(engine, &serialized) } {
+                return Ok((module, ModuleSource::Cached));
+            }
         }
     }
     let module = Module::new(engine, bytes)?;

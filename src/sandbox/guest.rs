@@ -29,6 +29,7 @@ pub(crate) struct GuestState {
     /// Built on the first WASI call only: most evaluations make none.
     wasi: Option<WasiP1Ctx>,
     host: Arc<dyn HostCalls>,
+    /// Host calls started (answered or cancelled by the deadline).
     pub(crate) host_calls: u32,
     max_host_calls: u32,
     /// The reply of the last `host_call`, until `host_take` copies it into the guest.
@@ -225,11 +226,12 @@ async fn host_call(
     len: i32,
 ) -> wasmtime::Result<i32> {
     let state = caller.data_mut();
-    state.host_calls = state.host_calls.saturating_add(1);
-    if state.host_calls > state.max_host_calls {
-        let error = Error::limit("max_host_calls", state.max_host_calls, state.host_calls);
+    if state.host_calls >= state.max_host_calls {
+        let attempted = u64::from(state.host_calls) + 1;
+        let error = Error::limit("max_host_calls", state.max_host_calls, attempted);
         return Err(state.fail(error));
     }
+    state.host_calls += 1;
     let memory = guest_memory(caller)?;
     let request = match guest_range(ptr, len, memory.data_size(&*caller)) {
         Some(range) => memory.data(&*caller)[range].to_vec(),

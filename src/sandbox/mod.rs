@@ -77,6 +77,9 @@ pub const GUEST_WASM_ENV: &str = "FEXPR_GUEST_WASM";
 /// What the host does when the guest calls `host_call`: run the request (opaque bytes) and
 /// produce the reply. The future runs on the runtime that awaits [`Sandbox::run`]; the
 /// evaluation's deadline covers it, and it is dropped (cancelled) when the deadline passes.
+///
+/// The request is whatever the guest sent: parse it defensively and answer failures with a
+/// reply, not a panic (a panic here unwinds out of [`Sandbox::run`]).
 pub trait HostCalls: Send + Sync {
     /// Runs one request from the guest and returns the reply.
     fn call(&self, request: Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>>;
@@ -479,12 +482,21 @@ fn explain(stop: Stop, store: &mut Store<GuestState>, inner: &Inner, limits: &Li
         Some(trap) => sandbox_error(format!("the guest trapped: {trap}")),
         None => match trap.downcast_ref::<wasmtime_wasi::I32Exit>() {
             Some(exit) => sandbox_error(format!("the guest exited with status {}", exit.0)),
-            None => sandbox_error(format!(
-                "the guest failed: {}",
-                clip(&trap.to_string(), 300)
-            )),
+            None => sandbox_error(format!("the guest failed: {}", clip(&describe(&trap), 300))),
         },
     }
+}
+
+/// The chain of causes of a wasmtime error, without its wasm backtrace.
+fn describe(error: &wasmtime::Error) -> String {
+    // A backtrace is attached as the outermost context: skip it.
+    let skip = usize::from(error.downcast_ref::<wasmtime::WasmBacktrace>().is_some());
+    let causes: Vec<String> = error
+        .chain()
+        .skip(skip)
+        .map(|cause| cause.to_string())
+        .collect();
+    causes.join(": ")
 }
 
 /// A [`ErrorKind::Limit`] error about `Limits::{field}` with `message`.
