@@ -6,14 +6,15 @@
 //! monty cannot express `numpy_sum(arr=np.array(...))` in process (no numpy), so that case
 //! is absent. Output: one JSON object on stdout, `{"cases": {name: [ns, ...]}}`.
 //!
-//! Usage: `monty-inproc ITERATIONS WARMUP`
+//! Usage: `monty-inproc BUDGET_MS WARMUP_MS` (per case: warm up, then time call by call for the
+//! budget; at least 10 calls, at most 200,000).
 
 use monty::{MontyRun, RunProgress};
 use monty_types::{
     CompileOptions, MontyClassInstance, MontyClassType, MontyObject, MontyUuid, PrintWriter,
     ResourceTracker,
 };
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 const CASES: [(&str, &str, &str); 2] = [
     ("add", "add(a=2, b=3)", "5"),
@@ -147,25 +148,27 @@ fn show(value: &MontyObject) -> String {
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let iterations: usize = args
-        .next()
-        .and_then(|a| a.parse().ok())
-        .ok_or("usage: monty-inproc ITERATIONS WARMUP")?;
-    let warmup: usize = args
-        .next()
-        .and_then(|a| a.parse().ok())
-        .ok_or("usage: monty-inproc ITERATIONS WARMUP")?;
+    let mut millis = || -> Result<Duration, String> {
+        args.next()
+            .and_then(|a| a.parse().ok())
+            .map(Duration::from_millis)
+            .ok_or_else(|| "usage: monty-inproc BUDGET_MS WARMUP_MS".to_owned())
+    };
+    let budget = millis()?;
+    let warmup = millis()?;
     let mut cases = serde_json::Map::new();
     for (name, code, expected) in CASES {
         let got = show(&run_once(code)?);
         if got != expected {
             return Err(format!("{code} gave {got}, expected {expected}"));
         }
-        for _ in 0..warmup {
+        let started = Instant::now();
+        while started.elapsed() < warmup {
             run_once(code)?;
         }
-        let mut samples = Vec::with_capacity(iterations);
-        for _ in 0..iterations {
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        while samples.len() < 200_000 && (samples.len() < 10 || started.elapsed() < budget) {
             let start = Instant::now();
             let value = run_once(code)?;
             samples.push(start.elapsed().as_nanos() as u64);
