@@ -5,6 +5,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
+use std::time::Duration;
 
 use crate::error::{clip, Error, ErrorKind};
 use crate::value::Value;
@@ -150,6 +151,32 @@ impl From<&str> for FunctionExpression {
     }
 }
 
+/// What one sandboxed evaluation cost (see `fexpr::sandbox`). Every output of one evaluation
+/// carries the same receipt.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// Fuel consumed (instantiation included).
+    pub fuel_used: u64,
+    /// The most linear memory the instance had, in bytes.
+    pub peak_memory_bytes: usize,
+    /// Wall-clock time of the whole call: waiting for a slot, the guest, the host calls.
+    pub wall_time: Duration,
+    /// Host calls made (and answered or cancelled).
+    pub host_calls: u32,
+}
+
+impl Receipt {
+    /// `{"fuel_used", "peak_memory_bytes", "wall_time_us", "host_calls"}`.
+    pub fn to_json(&self) -> Json {
+        json!({
+            "fuel_used": self.fuel_used,
+            "peak_memory_bytes": self.peak_memory_bytes,
+            "wall_time_us": u64::try_from(self.wall_time.as_micros()).unwrap_or(u64::MAX),
+            "host_calls": self.host_calls,
+        })
+    }
+}
+
 /// The result of one call: always an output or a structured error, never neither.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FunctionOutput {
@@ -165,6 +192,9 @@ pub struct FunctionOutput {
     pub observation: Option<String>,
     /// Why there is no output.
     pub error: Option<Error>,
+    /// What the sandboxed evaluation this output came from cost; `None` when run natively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Receipt>,
 }
 
 impl FunctionOutput {
@@ -181,6 +211,7 @@ impl FunctionOutput {
             output: None,
             observation: None,
             error: Some(error),
+            receipt: None,
         }
     }
 
@@ -200,8 +231,13 @@ impl FunctionOutput {
             "output": self.output.as_ref().map_or(Json::Null, Value::to_json),
             "error": self.error.as_ref().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
         });
-        if let (Some(obs), Some(map)) = (&self.observation, out.as_object_mut()) {
-            map.insert("observation".into(), Json::String(obs.clone()));
+        if let Some(map) = out.as_object_mut() {
+            if let Some(obs) = &self.observation {
+                map.insert("observation".into(), Json::String(obs.clone()));
+            }
+            if let Some(receipt) = &self.receipt {
+                map.insert("receipt".into(), receipt.to_json());
+            }
         }
         out
     }

@@ -627,11 +627,11 @@ impl<'a> Evaluator<'a> {
         let limits = self.limits;
         let result = match (op, a, b) {
             (BinaryOp::Add, V::Str(x), V::Str(y)) => {
-                self.check_bytes(x.len().saturating_add(y.len()), span)?;
+                self.check_bytes(wide(x.len()).saturating_add(wide(y.len())), span)?;
                 V::Str(x + &y)
             }
             (BinaryOp::Add, V::Bytes(mut x), V::Bytes(y)) => {
-                self.check_bytes(x.len().saturating_add(y.len()), span)?;
+                self.check_bytes(wide(x.len()).saturating_add(wide(y.len())), span)?;
                 x.extend(y);
                 V::Bytes(x)
             }
@@ -655,22 +655,24 @@ impl<'a> Evaluator<'a> {
                 s @ (V::Str(_) | V::Bytes(_) | V::List(_) | V::Tuple(_)),
                 V::Int(n),
             ) => {
-                let n = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
+                // Sizes are checked in 64 bits, so that the guest (32-bit) reports what native does.
+                let times = n.max(0).unsigned_abs();
+                let n = usize::try_from(times).unwrap_or(usize::MAX);
                 match s {
                     V::Str(x) => {
-                        self.check_bytes(x.len().saturating_mul(n), span)?;
+                        self.check_bytes(wide(x.len()).saturating_mul(times), span)?;
                         V::Str(x.repeat(n))
                     }
                     V::Bytes(x) => {
-                        self.check_bytes(x.len().saturating_mul(n), span)?;
+                        self.check_bytes(wide(x.len()).saturating_mul(times), span)?;
                         V::Bytes(x.repeat(n))
                     }
                     V::List(x) => {
-                        self.check_elements(&x, &[], n, span)?;
+                        self.check_elements(&x, &[], times, span)?;
                         V::List(repeat(&x, n))
                     }
                     V::Tuple(x) => {
-                        self.check_elements(&x, &[], n, span)?;
+                        self.check_elements(&x, &[], times, span)?;
                         V::Tuple(repeat(&x, n))
                     }
                     _ => V::None,
@@ -691,8 +693,8 @@ impl<'a> Evaluator<'a> {
         Ok(result)
     }
 
-    fn check_bytes(&self, len: usize, span: Span) -> Result<(), Error> {
-        if len > self.limits.max_str_bytes {
+    fn check_bytes(&self, len: u64, span: Span) -> Result<(), Error> {
+        if len > wide(self.limits.max_str_bytes) {
             return Err(Error::limit("max_str_bytes", self.limits.max_str_bytes, len).at(span));
         }
         Ok(())
@@ -702,17 +704,17 @@ impl<'a> Evaluator<'a> {
         &self,
         x: &[Value],
         y: &[Value],
-        times: usize,
+        times: u64,
         span: Span,
     ) -> Result<(), Error> {
         let count = |items: &[Value]| {
             items
                 .iter()
-                .map(Value::element_count)
-                .fold(0usize, usize::saturating_add)
+                .map(|v| wide(v.element_count()))
+                .fold(0u64, u64::saturating_add)
         };
         let total = count(x).saturating_mul(times).saturating_add(count(y));
-        if total > self.limits.max_collection_len {
+        if total > wide(self.limits.max_collection_len) {
             return Err(
                 Error::limit("max_collection_len", self.limits.max_collection_len, total).at(span),
             );
@@ -721,7 +723,7 @@ impl<'a> Evaluator<'a> {
             .iter()
             .map(Value::approx_size)
             .fold(0usize, usize::saturating_add)
-            .saturating_mul(times);
+            .saturating_mul(usize::try_from(times).unwrap_or(usize::MAX));
         self.charge(bytes, span)
     }
 
@@ -850,7 +852,15 @@ fn shallow_size(v: &Value) -> usize {
     }
 }
 
+/// `usize` as `u64` (lossless on every target fexpr runs on).
+fn wide(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
 fn repeat(items: &[Value], n: usize) -> Vec<Value> {
+    if items.is_empty() {
+        return Vec::new();
+    }
     let mut out = Vec::with_capacity(items.len().saturating_mul(n));
     for _ in 0..n {
         out.extend_from_slice(items);

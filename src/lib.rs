@@ -27,7 +27,6 @@ pub mod context;
 pub mod error;
 pub mod eval;
 pub mod limits;
-/// The wasmtime host (work in progress: not yet wired to [`ToolManager`]; see issue 3).
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod syntax;

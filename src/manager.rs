@@ -32,6 +32,8 @@ pub struct ToolManager {
     tools: IndexMap<String, Arc<dyn Tool>>,
     context: Context,
     limits: Limits,
+    #[cfg(feature = "sandbox")]
+    pub(crate) sandboxed: crate::sandbox::ManagerSandbox,
 }
 
 impl ToolManager {
@@ -52,6 +54,7 @@ impl ToolManager {
         self.context
             .insert(def.name.clone(), Entry::Tool(def.signature.clone()));
         self.tools.insert(def.name.clone(), tool);
+        self.changed();
         self
     }
 
@@ -60,13 +63,21 @@ impl ToolManager {
         for (name, entry) in context.entries() {
             self.context.insert(name, entry.clone());
         }
+        self.changed();
         self
     }
 
     /// Replace the limits.
     pub fn limits(mut self, limits: Limits) -> ToolManager {
         self.limits = limits;
+        self.changed();
         self
+    }
+
+    /// The tools, context or limits changed: what was prepared from them is stale.
+    fn changed(&mut self) {
+        #[cfg(feature = "sandbox")]
+        self.sandboxed.reset();
     }
 
     /// The limits in force.
@@ -177,25 +188,8 @@ impl ToolManager {
     /// Parse and run one call expression.
     pub async fn execute_func_expr(&self, expr: impl Into<FunctionExpression>) -> FunctionOutput {
         let expr = expr.into();
-        let mut outputs = self.execute(&expr.action).await;
-        if outputs.len() == 1 {
-            return outputs.pop().unwrap_or_else(|| {
-                FunctionOutput::failed(
-                    "",
-                    &expr.action,
-                    Error::new(ErrorKind::Sandbox, "no output"),
-                )
-            });
-        }
-        FunctionOutput::failed(
-            clip(&expr.action, 60),
-            expr.action.clone(),
-            Error::new(
-                ErrorKind::Unsupported,
-                format!("expected one call, found {}", outputs.len()),
-            )
-            .with_hint("use ToolManager::execute for a list of calls"),
-        )
+        let outputs = self.execute(&expr.action).await;
+        single_output(&expr.action, outputs)
     }
 
     /// Run several call expressions concurrently; outputs in the same order.
@@ -213,14 +207,29 @@ impl ToolManager {
     /// Run the JSON forms: a `Function` (`{"name", "kwargs"}`), a `FunctionExpression`
     /// (`{"action"}`), or a list of either.
     pub async fn execute_json(&self, json: &Json) -> Vec<FunctionOutput> {
+        self.execute_json_with(json, |expr| self.execute_func_expr(expr))
+            .await
+    }
+
+    /// The JSON forms, with `FunctionExpression`s run by `run_expr`.
+    pub(crate) async fn execute_json_with<F, Fut>(
+        &self,
+        json: &Json,
+        run_expr: F,
+    ) -> Vec<FunctionOutput>
+    where
+        F: Fn(FunctionExpression) -> Fut,
+        Fut: std::future::Future<Output = FunctionOutput>,
+    {
         let items: Vec<&Json> = match json {
             Json::Array(items) => items.iter().collect(),
             one => vec![one],
         };
+        let run_expr = &run_expr;
         let futures = items.into_iter().map(|item| async move {
             if item.get("action").is_some() {
                 match FunctionExpression::from_json(item) {
-                    Ok(fe) => self.execute_func_expr(fe).await,
+                    Ok(fe) => run_expr(fe).await,
                     Err(e) => FunctionOutput::failed("", item.to_string(), e),
                 }
             } else {
@@ -303,6 +312,24 @@ impl ToolManager {
     }
 }
 
+/// The one output of a text that should hold one call, or an error saying it held several.
+pub(crate) fn single_output(text: &str, mut outputs: Vec<FunctionOutput>) -> FunctionOutput {
+    if outputs.len() == 1 {
+        if let Some(output) = outputs.pop() {
+            return output;
+        }
+    }
+    FunctionOutput::failed(
+        clip(text, 60),
+        text,
+        Error::new(
+            ErrorKind::Unsupported,
+            format!("expected one call, found {}", outputs.len()),
+        )
+        .with_hint("use ToolManager::execute for a list of calls"),
+    )
+}
+
 /// Turn a unit's outcome into the output a caller sees.
 pub(crate) fn unit_output(source: &str, outcome: UnitOutcome) -> FunctionOutput {
     let input = source
@@ -333,12 +360,13 @@ fn output(
         output,
         observation,
         error,
+        receipt: None,
     }
 }
 
 /// Runs a batch of requests concurrently on the current task.
-struct NativeDispatch<'m> {
-    manager: &'m ToolManager,
+pub(crate) struct NativeDispatch<'m> {
+    pub(crate) manager: &'m ToolManager,
 }
 
 impl Dispatch for NativeDispatch<'_> {

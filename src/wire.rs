@@ -121,6 +121,13 @@ impl Dispatch for HostDispatch<'_> {
         };
         match decode::<Vec<Result<Value, Error>>>(&reply) {
             Ok(results) if results.len() == n => results,
+            // The host refused the whole batch with one error.
+            Ok(mut results) if results.len() == 1 && matches!(results.first(), Some(Err(_))) => {
+                match results.pop() {
+                    Some(Err(e)) => vec![Err(e); n],
+                    _ => vec![],
+                }
+            }
             Ok(_) => vec![
                 Err(Error::new(
                     ErrorKind::Sandbox,

@@ -781,23 +781,25 @@ fn real_guest_imports_exactly_the_allow_list() {
 }
 
 #[tokio::test]
-async fn real_guest_smoke() {
+async fn real_guest_answers_unreadable_requests_with_an_error() {
     let sandbox = real_guest();
     let host = Arc::new(Reverse::default());
     let limits = Limits::default();
-    // Until the core's `guest_evaluate` lands the guest relays the request to the host once.
-    let outcome = sandbox.run(b"add(a=2, b=3)", &limits, host.clone()).await;
-    assert_eq!(outcome.result.as_deref(), Ok(&b")3=b ,2=a(dda"[..]));
-    assert_eq!(outcome.receipt.host_calls, 1);
-    assert!(outcome.receipt.fuel_used > 0);
-    assert!(outcome.receipt.peak_memory_bytes >= 1 << 16);
-
-    // Larger than a page, to exercise the guest's allocator.
-    let request: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
-    let outcome = sandbox.run(&request, &limits, host).await;
-    let mut expected = request.clone();
-    expected.reverse();
-    assert_eq!(outcome.result, Ok(expected));
+    // Not a `GuestRequest`: the guest answers with a decodable `Failed` response, no host call.
+    for request in [&b""[..], b"add(a=2, b=3)", &[0xff; 300_000]] {
+        let outcome = sandbox.run(request, &limits, host.clone()).await;
+        let bytes = outcome.result.expect("the guest answers");
+        match fexpr::wire::decode::<fexpr::wire::GuestResponse>(&bytes) {
+            Ok(fexpr::wire::GuestResponse::Failed(e)) => {
+                assert_eq!(e.kind, ErrorKind::Sandbox, "{e}");
+                assert!(e.message.contains("sandbox wire"), "{e}");
+            }
+            other => panic!("expected a Failed response, got {other:?}"),
+        }
+        assert_eq!(outcome.receipt.host_calls, 0);
+        assert!(outcome.receipt.fuel_used > 0);
+        assert!(outcome.receipt.peak_memory_bytes >= 1 << 16);
+    }
 }
 
 #[tokio::test]

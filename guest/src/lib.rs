@@ -46,8 +46,7 @@ pub unsafe extern "C" fn fexpr_evaluate(ptr: i32, len: i32) -> i64 {
     // SAFETY: the host wrote exactly `len` bytes at `ptr` (see the ABI above).
     let request = unsafe { std::slice::from_raw_parts(ptr as usize as *const u8, len as usize) };
     let mut host = call_host;
-    // FEXPR-GUEST-EVALUATE: replace this one line with `fexpr::wire::guest_evaluate(request, &mut host)`.
-    let response = placeholder_evaluate(request, &mut host);
+    let response = fexpr::wire::guest_evaluate(request, &mut host);
     let (resp_ptr, resp_len) = leak(response);
     ((resp_ptr as u32 as i64) << 32) | resp_len as u32 as i64
 }
@@ -62,11 +61,4 @@ fn call_host(request: &[u8]) -> Vec<u8> {
         host_take(reply.as_mut_ptr() as i32);
         reply
     }
-}
-
-/// Stands in for `fexpr::wire::guest_evaluate` until the core provides it: passes the request
-/// to the host once and answers with the host's reply, so the host's plumbing (alloc, copy in,
-/// import, copy out) is exercised end to end.
-fn placeholder_evaluate(request: &[u8], host: &mut dyn FnMut(&[u8]) -> Vec<u8>) -> Vec<u8> {
-    host(request)
 }

@@ -110,10 +110,6 @@ fn pretty(json: &serde_json::Value) -> String {
 }
 
 fn exec(manager: ToolManager, sandbox: bool, exprs: Vec<String>) -> ExitCode {
-    if sandbox {
-        eprintln!("fexpr: --sandbox is not implemented yet (the wasmtime guest is being built; see issue 3)");
-        return ExitCode::from(2);
-    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -133,7 +129,7 @@ fn exec(manager: ToolManager, sandbox: bool, exprs: Vec<String>) -> ExitCode {
                 return ExitCode::from(1);
             }
             match String::from_utf8(bytes) {
-                Ok(text) => runtime.block_on(run_text(&manager, &text)),
+                Ok(text) => runtime.block_on(run_text(&manager, sandbox, &text)),
                 Err(e) => vec![FunctionOutput::failed(
                     "",
                     "<stdin>",
@@ -141,7 +137,7 @@ fn exec(manager: ToolManager, sandbox: bool, exprs: Vec<String>) -> ExitCode {
                 )],
             }
         } else {
-            runtime.block_on(run_text(&manager, &expr))
+            runtime.block_on(run_text(&manager, sandbox, &expr))
         };
         for out in outputs {
             if writeln!(stdout, "{}", out.to_json()).is_err() {
@@ -154,7 +150,8 @@ fn exec(manager: ToolManager, sandbox: bool, exprs: Vec<String>) -> ExitCode {
 
 /// Model output: the JSON forms (`Function`, `FunctionExpression`, lists of them) or an
 /// expression (one call or a list of calls).
-async fn run_text(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
+/// With `sandbox`, expressions are evaluated inside the wasmtime sandbox.
+async fn run_text(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
     if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
         let is_call = |j: &serde_json::Value| j.get("name").is_some() || j.get("action").is_some();
         let json_form = match &json {
@@ -162,8 +159,16 @@ async fn run_text(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
             other => is_call(other),
         };
         if json_form {
-            return manager.execute_json(&json).await;
+            return if sandbox {
+                manager.execute_json_via_sandbox(&json).await
+            } else {
+                manager.execute_json(&json).await
+            };
         }
     }
-    manager.execute(text.trim()).await
+    if sandbox {
+        manager.execute_via_sandbox(text.trim()).await
+    } else {
+        manager.execute(text.trim()).await
+    }
 }

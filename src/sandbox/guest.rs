@@ -12,8 +12,9 @@ pub const HOST_MODULE: &str = "fexpr";
 
 /// Every import a guest module may have; a module importing anything else is refused when the
 /// [`Sandbox`](super::Sandbox) is built. The WASI functions are those Rust's standard library
-/// pulls into the guest (panic message to stderr, environment lookup, exit); they see no
-/// files, no environment, no arguments, a fixed clock and deterministic randomness.
+/// pulls into the guest (panic message to stderr, environment lookup, exit, the seed of hash
+/// maps); they see no files, no environment, no arguments, a fixed clock and deterministic
+/// randomness.
 pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
     (HOST_MODULE, "host_call"),
     (HOST_MODULE, "host_take"),
@@ -21,6 +22,7 @@ pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
     ("wasi_snapshot_preview1", "environ_sizes_get"),
     ("wasi_snapshot_preview1", "fd_write"),
     ("wasi_snapshot_preview1", "proc_exit"),
+    ("wasi_snapshot_preview1", "random_get"),
 ];
 
 /// Everything one evaluation's store holds.
@@ -180,6 +182,16 @@ impl wasmtime_wasi::HostMonotonicClock for FixedClock {
 /// SplitMix64: a fixed-seed generator, so the guest's "random" bytes are the same every run.
 struct SplitMix64(u64);
 
+impl SplitMix64 {
+    fn next_word(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
 impl rand_core::TryRng for SplitMix64 {
     type Error = std::convert::Infallible;
 
@@ -188,11 +200,7 @@ impl rand_core::TryRng for SplitMix64 {
     }
 
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Ok(z ^ (z >> 31))
+        Ok(self.next_word())
     }
 
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
@@ -208,6 +216,10 @@ impl rand_core::TryRng for SplitMix64 {
 pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<GuestState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p1::add_to_linker_async(&mut linker, GuestState::wasi)?;
+    // Every evaluation seeds its hash maps once: answer that without building a WASI context.
+    linker.allow_shadowing(true);
+    linker.func_wrap(WASI_MODULE, "random_get", random_get)?;
+    linker.allow_shadowing(false);
     linker.func_wrap_async(
         HOST_MODULE,
         "host_call",
@@ -217,6 +229,32 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<Guest
     )?;
     linker.func_wrap(HOST_MODULE, "host_take", host_take)?;
     Ok(linker)
+}
+
+const WASI_MODULE: &str = "wasi_snapshot_preview1";
+
+/// The most bytes one `random_get` may ask for.
+const MAX_RANDOM_BYTES: usize = 64 << 10;
+
+/// WASI `random_get(buf, len) -> errno`: fills the buffer from a fixed-seed generator, so an
+/// evaluation stays a function of its request (hash-map order included).
+fn random_get(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> wasmtime::Result<i32> {
+    const ERRNO_SUCCESS: i32 = 0;
+    const ERRNO_FAULT: i32 = 21;
+    const ERRNO_INVAL: i32 = 28;
+    if len as u32 as usize > MAX_RANDOM_BYTES {
+        return Ok(ERRNO_INVAL);
+    }
+    let memory = guest_memory(&mut caller)?;
+    let Some(range) = guest_range(ptr, len, memory.data_size(&caller)) else {
+        return Ok(ERRNO_FAULT);
+    };
+    let mut rng = SplitMix64(0x5eed_f0e4_0000_0003);
+    for chunk in memory.data_mut(&mut caller)[range].chunks_mut(8) {
+        let word = rng.next_word().to_le_bytes();
+        chunk.copy_from_slice(&word[..chunk.len()]);
+    }
+    Ok(ERRNO_SUCCESS)
 }
 
 /// `host_call(ptr, len) -> reply_len`: runs the request at `ptr..ptr+len` on the host.

@@ -45,15 +45,18 @@
 mod cache;
 mod engine;
 mod guest;
+mod host;
+
+pub(crate) use host::ManagerSandbox;
 
 pub use cache::{ModuleCache, ModuleSource};
 pub use guest::{ALLOWED_IMPORTS, HOST_MODULE};
 
+pub use crate::call::Receipt;
 use crate::error::clip;
 use crate::{Error, ErrorKind, Limits};
 use engine::EpochTicker;
 use guest::{guest_range, sandbox_error, show_range, GuestState};
-use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -119,19 +122,6 @@ impl Default for SandboxConfig {
             module_cache: ModuleCache::Default,
         }
     }
-}
-
-/// What one evaluation cost.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Receipt {
-    /// Fuel consumed (instantiation included).
-    pub fuel_used: u64,
-    /// The most linear memory the instance had, in bytes.
-    pub peak_memory_bytes: usize,
-    /// Wall-clock time of the whole call: waiting for a slot, the guest, the host calls.
-    pub wall_time: Duration,
-    /// Host calls made (and answered or cancelled).
-    pub host_calls: u32,
 }
 
 /// The result of [`Sandbox::run`]: the response bytes or the error, and the cost either way.

@@ -1,0 +1,232 @@
+//! [`ToolManager`] on top of the sandbox: the model's text is parsed and evaluated inside a
+//! fresh guest instance; the guest's tool calls come back to the host, which checks and runs
+//! them exactly as the native path does.
+
+use super::{HostCalls, Sandbox, SandboxConfig};
+use crate::call::{FunctionExpression, FunctionOutput};
+use crate::error::{clip, Error, ErrorKind};
+use crate::eval::{Dispatch, ToolRequest};
+use crate::limits::Limits;
+use crate::manager::{single_output, unit_output, NativeDispatch, ToolManager};
+use crate::value::Value;
+use crate::wire::{self, GuestResponse};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// A manager's sandbox settings and what it prepared for sandboxed evaluation (the encoded
+/// context, a shared copy of the manager for host calls). Prepared on first use and dropped
+/// whenever the manager changes.
+#[derive(Clone, Default)]
+pub(crate) struct ManagerSandbox {
+    sandbox: Option<Sandbox>,
+    prepared: OnceLock<Arc<Prepared>>,
+}
+
+impl ManagerSandbox {
+    /// Forget what was prepared: the manager's tools, context or limits changed.
+    pub(crate) fn reset(&mut self) {
+        self.prepared = OnceLock::new();
+    }
+}
+
+struct Prepared {
+    /// A copy of the manager that host calls run against (`'static`, as wasmtime needs).
+    host: Arc<ToolManager>,
+    /// The manager's context in wire form, appended to every request.
+    context: Result<Vec<u8>, Error>,
+}
+
+/// The sandbox every manager without its own uses: built on first use with
+/// [`SandboxConfig::default`] (the embedded guest, or `$FEXPR_GUEST_WASM`).
+fn shared_sandbox() -> Result<Sandbox, Error> {
+    static SHARED: OnceLock<Result<Sandbox, Error>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| Sandbox::new(SandboxConfig::default()))
+        .clone()
+}
+
+impl ToolManager {
+    /// Evaluate in `sandbox` (for instance one with its own [`SandboxConfig`]) instead of the
+    /// process-wide default one.
+    pub fn sandbox(mut self, sandbox: Sandbox) -> ToolManager {
+        self.sandboxed.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The sandbox this manager evaluates in: its own, or the process-wide default, built on
+    /// first use (compiling the guest, or loading it from the disk cache).
+    pub fn get_sandbox(&self) -> Result<Sandbox, Error> {
+        match &self.sandboxed.sandbox {
+            Some(sandbox) => Ok(sandbox.clone()),
+            None => shared_sandbox(),
+        }
+    }
+
+    fn prepared(&self) -> Arc<Prepared> {
+        self.sandboxed
+            .prepared
+            .get_or_init(|| {
+                let mut host = self.clone();
+                host.sandboxed.reset();
+                Arc::new(Prepared {
+                    host: Arc::new(host),
+                    context: wire::encode_context(self.get_context()),
+                })
+            })
+            .clone()
+    }
+
+    /// [`execute`](ToolManager::execute) inside the sandbox: the text is parsed and
+    /// evaluated in a fresh guest instance within the manager's [`Limits`]; tool calls run on
+    /// the host. The outputs are those of the native path, each with the evaluation's
+    /// [`Receipt`](crate::call::Receipt).
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let outputs = rt.block_on(manager.execute_via_sandbox("[add(a=2, b=3), multiply(a=2, b=x)]"));
+    /// assert_eq!(outputs[0].output, Some(fexpr::Value::Int(5)));
+    /// assert_eq!(outputs[1].output, Some(fexpr::Value::Int(4)));
+    /// assert_eq!(outputs[0].receipt.as_ref().unwrap().host_calls, 1);
+    /// ```
+    pub async fn execute_via_sandbox(&self, text: &str) -> Vec<FunctionOutput> {
+        self.execute_via_sandbox_with(text, self.get_limits()).await
+    }
+
+    /// [`execute_via_sandbox`](ToolManager::execute_via_sandbox) with other limits for this
+    /// call (fuel, deadline, memory, host calls, output size, and the evaluator's limits).
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let tight = fexpr::Limits { fuel: 1_000, ..fexpr::Limits::default() };
+    /// let outputs = rt.block_on(manager.execute_via_sandbox_with("add(a=2, b=3)", &tight));
+    /// assert_eq!(outputs[0].error.as_ref().unwrap().kind, fexpr::ErrorKind::Limit);
+    /// ```
+    pub async fn execute_via_sandbox_with(
+        &self,
+        text: &str,
+        limits: &Limits,
+    ) -> Vec<FunctionOutput> {
+        let failed = |error: Error| vec![FunctionOutput::failed(clip(text, 60), text, error)];
+        let sandbox = match self.get_sandbox() {
+            Ok(sandbox) => sandbox,
+            Err(error) => return failed(error),
+        };
+        let prepared = self.prepared();
+        let request = match &prepared.context {
+            Ok(context) => wire::encode_request(text, limits, context),
+            Err(error) => Err(error.clone()),
+        };
+        let request = match request {
+            Ok(request) => request,
+            Err(error) => return failed(error),
+        };
+        let host = Arc::new(HostSide {
+            manager: prepared.host.clone(),
+            max_calls: limits.max_calls,
+            calls: AtomicUsize::new(0),
+        });
+        let outcome = sandbox.run(&request, limits, host).await;
+        let receipt = outcome.receipt;
+        let response = outcome
+            .result
+            .and_then(|bytes| wire::decode::<GuestResponse>(&bytes));
+        let mut outputs = match response {
+            Ok(GuestResponse::Units(outcomes)) if !outcomes.is_empty() => outcomes
+                .into_iter()
+                .map(|outcome| unit_output(text, outcome))
+                .collect(),
+            Ok(GuestResponse::Units(_)) => failed(Error::new(
+                ErrorKind::Sandbox,
+                "the guest answered with no outcome",
+            )),
+            Ok(GuestResponse::Failed(error)) | Err(error) => failed(error),
+        };
+        for output in &mut outputs {
+            output.receipt = Some(receipt.clone());
+        }
+        outputs
+    }
+
+    /// [`execute_func_expr`](ToolManager::execute_func_expr) inside the sandbox: one call
+    /// expression in a fresh guest instance.
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let out = rt.block_on(manager.execute_func_expr_via_sandbox(
+    ///     "add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})",
+    /// ));
+    /// assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
+    /// ```
+    pub async fn execute_func_expr_via_sandbox(
+        &self,
+        expr: impl Into<FunctionExpression>,
+    ) -> FunctionOutput {
+        let expr = expr.into();
+        let outputs = self.execute_via_sandbox(&expr.action).await;
+        single_output(&expr.action, outputs)
+    }
+
+    /// [`execute_func_exprs`](ToolManager::execute_func_exprs) inside the sandbox: each
+    /// expression in its own fresh instance, all concurrently; outputs in the same order.
+    pub async fn execute_func_exprs_via_sandbox(
+        &self,
+        exprs: &[FunctionExpression],
+    ) -> Vec<FunctionOutput> {
+        let runs = exprs
+            .iter()
+            .map(|expr| self.execute_func_expr_via_sandbox(expr.clone()));
+        futures_util::future::join_all(runs).await
+    }
+}
+
+impl ToolManager {
+    /// [`execute_json`](ToolManager::execute_json) with each `FunctionExpression` evaluated
+    /// inside the sandbox. A `Function` (name plus JSON arguments) has no expression to
+    /// evaluate: it is bound and run on the host, as natively.
+    pub async fn execute_json_via_sandbox(&self, json: &serde_json::Value) -> Vec<FunctionOutput> {
+        self.execute_json_with(json, |expr| self.execute_func_expr_via_sandbox(expr))
+            .await
+    }
+}
+
+/// The host side of one sandboxed evaluation: decodes the guest's batches of tool requests,
+/// checks and runs them like the native path, and encodes the results.
+struct HostSide {
+    manager: Arc<ToolManager>,
+    /// [`Limits::max_calls`]: the guest counts its calls too, but the guest is not trusted.
+    max_calls: usize,
+    calls: AtomicUsize,
+}
+
+impl HostCalls for HostSide {
+    fn call(&self, request: Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> {
+        let manager = self.manager.clone();
+        let batch = wire::decode::<Vec<ToolRequest>>(&request).and_then(|requests| {
+            let before = self.calls.fetch_add(requests.len(), Ordering::Relaxed);
+            let total = before.saturating_add(requests.len());
+            if total > self.max_calls {
+                return Err(Error::limit("max_calls", self.max_calls, total));
+            }
+            Ok(requests)
+        });
+        Box::pin(async move {
+            let results: Vec<Result<Value, Error>> = match batch {
+                Ok(requests) => {
+                    NativeDispatch { manager: &manager }
+                        .dispatch(requests)
+                        .await
+                }
+                // One error answers the whole batch (see `wire::HostDispatch`).
+                Err(error) => vec![Err(error)],
+            };
+            wire::encode(&results).unwrap_or_else(|error| {
+                wire::encode(&vec![Err::<Value, Error>(error)]).unwrap_or_default()
+            })
+        })
+    }
+}

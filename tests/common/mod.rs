@@ -1,0 +1,58 @@
+//! Shared by the integration tests: run what a test gives natively and — with the `sandbox`
+//! feature — inside the wasmtime sandbox too, asserting that both paths give the same outputs.
+//! Every expression of the native suites is thereby a differential test of the sandbox.
+#![allow(dead_code)]
+
+use fexpr::{FunctionOutput, ToolManager};
+
+/// A runtime for one test.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// `manager.execute(text)`, checked against `manager.execute_via_sandbox(text)`.
+pub fn execute(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
+    let rt = runtime();
+    let native = rt.block_on(manager.execute(text));
+    #[cfg(feature = "sandbox")]
+    {
+        let sandboxed = rt.block_on(manager.execute_via_sandbox(text));
+        assert_same(text, &native, &sandboxed);
+    }
+    native
+}
+
+/// `manager.execute_json(json)`, checked against `manager.execute_json_via_sandbox(json)`.
+pub fn execute_json(manager: &ToolManager, json: &serde_json::Value) -> Vec<FunctionOutput> {
+    let rt = runtime();
+    let native = rt.block_on(manager.execute_json(json));
+    #[cfg(feature = "sandbox")]
+    {
+        let sandboxed = rt.block_on(manager.execute_json_via_sandbox(json));
+        assert_same(&json.to_string(), &native, &sandboxed);
+    }
+    native
+}
+
+/// The sandboxed outputs equal the native ones in everything but the receipt, and every
+/// sandboxed evaluation has one.
+#[cfg(feature = "sandbox")]
+pub fn assert_same(input: &str, native: &[FunctionOutput], sandboxed: &[FunctionOutput]) {
+    let stripped: Vec<FunctionOutput> = sandboxed
+        .iter()
+        .cloned()
+        .map(|mut output| {
+            output.receipt = None;
+            output
+        })
+        .collect();
+    assert_eq!(
+        native,
+        &stripped[..],
+        "native and sandboxed outputs differ for {:?}",
+        fexpr::error::clip(input, 200)
+    );
+}
