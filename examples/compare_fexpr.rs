@@ -3,7 +3,7 @@
 //! with the Python anchors.
 //!
 //! ```text
-//! compare_fexpr latency ITERATIONS WARMUP   {"cases": {"native/add": [ns, ...], ...}}
+//! compare_fexpr latency BUDGET_MS WARMUP_MS  {"cases": {"native/add": [ns, ...], ...}}
 //! compare_fexpr throughput CALLS THREADS    {"native": {"calls", "threads", "seconds"}, ...}
 //! compare_fexpr once native|sandbox         runs add(a=2, b=3) once, prints the output's repr
 //! ```
@@ -15,7 +15,7 @@
 
 use fexpr::{FunctionOutput, ToolManager};
 use serde_json::{json, Map, Value as Json};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
 /// The seed's three calls, with the output each must give.
@@ -113,19 +113,28 @@ fn check(
     }
 }
 
-/// Per-call wall times in nanoseconds, after a warm-up.
-fn latency(iterations: usize, warmup: usize) -> Result<Json, String> {
+/// At most this many samples per case.
+const MAX_SAMPLES: usize = 200_000;
+
+/// Per-call wall times in nanoseconds: each case is warmed up for `warmup_ms`, then timed call
+/// by call for `budget_ms` (at least 10 calls, at most [`MAX_SAMPLES`]).
+fn latency(budget_ms: usize, warmup_ms: usize) -> Result<Json, String> {
+    let budget = Duration::from_millis(budget_ms as u64);
+    let warmup = Duration::from_millis(warmup_ms as u64);
     let rt = runtime()?;
     let manager = fexpr::demo::manager();
     let mut cases = Map::new();
     for mode in Mode::all() {
         for (name, text, expected) in CALLS {
             check(mode, &rt, &manager, text, expected)?;
-            for _ in 0..warmup {
+            let started = Instant::now();
+            while started.elapsed() < warmup {
                 std::hint::black_box(mode.run(&rt, &manager, text));
             }
-            let mut samples = Vec::with_capacity(iterations);
-            for _ in 0..iterations {
+            let mut samples = Vec::new();
+            let started = Instant::now();
+            while samples.len() < MAX_SAMPLES && (samples.len() < 10 || started.elapsed() < budget)
+            {
                 let start = Instant::now();
                 let out = mode.run(&rt, &manager, std::hint::black_box(text));
                 samples.push(start.elapsed().as_nanos() as u64);
@@ -204,12 +213,12 @@ fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let command = args.next().unwrap_or_default();
     let out = match command.as_str() {
-        "latency" => latency(number(args.next(), "ITERATIONS")?, number(args.next(), "WARMUP")?)?,
+        "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
         "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
         "once" => Json::String(once(Mode::parse(&args.next().unwrap_or_default())?)?),
         _ => {
             return Err(
-                "usage: compare_fexpr latency ITERATIONS WARMUP | throughput CALLS THREADS | once native|sandbox"
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox"
                     .to_owned(),
             )
         }

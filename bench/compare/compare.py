@@ -440,7 +440,7 @@ def build_report(
                        f"{fmt_ratio(r_native)} | {fmt_ratio(r_sandbox)} |")
         out.append("")
 
-    out.append("Cold start, `add(a=2, b=3)` (median of the runs, min–max in brackets):")
+    out.append("Cold start, `add(a=2, b=3)` (median, and the range, of the runs):")
     out.append("")
     out.append("| what | median | range | runs |")
     out.append("| --- | ---: | ---: | ---: |")
@@ -495,7 +495,7 @@ def build_report(
         met = "—" if got is None else ("yes" if got >= need else "**no**")
         out.append(f"| {label} | {need:g}× | {fmt_ratio(got)} | {met} |")
     if not any(sandbox.values()):
-        out.append("| fexpr sandboxed targets | | not measured | the runner was built without the `sandbox` feature |")
+        out.append("| fexpr sandboxed targets | | not measured | | (compare_fexpr was built without the `sandbox` feature) |")
     out.append("")
     out.append("Notes: monty's in-process interpreter is the Rust crate `monty` 0.0.23 (1.x needs Rust 1.96), "
                "timed from text to result with host functions for the tools; its authors call it unsafe for "
@@ -521,7 +521,6 @@ def write_section(path: Path, section: str) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fexpr", required=True, help="the compare_fexpr example binary")
-    p.add_argument("--fexpr-sandbox", action="store_true", help="the binary has the sandbox cases")
     p.add_argument("--monty-inproc", help="the monty-inproc binary")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--budget", type=float, default=1.0, help="seconds per case per round")
@@ -560,11 +559,12 @@ def main() -> None:
     held_cm.__exit__(None, None, None)
     pool.__exit__(None, None, None)
 
+    has_sandbox = any(name.startswith("sandbox/") for name in rust)
     print("cold starts", file=sys.stderr)
     cold: dict[str, list[float]] = {}
     for mode, label in (("native", "fexpr native, new process → first result"),
                         ("sandbox", "fexpr sandboxed, new process → first result")):
-        if mode == "sandbox" and not args.fexpr_sandbox:
+        if mode == "sandbox" and not has_sandbox:
             continue
         argv = [args.fexpr, "once", mode]
         for _ in range(2):  # the module cache and the page cache are warm, as on a running host
@@ -583,7 +583,7 @@ def main() -> None:
         rows.append(Row(system, mode, {c: stats(s) if s else None for c, s in by_call.items()}))
 
     add_row("**fexpr native** `execute_func_expr`", "default: in process", {c: rust.get(f"native/{c}", []) for c in CALLS})
-    if args.fexpr_sandbox:
+    if has_sandbox:
         add_row("**fexpr sandboxed** `execute_func_expr_via_sandbox`", "isolated: fresh wasm instance per call",
                 {c: rust.get(f"sandbox/{c}", []) for c in CALLS})
     if inproc:

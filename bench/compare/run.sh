@@ -2,8 +2,8 @@
 # Side-by-side benchmark of fexpr against the systems people use instead (issue 8): builds the
 # Rust timers, sets up the Python anchors in bench/compare/.venv from PyPI (pinned in
 # requirements.txt), measures everything in one run and rewrites the bench/compare section of
-# BENCHMARKS.md. Extra arguments go to compare.py (e.g. --rounds 1 --budget 0.2 for a smoke run,
-# --out /dev/null... see `compare.py --help`).
+# BENCHMARKS.md. Extra arguments go to compare.py (e.g. `--rounds 1 --budget 0.2 --out /tmp/b.md`
+# for a quick smoke run; see `compare.py --help`).
 #
 #   bench/compare/run.sh
 set -euo pipefail
@@ -20,18 +20,8 @@ if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requi
     cp "$here/requirements.txt" "$venv/requirements.installed"
 fi
 
-# The sandboxed cases need ToolManager::execute_func_expr_via_sandbox (cargo feature `sandbox`).
-features=()
-sandbox_flag=()
-if grep -rqs "fn execute_func_expr_via_sandbox" src/; then
-    features=(--features sandbox)
-    sandbox_flag=(--fexpr-sandbox)
-else
-    echo "note: this checkout has no ToolManager::execute_func_expr_via_sandbox; sandboxed cases skipped" >&2
-fi
-
 echo "== fexpr timer (release) ==" >&2
-cargo build --release --locked --quiet --example compare_fexpr "${features[@]}"
+cargo build --release --locked --quiet --example compare_fexpr --features sandbox
 fexpr_bin="${CARGO_TARGET_DIR:-$root/target}/release/examples/compare_fexpr"
 
 echo "== monty in-process timer (release) ==" >&2
@@ -40,5 +30,5 @@ monty_bin="${CARGO_TARGET_DIR:-$here/monty_inproc/target}/release/monty-inproc"
 
 # A backtrace setting makes wasmtime slower; the figures are for the default environment.
 env -u RUST_BACKTRACE "$venv/bin/python" "$here/compare.py" \
-    --fexpr "$fexpr_bin" "${sandbox_flag[@]}" --monty-inproc "$monty_bin" \
+    --fexpr "$fexpr_bin" --monty-inproc "$monty_bin" \
     --out "$root/BENCHMARKS.md" --command "bench/compare/run.sh${*:+ $*}" "$@"
