@@ -230,6 +230,17 @@ class MontyPool:
         return elapsed
 
 
+# A fresh Python process: import pydantic-monty, start a pool, run `add`, print the result.
+MONTY_NEW_PROCESS = """
+import json, pydantic_monty
+def add(a, b):
+    return a + b
+with pydantic_monty.Monty() as pool:
+    with pool.checkout() as session:
+        print(json.dumps(str(session.feed_run("add(a=2, b=3)", external_lookup={"add": add}))), flush=True)
+"""
+
+
 def monty_cases(monty: MontyPool, pool: Any, held: Any) -> list[Case]:
     cases = []
     for call in CALLS:
@@ -500,8 +511,9 @@ def build_report(
     out.append("Notes: monty's in-process interpreter is the Rust crate `monty` 0.0.23 (1.x needs Rust 1.96), "
                "timed from text to result with host functions for the tools; its authors call it unsafe for "
                "untrusted code (an abort takes the host with it), and it cannot express `numpy_sum`. monty's pool "
-               "cold start is timed inside an already running Python process (interpreter start-up and imports "
-               "not counted), fexpr's from spawning a new process. simpleeval and asteval have no isolated mode. "
+               "cold start is timed two ways: a new pool inside an already running Python process (interpreter "
+               "start-up and imports not counted; the target uses this one) and a new Python process; fexpr's from "
+               "spawning a new process, with the compiled guest in its disk cache. simpleeval and asteval have no isolated mode. "
                "The AdalFlow `eval` and smolagents rows without a timeout are for reference: they isolate nothing.")
     out += ["", END]
     return "\n".join(out)
@@ -572,6 +584,11 @@ def main() -> None:
         cold[label] = [spawn_to_result(argv, "5") for _ in range(args.cold_runs)]
     monty.cold_start()
     cold["pydantic-monty 1.4.0, new pool → first result"] = [monty.cold_start() for _ in range(args.cold_runs)]
+    argv = [sys.executable, "-c", MONTY_NEW_PROCESS]
+    spawn_to_result(argv, "5")
+    cold["pydantic-monty 1.4.0, new Python process → first result"] = [
+        spawn_to_result(argv, "5") for _ in range(args.cold_runs)
+    ]
 
     print("throughput", file=sys.stderr)
     throughput = json.loads(subprocess.run([args.fexpr, "throughput", str(args.throughput_calls), "2"],
