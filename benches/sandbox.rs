@@ -1,14 +1,23 @@
-//! Fresh-instance round trips through the sandbox: instantiate, `_initialize` (if any),
-//! `fexpr_alloc`, copy in, `fexpr_evaluate`, copy out, drop the store.
+//! The sandbox side by side with the native path, and its cold start.
 //!
-//! Run with `env -u RUST_BACKTRACE cargo bench --bench sandbox` (a backtrace setting makes
-//! wasmtime slower). The medians are in `target/criterion/*/new/estimates.json`.
+//! - `sandbox_round_trip/echo_wat`: the engine's floor — a fresh instance of a tiny guest that
+//!   answers with its request (instantiate, `fexpr_alloc`, copy in, `fexpr_evaluate`, copy out,
+//!   drop the store).
+//! - `execute/{native,sandbox}/{add,add_points,numpy_sum}`: the seed's three calls through
+//!   `ToolManager::execute_func_expr` and `execute_func_expr_via_sandbox` (a fresh instance of
+//!   the real guest per call: parse, evaluate, one host call, the tool on the host).
+//! - `cold_start/process`: a new process (this executable, re-run with `FEXPR_COLD_START=1`)
+//!   from spawn to its first sandboxed result, the compiled guest loaded from the disk cache.
+//!
+//! Run with `cargo bench --bench sandbox`. The medians are in
+//! `target/criterion/*/new/estimates.json`.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use fexpr::sandbox::{HostCalls, ModuleCache, Sandbox, SandboxConfig};
 use fexpr::Limits;
 use std::future::Future;
 use std::pin::Pin;
+use std::process::Command;
 use std::sync::Arc;
 
 /// The ABI with a bump allocator; `fexpr_evaluate` answers with the request.
@@ -75,7 +84,6 @@ fn round_trips(c: &mut Criterion) {
             "relay_wat",
             Sandbox::from_module_bytes(config.clone(), RELAY_WAT.as_bytes()),
         ),
-        ("real_guest", Sandbox::new(config)),
     ];
     let mut group = c.benchmark_group("sandbox_round_trip");
     for (name, sandbox) in sandboxes {
@@ -89,5 +97,76 @@ fn round_trips(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, round_trips);
-criterion_main!(benches);
+const CALLS: [(&str, &str); 3] = [
+    ("add", "add(a=2, b=3)"),
+    (
+        "add_points",
+        "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))",
+    ),
+    ("numpy_sum", "numpy_sum(arr=np.array([[1, 2], [3, 4]]))"),
+];
+
+fn native_and_sandboxed(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let manager = fexpr::demo::manager();
+    let mut group = c.benchmark_group("execute");
+    for (name, text) in CALLS {
+        let native = rt.block_on(manager.execute_func_expr(text));
+        let sandboxed = rt.block_on(manager.execute_func_expr_via_sandbox(text));
+        assert!(native.error.is_none(), "{name}: {native}");
+        assert_eq!(native.output, sandboxed.output, "{name}: {sandboxed}");
+        group.bench_function(format!("native/{name}"), |b| {
+            b.iter(|| rt.block_on(manager.execute_func_expr(text)))
+        });
+        group.bench_function(format!("sandbox/{name}"), |b| {
+            b.iter(|| rt.block_on(manager.execute_func_expr_via_sandbox(text)))
+        });
+    }
+    group.finish();
+}
+
+/// What the child process does: build the default sandbox (the guest from the disk cache),
+/// run one sandboxed call, print its output.
+fn cold_start_child() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let out = rt.block_on(fexpr::demo::manager().execute_func_expr_via_sandbox("add(a=2, b=3)"));
+    println!("{}", out.to_json());
+}
+
+fn cold_start(c: &mut Criterion) {
+    let exe = std::env::current_exe().expect("the bench executable");
+    let run = || {
+        let out = Command::new(&exe)
+            .env("FEXPR_COLD_START", "1")
+            .output()
+            .expect("spawn the child");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(r#""output":5"#),
+            "the child answered {:?} {:?}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(); // fills the module cache
+    let mut group = c.benchmark_group("cold_start");
+    group.sample_size(20);
+    group.bench_function("process", |b| b.iter(run));
+    group.finish();
+}
+
+criterion_group!(benches, round_trips, native_and_sandboxed, cold_start);
+
+fn main() {
+    if std::env::var_os("FEXPR_COLD_START").is_some() {
+        cold_start_child();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

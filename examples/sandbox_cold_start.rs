@@ -1,22 +1,10 @@
 //! Cold start of the sandbox: a process that starts, loads the (cached) guest module, runs one
-//! evaluation and exits. Time the whole process with
-//! `hyperfine -N --warmup 3 target/release/examples/sandbox_cold_start`; it also prints its
-//! own split (build the sandbox / one evaluation) to stderr.
+//! sandboxed call with the demo tools and exits. `cargo bench --bench sandbox` measures the
+//! whole process (`cold_start/process`); this example prints its own split to stderr:
+//! `cargo run --release --example sandbox_cold_start`.
 
-use fexpr::sandbox::{HostCalls, Sandbox, SandboxConfig};
-use fexpr::Limits;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
+use fexpr::sandbox::{Sandbox, SandboxConfig};
 use std::time::Instant;
-
-struct Echo;
-
-impl HostCalls for Echo {
-    fn call(&self, request: Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> {
-        Box::pin(async move { request })
-    }
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
@@ -25,14 +13,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let sandbox = Sandbox::new(SandboxConfig::default())?;
     let built = started.elapsed();
-    let outcome =
-        runtime.block_on(sandbox.run(b"add(a=2, b=3)", &Limits::default(), Arc::new(Echo)));
-    let response = outcome.result?;
+    let manager = fexpr::demo::manager().sandbox(sandbox.clone());
+    let out = runtime.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));
+    println!("{}", out.to_json());
     eprintln!(
-        "module {:?}: sandbox ready in {built:?}, evaluation in {:?} ({} bytes back), total {:?}",
+        "module {:?}: sandbox ready in {built:?}, first call in {:?}, total {:?}",
         sandbox.module_source(),
-        outcome.receipt.wall_time,
-        response.len(),
+        out.receipt.map(|r| r.wall_time).unwrap_or_default(),
         started.elapsed()
     );
     Ok(())

@@ -125,7 +125,11 @@ build_guest_into() {
     local args=()
     mapfile -t args < <(guest_cargo_args)
     if [[ ${GUEST_UPDATE_LOCK:-0} == 1 ]]; then
-        args=("${args[@]/--locked/}")
+        local kept=() arg
+        for arg in "${args[@]}"; do
+            [[ $arg == --locked ]] || kept+=("$arg")
+        done
+        args=("${kept[@]}")
     fi
     (
         cd "$stage"

@@ -151,6 +151,15 @@ impl From<&str> for FunctionExpression {
     }
 }
 
+impl From<String> for FunctionExpression {
+    fn from(action: String) -> FunctionExpression {
+        FunctionExpression {
+            thought: None,
+            action,
+        }
+    }
+}
+
 /// What one sandboxed evaluation cost (see `fexpr::sandbox`). Every output of one evaluation
 /// carries the same receipt.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -46,6 +46,35 @@ pub struct Context {
     entries: IndexMap<String, Entry>,
 }
 
+/// Where the evaluator looks names up: a [`Context`], or the sandbox guest's view of one
+/// (which decodes only the entries an expression names).
+pub trait Resolve {
+    /// The entry of a name or dotted path.
+    fn get(&self, name: &str) -> Option<&Entry>;
+    /// Every name in order, with whether it is a variable (for "did you mean" hints).
+    fn names(&self) -> Vec<(&str, bool)>;
+}
+
+impl Resolve for Context {
+    fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries.get(name)
+    }
+
+    fn names(&self) -> Vec<(&str, bool)> {
+        self.entries
+            .iter()
+            .map(|(name, entry)| (name.as_str(), entry.is_variable()))
+            .collect()
+    }
+}
+
+impl Entry {
+    /// Whether this is a [`Entry::Variable`].
+    pub fn is_variable(&self) -> bool {
+        matches!(self, Entry::Variable { .. })
+    }
+}
+
 impl Context {
     /// An empty context: nothing is reachable.
     pub fn new() -> Context {

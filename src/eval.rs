@@ -1,4 +1,4 @@
-//! Resolve and evaluate: names against the [`Context`], values by Python's rules with every
+//! Resolve and evaluate: names against the [`Context`](crate::Context), values by Python's rules with every
 //! allocation size-checked, tool calls handed to a [`Dispatch`] in waves.
 //!
 //! A model response is split into *units* (one call, or each call of a top-level list of
@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::future::Future;
 
 use crate::call::Function;
-use crate::context::{Context, Entry};
+use crate::context::{Entry, Resolve};
 use crate::error::{clip, closest, Error, ErrorKind, Span};
 use crate::limits::Limits;
 use crate::syntax::{BinaryOp, Call, Expr, ExprKind, UnaryOp};
@@ -91,7 +91,7 @@ pub fn units(expr: &Expr) -> Vec<&Expr> {
 /// Evaluate `units` against `ctx`, sending tool calls to `dispatch`. One outcome per unit.
 pub async fn run<D: Dispatch>(
     units: &[&Expr],
-    ctx: &Context,
+    ctx: &dyn Resolve,
     limits: &Limits,
     dispatch: &D,
 ) -> Vec<UnitOutcome> {
@@ -124,7 +124,7 @@ pub async fn run<D: Dispatch>(
 }
 
 /// Evaluate one expression that contains no tool calls (a record, a literal, `np.array(...)`).
-pub fn eval_pure(expr: &Expr, ctx: &Context, limits: &Limits) -> Result<Value, Error> {
+pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Value, Error> {
     let eval = Evaluator::new(ctx, limits);
     let mut calls = 0;
     eval.check(expr, &mut calls)?;
@@ -138,7 +138,7 @@ pub fn eval_pure(expr: &Expr, ctx: &Context, limits: &Limits) -> Result<Value, E
     eval.eval(expr, &mut Memo::default())
 }
 
-fn first_tool_call(expr: &Expr, ctx: &Context) -> Option<Span> {
+fn first_tool_call(expr: &Expr, ctx: &dyn Resolve) -> Option<Span> {
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         if let ExprKind::Call(c) = &e.kind {
@@ -234,7 +234,7 @@ impl<'e> UnitState<'e> {
     }
 
     /// Find tool calls and their wave; returns the height of `e` (0 = no tool call inside).
-    fn plan(&mut self, e: &'e Expr, ctx: &Context, budget: usize) -> Result<usize, Error> {
+    fn plan(&mut self, e: &'e Expr, ctx: &dyn Resolve, budget: usize) -> Result<usize, Error> {
         // The parser bounds nesting; `budget` guards this recursion on its own.
         let Some(budget) = budget.checked_sub(1) else {
             return Err(Error::new(ErrorKind::Limit, "max_depth limit exceeded").at(e.span));
@@ -370,7 +370,7 @@ fn eval_depth_cap(limits: &Limits) -> usize {
 
 /// Pure evaluation with budgets.
 struct Evaluator<'a> {
-    ctx: &'a Context,
+    ctx: &'a dyn Resolve,
     limits: &'a Limits,
     /// Approximate bytes materialized so far in this evaluation.
     used: Cell<usize>,
@@ -378,7 +378,7 @@ struct Evaluator<'a> {
 }
 
 impl<'a> Evaluator<'a> {
-    fn new(ctx: &'a Context, limits: &'a Limits) -> Evaluator<'a> {
+    fn new(ctx: &'a dyn Resolve, limits: &'a Limits) -> Evaluator<'a> {
         Evaluator {
             ctx,
             limits,
@@ -466,11 +466,11 @@ impl<'a> Evaluator<'a> {
         } else {
             (ErrorKind::UnknownName, "name")
         };
-        let candidates = self
-            .ctx
-            .entries()
-            .filter(|(_, e)| matches!(e, Entry::Variable { .. }) != called)
-            .map(|(n, _)| n);
+        let names = self.ctx.names();
+        let candidates = names
+            .iter()
+            .filter(|(_, variable)| *variable != called)
+            .map(|(n, _)| *n);
         let mut err =
             Error::new(kind, format!("{what} `{}` is not defined", clip(name, 60))).at(span);
         if let Some(near) = closest(name, candidates) {

@@ -1,33 +1,108 @@
 //! The sandbox wire: what the host and the wasm guest exchange, encoded with postcard.
 //!
-//! - Request (host → guest): `GuestRequest { source, limits, context }`. The context is
-//!   encoded once per manager and appended, since postcard encodes a struct as its fields
-//!   in order ([`encode_request`]).
+//! - Request (host → guest): [`GuestRequest`] `{ source, limits, context }`. The context is
+//!   encoded once per manager ([`encode_context`]) and appended, since postcard encodes a
+//!   struct as its fields in order ([`encode_request`]). Each context entry is encoded on its
+//!   own, so that the guest decodes only the entries the expression names.
 //! - Host call (guest → host): a batch of [`ToolRequest`]s; reply: one `Result<Value, Error>`
-//!   per request.
+//!   per request (or one error for the whole batch).
 //! - Response (guest → host): [`GuestResponse`].
 //!
 //! Everything the guest sends is decoded and checked by the host as untrusted input.
 
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
-use crate::context::Context;
+use crate::context::{Context, Entry, Resolve};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
 use crate::syntax;
 use crate::value::Value;
 
-/// What the host asks the guest to evaluate.
+/// What the host asks the guest to evaluate, borrowed from the request bytes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GuestRequest {
+pub struct GuestRequest<'a> {
     /// The model's text.
-    pub source: String,
+    pub source: &'a str,
     /// The evaluation limits.
     pub limits: Limits,
-    /// The allow-list.
-    pub context: Context,
+    /// The allow-list, one entry at a time.
+    #[serde(borrow)]
+    pub context: WireContext<'a>,
+}
+
+/// The context on the wire: the entries in the context's order, each encoded on its own and
+/// decoded only when the expression uses its name, plus their indices sorted by name so that
+/// the guest finds a name by binary search without building anything.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireContext<'a> {
+    /// The entries in insertion order.
+    #[serde(borrow)]
+    pub entries: Vec<WireEntry<'a>>,
+    /// Indices into `entries`, sorted by name.
+    pub by_name: Vec<u32>,
+}
+
+/// One context entry on the wire: its name, whether it is a variable (all "did you mean"
+/// hints need), and the [`Entry`] encoded on its own.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireEntry<'a> {
+    /// The name or dotted path.
+    pub name: &'a str,
+    /// Whether the entry is a variable.
+    pub variable: bool,
+    /// The encoded [`Entry`].
+    pub entry: &'a [u8],
+}
+
+/// The guest's view of a [`WireContext`]: entries decoded on first use.
+pub struct LazyContext<'w, 'a> {
+    wire: &'w WireContext<'a>,
+    decoded: Vec<OnceCell<Option<Entry>>>,
+}
+
+impl<'w, 'a> LazyContext<'w, 'a> {
+    /// The view of `wire`; nothing is decoded yet.
+    pub fn new(wire: &'w WireContext<'a>) -> LazyContext<'w, 'a> {
+        let decoded = wire.entries.iter().map(|_| OnceCell::new()).collect();
+        LazyContext { wire, decoded }
+    }
+
+    /// The index of `name`'s entry. A malformed index (only a host bug can cause one) makes
+    /// names absent, never a panic.
+    fn find(&self, name: &str) -> Option<usize> {
+        let entries = &self.wire.entries;
+        let name_at = |i: &u32| entries.get(*i as usize).map(|e| e.name);
+        let at = self
+            .wire
+            .by_name
+            .binary_search_by(|i| name_at(i).unwrap_or_default().cmp(name))
+            .ok()?;
+        let index = *self.wire.by_name.get(at)? as usize;
+        (name_at(&(index as u32)) == Some(name)).then_some(index)
+    }
+}
+
+impl Resolve for LazyContext<'_, '_> {
+    /// The entry of `name`, decoded now if it was not yet. An entry that does not decode
+    /// (the host encoded it, so only a bug can cause that) is treated as absent.
+    fn get(&self, name: &str) -> Option<&Entry> {
+        let index = self.find(name)?;
+        let bytes = self.wire.entries.get(index)?.entry;
+        self.decoded
+            .get(index)?
+            .get_or_init(|| decode::<Entry>(bytes).ok())
+            .as_ref()
+    }
+
+    fn names(&self) -> Vec<(&str, bool)> {
+        self.wire
+            .entries
+            .iter()
+            .map(|e| (e.name, e.variable))
+            .collect()
+    }
 }
 
 /// What the guest answers.
@@ -41,7 +116,25 @@ pub enum GuestResponse {
 
 /// Encode a context once, for [`encode_request`].
 pub fn encode_context(context: &Context) -> Result<Vec<u8>, Error> {
-    postcard::to_allocvec(context).map_err(|e| wire_error("encode the context", e))
+    let encoded = context
+        .entries()
+        .map(|(name, entry)| Ok((name, entry.is_variable(), encode(entry)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let entries = encoded
+        .iter()
+        .map(|(name, variable, bytes)| WireEntry {
+            name,
+            variable: *variable,
+            entry: bytes,
+        })
+        .collect::<Vec<_>>();
+    let mut by_name: Vec<u32> = (0..entries.len())
+        .map(|i| {
+            u32::try_from(i).map_err(|_| Error::new(ErrorKind::Limit, "too many context entries"))
+        })
+        .collect::<Result<_, _>>()?;
+    by_name.sort_by_key(|i| entries.get(*i as usize).map(|e| e.name));
+    encode(&WireContext { entries, by_name })
 }
 
 /// Encode a request from its parts, reusing an encoded context.
@@ -72,7 +165,7 @@ fn wire_error(what: &str, e: postcard::Error) -> Error {
 /// Parse, split into units, evaluate: the whole pipeline the guest runs.
 pub async fn evaluate<D: Dispatch>(
     source: &str,
-    context: &Context,
+    context: &dyn Resolve,
     limits: &Limits,
     dispatch: &D,
 ) -> GuestResponse {
@@ -92,7 +185,8 @@ pub fn guest_evaluate(request: &[u8], host: &mut dyn FnMut(&[u8]) -> Vec<u8>) ->
             let dispatch = HostDispatch {
                 host: RefCell::new(host),
             };
-            now(evaluate(&req.source, &req.context, &req.limits, &dispatch)).unwrap_or_else(|| {
+            let context = LazyContext::new(&req.context);
+            now(evaluate(req.source, &context, &req.limits, &dispatch)).unwrap_or_else(|| {
                 GuestResponse::Failed(Error::new(
                     ErrorKind::Sandbox,
                     "evaluation did not complete",
@@ -147,5 +241,37 @@ fn now<F: std::future::Future>(fut: F) -> Option<F::Output> {
     match fut.as_mut().poll(&mut cx) {
         std::task::Poll::Ready(v) => Some(v),
         std::task::Poll::Pending => None,
+    }
+}
+
+#[cfg(all(test, feature = "native"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guest_sees_the_context_the_host_encoded() {
+        let manager = crate::demo::manager();
+        let context = manager.get_context();
+        let bytes = encode_context(context).expect("encodes");
+        let request = encode_request("add(a=2, b=3)", &Limits::default(), &bytes).expect("encodes");
+        let decoded: GuestRequest = decode(&request).expect("decodes");
+        assert_eq!(decoded.source, "add(a=2, b=3)");
+        assert_eq!(decoded.limits, Limits::default());
+        let view = LazyContext::new(&decoded.context);
+        assert_eq!(view.names(), context.names());
+        for (name, entry) in context.entries() {
+            assert_eq!(Resolve::get(&view, name), Some(entry), "{name}");
+        }
+        assert_eq!(Resolve::get(&view, "os"), None);
+    }
+
+    #[test]
+    fn truncated_requests_are_errors() {
+        let bytes = encode_context(crate::demo::manager().get_context()).expect("encodes");
+        let request = encode_request("add(a=2, b=3)", &Limits::default(), &bytes).expect("encodes");
+        for len in 0..request.len() {
+            let prefix = request.get(..len).unwrap_or_default();
+            assert!(decode::<GuestRequest>(prefix).is_err(), "{len}");
+        }
     }
 }

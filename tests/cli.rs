@@ -1,4 +1,4 @@
-//! `fexpr exec --tools demo` gives the seed's results, one JSON object per call.
+//! `fexpr exec --tools demo [--sandbox]` gives the seed's results, one JSON object per call.
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -27,11 +27,21 @@ fn exec(args: &[&str], stdin: &[u8]) -> (Vec<Value>, i32) {
     (lines, out.status.code().unwrap_or(-1))
 }
 
+/// The output of `expr`, natively and with `--sandbox` (which must agree, and add a receipt).
 fn output_of(expr: &str) -> Value {
     let (lines, code) = exec(&["--tools", "demo", expr], b"");
     assert_eq!(code, 0);
     assert_eq!(lines.len(), 1, "{expr}: {lines:?}");
     assert_eq!(lines[0]["error"], Value::Null, "{expr}: {}", lines[0]);
+    let (mut sandboxed, code) = exec(&["--tools", "demo", "--sandbox", expr], b"");
+    assert_eq!(code, 0);
+    assert_eq!(sandboxed.len(), 1, "{expr}: {sandboxed:?}");
+    let receipt = sandboxed[0]
+        .as_object_mut()
+        .and_then(|o| o.remove("receipt"))
+        .unwrap_or_else(|| panic!("{expr}: no receipt in {}", sandboxed[0]));
+    assert!(receipt["fuel_used"].as_u64() > Some(0), "{receipt}");
+    assert_eq!(sandboxed[0], lines[0], "{expr}: --sandbox differs");
     lines[0]["output"].clone()
 }
 

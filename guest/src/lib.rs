@@ -15,7 +15,14 @@
 //!   length `host_call` returned).
 //!
 //! The bytes are opaque here; `fexpr::wire` gives them meaning. Each evaluation runs in a
-//! fresh instance, so nothing is ever freed: buffers are leaked on purpose.
+//! fresh instance, so nothing is ever freed: buffers are leaked on purpose, and the global
+//! allocator is a bump allocator whose `free` does nothing (the instance's memory, capped by
+//! `Limits::memory_bytes`, is discarded after the evaluation).
+
+// SAFETY: the guest is single-threaded (wasm32-wasip1, no threads).
+#[global_allocator]
+static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::LeakingAllocator> =
+    unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::LeakingAllocator::new()) };
 
 #[link(wasm_import_module = "fexpr")]
 extern "C" {

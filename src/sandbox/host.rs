@@ -129,7 +129,14 @@ impl ToolManager {
             max_calls: limits.max_calls,
             calls: AtomicUsize::new(0),
         });
-        let outcome = sandbox.run(&request, limits, host).await;
+        // The response repeats each call's arguments next to its result. Results are bounded
+        // by `max_output_bytes` on the host, one by one as natively; the response as a whole
+        // lives in guest memory, so `memory_bytes` bounds it.
+        let engine_limits = Limits {
+            max_output_bytes: limits.memory_bytes,
+            ..limits.clone()
+        };
+        let outcome = sandbox.run(&request, &engine_limits, host).await;
         let receipt = outcome.receipt;
         let response = outcome
             .result
@@ -228,5 +235,72 @@ impl HostCalls for HostSide {
                 wire::encode(&vec![Err::<Value, Error>(error)]).unwrap_or_default()
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Span;
+
+    fn host(max_calls: usize) -> HostSide {
+        HostSide {
+            manager: Arc::new(crate::demo::manager()),
+            max_calls,
+            calls: AtomicUsize::new(0),
+        }
+    }
+
+    fn add(a: i64, b: i64) -> ToolRequest {
+        let span = Span::default();
+        ToolRequest {
+            name: "add".into(),
+            span,
+            args: vec![],
+            kwargs: vec![
+                ("a".into(), Value::Int(a), span),
+                ("b".into(), Value::Int(b), span),
+            ],
+        }
+    }
+
+    fn reply(host: &HostSide, request: Vec<u8>) -> Vec<Result<Value, Error>> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        wire::decode(&rt.block_on(host.call(request))).expect("a decodable reply")
+    }
+
+    #[test]
+    fn requests_run_like_native_ones() {
+        let host = host(10);
+        let request = wire::encode(&vec![add(1, 2), add(3, 4)]).expect("encodes");
+        assert_eq!(
+            reply(&host, request),
+            vec![Ok(Value::Int(3)), Ok(Value::Int(7))]
+        );
+    }
+
+    #[test]
+    fn the_host_rechecks_what_the_guest_sends() {
+        let host = host(3);
+        // Unreadable: one error answers the batch.
+        let out = reply(&host, vec![0xff, 0xff, 0xff]);
+        assert!(matches!(&out[..], [Err(e)] if e.kind == ErrorKind::Sandbox));
+        // Unknown tools and bad arguments are refused by the host's binding.
+        let mut bad = add(1, 2);
+        bad.name = "__import__".into();
+        let mut wrong = add(1, 2);
+        wrong.kwargs.pop();
+        let out = reply(&host, wire::encode(&vec![bad, wrong]).expect("encodes"));
+        assert!(matches!(&out[0], Err(e) if e.kind == ErrorKind::UnknownTool));
+        assert!(matches!(&out[1], Err(e) if e.kind == ErrorKind::Arguments));
+        // The guest's calls are counted across host calls against max_calls.
+        let out = reply(&host, wire::encode(&vec![add(1, 2)]).expect("encodes"));
+        assert!(matches!(&out[..], [Ok(Value::Int(3))]));
+        let out = reply(&host, wire::encode(&vec![add(1, 2)]).expect("encodes"));
+        assert!(
+            matches!(&out[..], [Err(e)] if e.kind == ErrorKind::Limit && e.message.contains("max_calls"))
+        );
     }
 }

@@ -49,10 +49,13 @@ pub fn assert_same(input: &str, native: &[FunctionOutput], sandboxed: &[Function
             output
         })
         .collect();
-    assert_eq!(
-        native,
-        &stripped[..],
-        "native and sandboxed outputs differ for {:?}",
-        fexpr::error::clip(input, 200)
-    );
+    if native != &stripped[..] {
+        let show = |outputs: &[FunctionOutput]| fexpr::error::clip(&format!("{outputs:?}"), 3000);
+        panic!(
+            "native and sandboxed outputs differ for {:?}\n native: {}\nsandbox: {}",
+            fexpr::error::clip(input, 200),
+            show(native),
+            show(&stripped)
+        );
+    }
 }

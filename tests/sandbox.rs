@@ -1,0 +1,255 @@
+//! The sandbox through `ToolManager`: bombs end in structured errors in both modes with the
+//! host alive and small, every budget stops the guest with a `Limit` error naming it, receipts
+//! account for the work, and a broken guest is an error, not a crash. (Every expression of
+//! `tests/core.rs` also runs both ways: see `common`.)
+#![cfg(feature = "sandbox")]
+
+mod common;
+
+use fexpr::sandbox::{ModuleCache, Sandbox, SandboxConfig};
+use fexpr::{ErrorKind, FunctionOutput, FunctionTool, Limits, ToolManager, Value};
+use std::time::{Duration, Instant};
+
+fn sandboxed(manager: &ToolManager, text: &str, limits: &Limits) -> Vec<FunctionOutput> {
+    common::runtime().block_on(manager.execute_via_sandbox_with(text, limits))
+}
+
+fn one_sandboxed(manager: &ToolManager, text: &str, limits: &Limits) -> FunctionOutput {
+    let mut outputs = sandboxed(manager, text, limits);
+    assert_eq!(outputs.len(), 1, "{text}: {outputs:?}");
+    outputs.remove(0)
+}
+
+/// The error of `output`, asserting its kind and that its message names `words`.
+fn expect_error(output: &FunctionOutput, kind: ErrorKind, words: &[&str]) {
+    let error = output
+        .error
+        .as_ref()
+        .unwrap_or_else(|| panic!("expected a {kind:?} error, got {output}"));
+    assert_eq!(error.kind, kind, "{error}");
+    for word in words {
+        assert!(error.message.contains(word), "{word:?} not in {error}");
+    }
+    assert!(output.output.is_none());
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[test]
+fn bombs_end_in_structured_errors_in_both_modes_with_the_host_small() {
+    let manager = fexpr::demo::manager();
+    let deep = |open: &str, close: &str| {
+        format!(
+            "add(a={}1{}, b=1)",
+            open.repeat(100_000),
+            close.repeat(100_000)
+        )
+    };
+    let bombs = [
+        deep("(", ")"),
+        deep("[", "]"),
+        deep("{1: ", "}"),
+        deep("abs(", ")"),
+        deep("-", ""),
+        "add(a=9**9**9, b=1)".to_string(),
+        "search(query='a' * 10**10)".to_string(),
+        "numpy_sum(arr=[0] * 10**9)".to_string(),
+        format!("search(query='{}')", "a".repeat(10 << 20)),
+    ];
+    for bomb in &bombs {
+        let started = Instant::now();
+        // Native and sandboxed outputs are asserted equal by `common::execute`.
+        let outputs = common::execute(&manager, bomb);
+        assert_eq!(outputs.len(), 1);
+        expect_error(&outputs[0], ErrorKind::Limit, &["limit exceeded"]);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?} took {:?}",
+            fexpr::error::clip(bomb, 40),
+            started.elapsed()
+        );
+    }
+    if let Some(peak) = peak_rss() {
+        assert!(peak < 512 << 20, "the host grew to {peak} bytes");
+    }
+}
+
+#[test]
+fn fuel_bounds_the_guest() {
+    let manager = fexpr::demo::manager();
+    let limits = Limits {
+        fuel: 20_000,
+        ..Limits::default()
+    };
+    let out = one_sandboxed(&manager, "add(a=2, b=3)", &limits);
+    expect_error(&out, ErrorKind::Limit, &["fuel", "20000"]);
+    let receipt = out.receipt.expect("a receipt");
+    assert_eq!(receipt.fuel_used, 20_000);
+    assert_eq!(receipt.host_calls, 0);
+}
+
+#[test]
+fn the_deadline_covers_slow_tools() {
+    let manager = ToolManager::new().tool(FunctionTool::new_async(
+        "slow",
+        ["seconds"],
+        |seconds: f64| async move {
+            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            seconds
+        },
+    ));
+    let limits = Limits {
+        deadline: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let started = Instant::now();
+    let out = one_sandboxed(&manager, "slow(seconds=30)", &limits);
+    expect_error(&out, ErrorKind::Limit, &["deadline"]);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.receipt.expect("a receipt").host_calls, 1);
+    // Within the deadline the same tool answers.
+    let out = one_sandboxed(&manager, "slow(seconds=0.01)", &limits);
+    assert_eq!(out.output, Some(Value::Float(0.01)), "{out}");
+}
+
+#[test]
+fn the_memory_cap_stops_a_legal_but_large_evaluation() {
+    let manager = fexpr::demo::manager();
+    let text = "search(query='a' * 1000000)";
+    let natively = common::runtime().block_on(manager.execute(text));
+    assert!(natively[0].error.is_none(), "{}", natively[0]);
+    let limits = Limits {
+        memory_bytes: 4 << 20,
+        ..Limits::default()
+    };
+    let out = one_sandboxed(&manager, text, &limits);
+    expect_error(&out, ErrorKind::Limit, &["memory_bytes"]);
+    let receipt = out.receipt.expect("a receipt");
+    assert!(receipt.peak_memory_bytes <= 4 << 20, "{receipt:?}");
+    // With the default cap it runs.
+    let out = one_sandboxed(&manager, text, &Limits::default());
+    assert!(out.error.is_none(), "{out}");
+}
+
+#[test]
+fn host_calls_are_counted_and_bounded() {
+    let manager = fexpr::demo::manager();
+    let nested = "add(a=add(a=1, b=2), b=multiply(a=2, b=add(a=1, b=1)))";
+    let out = one_sandboxed(&manager, nested, &Limits::default());
+    assert_eq!(out.output, Some(Value::Int(7)), "{out}");
+    // Three waves: the innermost add, then multiply and the other add, then the outer add.
+    assert_eq!(out.receipt.as_ref().map(|r| r.host_calls), Some(3));
+    let limits = Limits {
+        max_host_calls: 2,
+        ..Limits::default()
+    };
+    let out = one_sandboxed(&manager, nested, &limits);
+    expect_error(&out, ErrorKind::Limit, &["max_host_calls"]);
+}
+
+#[test]
+fn output_size_is_bounded_the_same_way_in_both_modes() {
+    let manager = fexpr::demo::manager().limits(Limits {
+        max_output_bytes: 10_000,
+        ..Limits::default()
+    });
+    let outputs = common::execute(&manager, "search(query='a' * 100000)");
+    expect_error(&outputs[0], ErrorKind::Limit, &["max_output_bytes"]);
+}
+
+#[test]
+fn manager_limits_apply_unless_the_call_overrides_them() {
+    let manager = fexpr::demo::manager().limits(Limits {
+        fuel: 10_000,
+        ..Limits::default()
+    });
+    let rt = common::runtime();
+    let out = rt.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));
+    expect_error(&out, ErrorKind::Limit, &["fuel"]);
+    let out = one_sandboxed(&manager, "add(a=2, b=3)", &Limits::default());
+    assert_eq!(out.output, Some(Value::Int(5)), "{out}");
+}
+
+#[test]
+fn receipts_account_for_the_work() {
+    let manager = fexpr::demo::manager();
+    let outputs = sandboxed(
+        &manager,
+        "[add(a=2, b=3), search(query='q')]",
+        &Limits::default(),
+    );
+    assert_eq!(outputs.len(), 2);
+    let receipt = outputs[0].receipt.clone().expect("a receipt");
+    // One evaluation: both calls in one wave, one host call, the same receipt on both.
+    assert_eq!(Some(&receipt), outputs[1].receipt.as_ref());
+    assert_eq!(receipt.host_calls, 1);
+    assert!(receipt.fuel_used > 0 && receipt.fuel_used < Limits::default().fuel);
+    assert!(receipt.peak_memory_bytes >= 64 << 10);
+    assert!(receipt.wall_time > Duration::ZERO);
+    let json = outputs[0].to_json();
+    assert_eq!(json["receipt"]["host_calls"], 1);
+}
+
+#[test]
+fn many_concurrent_evaluations_each_get_a_fresh_instance() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let config = SandboxConfig {
+        max_instances: 4,
+        module_cache: ModuleCache::Default,
+        ..SandboxConfig::default()
+    };
+    let manager = fexpr::demo::manager().sandbox(Sandbox::new(config).expect("sandbox"));
+    let exprs: Vec<fexpr::FunctionExpression> = (0..64)
+        .map(|i| format!("add(a={i}, b={i})").into())
+        .collect();
+    let outputs = rt.block_on(manager.execute_func_exprs_via_sandbox(&exprs));
+    for (i, out) in outputs.iter().enumerate() {
+        assert_eq!(out.output, Some(Value::Int(2 * i as i64)), "{out}");
+        // A fresh instance starts from the module's initial state every time.
+        assert_eq!(out.receipt.as_ref().map(|r| r.host_calls), Some(1));
+    }
+    let fuel: Vec<u64> = outputs
+        .iter()
+        .filter_map(|o| o.receipt.as_ref().map(|r| r.fuel_used))
+        .collect();
+    assert!(
+        fuel.windows(2).all(|w| w[0].abs_diff(w[1]) < 2_000),
+        "{fuel:?}"
+    );
+}
+
+#[test]
+fn a_broken_guest_is_an_error_not_a_crash() {
+    // A module that implements the ABI but answers with its request: not a response.
+    const ECHO: &str = r#"(module
+      (import "fexpr" "host_call" (func (param i32 i32) (result i32)))
+      (import "fexpr" "host_take" (func (param i32)))
+      (memory (export "memory") 1)
+      (global $bump (mut i32) (i32.const 1024))
+      (func (export "fexpr_alloc") (param $len i32) (result i32)
+        (local $p i32)
+        (local.set $p (global.get $bump))
+        (global.set $bump (i32.add (local.get $p) (local.get $len)))
+        (local.get $p))
+      (func (export "fexpr_evaluate") (param $ptr i32) (param $len i32) (result i64)
+        (i64.or (i64.shl (i64.extend_i32_u (local.get $ptr)) (i64.const 32))
+                (i64.extend_i32_u (local.get $len)))))"#;
+    let config = SandboxConfig {
+        module_cache: ModuleCache::Off,
+        ..SandboxConfig::default()
+    };
+    let sandbox = Sandbox::from_module_bytes(config, ECHO.as_bytes()).expect("valid module");
+    let manager = fexpr::demo::manager().sandbox(sandbox);
+    let out = one_sandboxed(&manager, "add(a=2, b=3)", &Limits::default());
+    expect_error(&out, ErrorKind::Sandbox, &[]);
+}
