@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of fexpr against the systems people use instead (issue 8): builds the
+# Rust timers, sets up the Python anchors in bench/compare/.venv from PyPI (pinned in
+# requirements.txt), measures everything in one run and rewrites the bench/compare section of
+# BENCHMARKS.md. Extra arguments go to compare.py (e.g. `--rounds 1 --budget 0.2 --out /tmp/b.md`
+# for a quick smoke run; see `compare.py --help`).
+#
+#   bench/compare/run.sh
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+
+python="${PYTHON:-python3}"
+venv="$here/.venv"
+if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requirements.installed"; then
+    echo "== anchors: virtual environment from PyPI ==" >&2
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+    cp "$here/requirements.txt" "$venv/requirements.installed"
+fi
+
+echo "== fexpr timer (release) ==" >&2
+cargo build --release --locked --quiet --example compare_fexpr --features sandbox
+fexpr_bin="${CARGO_TARGET_DIR:-$root/target}/release/examples/compare_fexpr"
+
+echo "== monty in-process timer (release) ==" >&2
+cargo build --release --locked --quiet --manifest-path "$here/monty_inproc/Cargo.toml"
+monty_bin="${CARGO_TARGET_DIR:-$here/monty_inproc/target}/release/monty-inproc"
+
+# A backtrace setting makes wasmtime slower; the figures are for the default environment.
+env -u RUST_BACKTRACE "$venv/bin/python" "$here/compare.py" \
+    --fexpr "$fexpr_bin" --monty-inproc "$monty_bin" \
+    --out "$root/BENCHMARKS.md" --command "bench/compare/run.sh${*:+ $*}" "$@"

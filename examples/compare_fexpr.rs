@@ -1,0 +1,228 @@
+//! fexpr's side of the side-by-side comparison (`bench/compare/run.sh`): times the seed's three
+//! calls through `fexpr::demo::manager()` and prints JSON for the driver to put in one table
+//! with the Python anchors.
+//!
+//! ```text
+//! compare_fexpr latency BUDGET_MS WARMUP_MS  {"cases": {"native/add": [ns, ...], ...}}
+//! compare_fexpr throughput CALLS THREADS    {"native": {"calls", "threads", "seconds"}, ...}
+//! compare_fexpr once native|sandbox         runs add(a=2, b=3) once, prints the output's repr
+//! ```
+//!
+//! Every timed call goes from text to `FunctionOutput`: parse, resolve, evaluate, run the tool.
+//! `native` is `ToolManager::execute_func_expr` on a current-thread tokio runtime; `sandbox`
+//! (built only with `--features sandbox`) is `ToolManager::execute_func_expr_via_sandbox`, a fresh
+//! wasm instance per call. `once` is what the driver spawns to time a cold start.
+
+use fexpr::{FunctionOutput, ToolManager};
+use serde_json::{json, Map, Value as Json};
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+/// The seed's three calls, with the output each must give.
+const CALLS: [(&str, &str, &str); 3] = [
+    ("add", "add(a=2, b=3)", "5"),
+    (
+        "add_points",
+        "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))",
+        "Point(x=4, y=6)",
+    ),
+    (
+        "numpy_sum",
+        "numpy_sum(arr=np.array([[1, 2], [3, 4]]))",
+        "10",
+    ),
+];
+
+/// How a call is run.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Native,
+    #[cfg(feature = "sandbox")]
+    Sandbox,
+}
+
+impl Mode {
+    fn all() -> Vec<Mode> {
+        vec![
+            Mode::Native,
+            #[cfg(feature = "sandbox")]
+            Mode::Sandbox,
+        ]
+    }
+
+    fn parse(name: &str) -> Result<Mode, String> {
+        match name {
+            "native" => Ok(Mode::Native),
+            #[cfg(feature = "sandbox")]
+            "sandbox" => Ok(Mode::Sandbox),
+            other => Err(format!(
+                "unknown mode {other:?} (sandbox needs --features sandbox)"
+            )),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Native => "native",
+            #[cfg(feature = "sandbox")]
+            Mode::Sandbox => "sandbox",
+        }
+    }
+
+    fn run(self, rt: &Runtime, manager: &ToolManager, text: &str) -> FunctionOutput {
+        match self {
+            Mode::Native => rt.block_on(manager.execute_func_expr(text)),
+            #[cfg(feature = "sandbox")]
+            Mode::Sandbox => rt.block_on(manager.execute_func_expr_via_sandbox(text)),
+        }
+    }
+}
+
+/// The output's repr, or the error as text.
+fn shown(out: &FunctionOutput) -> String {
+    match (&out.output, &out.error) {
+        (_, Some(e)) => format!("error: {e}"),
+        (Some(v), None) => v.repr(),
+        (None, None) => "None".to_owned(),
+    }
+}
+
+fn runtime() -> Result<Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// Runs `text` once and checks the output.
+fn check(
+    mode: Mode,
+    rt: &Runtime,
+    manager: &ToolManager,
+    text: &str,
+    expected: &str,
+) -> Result<(), String> {
+    let got = shown(&mode.run(rt, manager, text));
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} {text} gave {got}, expected {expected}",
+            mode.name()
+        ))
+    }
+}
+
+/// At most this many samples per case.
+const MAX_SAMPLES: usize = 200_000;
+
+/// Per-call wall times in nanoseconds: each case is warmed up for `warmup_ms`, then timed call
+/// by call for `budget_ms` (at least 10 calls, at most [`MAX_SAMPLES`]).
+fn latency(budget_ms: usize, warmup_ms: usize) -> Result<Json, String> {
+    let budget = Duration::from_millis(budget_ms as u64);
+    let warmup = Duration::from_millis(warmup_ms as u64);
+    let rt = runtime()?;
+    let manager = fexpr::demo::manager();
+    let mut cases = Map::new();
+    for mode in Mode::all() {
+        for (name, text, expected) in CALLS {
+            check(mode, &rt, &manager, text, expected)?;
+            let started = Instant::now();
+            while started.elapsed() < warmup {
+                std::hint::black_box(mode.run(&rt, &manager, text));
+            }
+            let mut samples = Vec::new();
+            let started = Instant::now();
+            while samples.len() < MAX_SAMPLES && (samples.len() < 10 || started.elapsed() < budget)
+            {
+                let start = Instant::now();
+                let out = mode.run(&rt, &manager, std::hint::black_box(text));
+                samples.push(start.elapsed().as_nanos() as u64);
+                std::hint::black_box(out);
+            }
+            cases.insert(format!("{}/{name}", mode.name()), samples.into());
+        }
+    }
+    Ok(json!({ "cases": cases }))
+}
+
+/// `calls` independent expressions (the three calls in turn) split over `threads` OS threads,
+/// each with its own current-thread runtime, sharing one manager.
+fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
+    let manager = fexpr::demo::manager();
+    let threads = threads.max(1);
+    let mut report = Map::new();
+    for mode in Mode::all() {
+        // Warm up (and check) on this thread first.
+        let rt = runtime()?;
+        for (_, text, expected) in CALLS {
+            check(mode, &rt, &manager, text, expected)?;
+        }
+        let start = Instant::now();
+        let failures = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let manager = &manager;
+                    scope.spawn(move || -> Result<usize, String> {
+                        let rt = runtime()?;
+                        let mut failures = 0;
+                        for i in (t..calls).step_by(threads) {
+                            let (_, text, _) = CALLS[i % CALLS.len()];
+                            if mode.run(&rt, manager, text).error.is_some() {
+                                failures += 1;
+                            }
+                        }
+                        Ok(failures)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().map_err(|_| "worker thread panicked".to_owned())?)
+                .sum::<Result<usize, String>>()
+        })?;
+        let seconds = start.elapsed().as_secs_f64();
+        if failures > 0 {
+            return Err(format!(
+                "{failures} of {calls} {} calls failed",
+                mode.name()
+            ));
+        }
+        report.insert(
+            mode.name().to_owned(),
+            json!({ "calls": calls, "threads": threads, "seconds": seconds }),
+        );
+    }
+    Ok(Json::Object(report))
+}
+
+/// One call, as a fresh process does it: build the manager (and the sandbox), run, print.
+fn once(mode: Mode) -> Result<String, String> {
+    let rt = runtime()?;
+    let manager = fexpr::demo::manager();
+    let (_, text, _) = CALLS[0];
+    Ok(shown(&mode.run(&rt, &manager, text)))
+}
+
+fn number(arg: Option<String>, what: &str) -> Result<usize, String> {
+    arg.and_then(|a| a.parse().ok())
+        .ok_or_else(|| format!("expected {what} (a number)"))
+}
+
+fn main() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let command = args.next().unwrap_or_default();
+    let out = match command.as_str() {
+        "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
+        "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
+        "once" => Json::String(once(Mode::parse(&args.next().unwrap_or_default())?)?),
+        _ => {
+            return Err(
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox"
+                    .to_owned(),
+            )
+        }
+    };
+    println!("{out}");
+    Ok(())
+}
