@@ -30,6 +30,27 @@ pub struct ToolOutput {
     pub observation: Option<String>,
 }
 
+impl ToolOutput {
+    /// An output the model sees as it is.
+    ///
+    /// ```
+    /// let out = fexpr::ToolOutput::new(fexpr::Value::Int(3)).with_observation("three");
+    /// assert_eq!(out.observation.as_deref(), Some("three"));
+    /// ```
+    pub fn new(output: Value) -> ToolOutput {
+        ToolOutput {
+            output,
+            observation: None,
+        }
+    }
+
+    /// The same output with the text a model should see instead of the full output.
+    pub fn with_observation(mut self, observation: impl Into<String>) -> ToolOutput {
+        self.observation = Some(observation.into());
+        self
+    }
+}
+
 impl From<Value> for ToolOutput {
     fn from(output: Value) -> ToolOutput {
         ToolOutput {

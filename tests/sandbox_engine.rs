@@ -703,9 +703,27 @@ async fn compiled_module_is_cached_on_disk() {
         Ok(b"hi".to_vec())
     );
 
-    // A corrupt entry is replaced, not trusted.
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        std::fs::write(entry.unwrap().path(), b"not a module").unwrap();
+    // Entries are read-only: a mapped entry must never shrink under a running process.
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&entries[0]).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o400);
+    }
+    // A corrupt entry (replaced, as anything but truncating a mapped file in place) is not
+    // trusted: the module is compiled again and the entry rewritten.
+    std::fs::remove_file(&entries[0]).unwrap();
+    std::fs::write(&entries[0], b"not a module").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let read_only = std::fs::Permissions::from_mode(0o400);
+        std::fs::set_permissions(&entries[0], read_only).unwrap();
     }
     let third = Sandbox::from_module_bytes(config.clone(), wat.as_bytes()).unwrap();
     assert_eq!(third.module_source(), ModuleSource::Compiled);
