@@ -39,6 +39,12 @@ pub mod demo;
 #[cfg(feature = "native")]
 pub mod manager;
 #[cfg(feature = "native")]
+pub mod observe;
+#[cfg(feature = "native")]
+pub mod pool;
+#[cfg(feature = "native")]
+pub mod session;
+#[cfg(feature = "native")]
 pub mod tool;
 
 pub use call::{Function, FunctionExpression, FunctionOutput};
@@ -49,5 +55,7 @@ pub use value::{NdArray, Record, Value};
 
 #[cfg(feature = "native")]
 pub use manager::ToolManager;
+#[cfg(feature = "native")]
+pub use session::{CallContext, EventKind, Session, ToolEvent, ToolEvents};
 #[cfg(feature = "native")]
 pub use tool::{FunctionTool, Tool, ToolDefinition, ToolOutput};

@@ -3,15 +3,18 @@
 
 use indexmap::IndexMap;
 use serde_json::Value as Json;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::context::{Context, Entry};
 use crate::error::{clip, closest, Error, ErrorKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
+use crate::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
+use crate::session::{self, CallContext, Dependencies, EventKind, Session};
 use crate::syntax::{self, ExprKind};
-use crate::tool::{Tool, ToolDefinition};
+use crate::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::value::Value;
 
 /// Tools, the context expressions may use, and limits.
@@ -32,6 +35,10 @@ pub struct ToolManager {
     tools: IndexMap<String, Arc<dyn Tool>>,
     context: Context,
     limits: Limits,
+    /// Values tools receive by type ([`CallContext::dependency`]).
+    dependencies: Arc<Dependencies>,
+    /// The bound of observations in characters; `None` for [`DEFAULT_OBSERVATION_CHARS`].
+    observation_chars: Option<usize>,
     #[cfg(feature = "sandbox")]
     pub(crate) sandboxed: crate::sandbox::ManagerSandbox,
 }
@@ -56,6 +63,34 @@ impl ToolManager {
         self.tools.insert(def.name.clone(), tool);
         self.changed();
         self
+    }
+
+    /// Add every tool of a [`Component`] (a struct whose methods are tools).
+    pub fn component<C: Component>(mut self, component: Arc<C>) -> ToolManager {
+        for tool in component.tools() {
+            self.add_tool(Arc::new(tool));
+        }
+        self
+    }
+
+    /// Register a dependency: tools made with
+    /// [`FunctionTool::with_context`](crate::FunctionTool::with_context) get it with
+    /// [`CallContext::dependency::<T>()`](CallContext::dependency). It is never a parameter.
+    pub fn dependency<T: std::any::Any + Send + Sync>(mut self, value: Arc<T>) -> ToolManager {
+        Arc::make_mut(&mut self.dependencies).insert(value);
+        self.changed();
+        self
+    }
+
+    /// Bound observations to `max_chars` characters (default [`DEFAULT_OBSERVATION_CHARS`]).
+    pub fn observation_limit(mut self, max_chars: usize) -> ToolManager {
+        self.observation_chars = Some(max_chars);
+        self.changed();
+        self
+    }
+
+    fn max_observation_chars(&self) -> usize {
+        self.observation_chars.unwrap_or(DEFAULT_OBSERVATION_CHARS)
     }
 
     /// Add the names of `context` (variables, record types, functions); tools stay.
@@ -100,9 +135,25 @@ impl ToolManager {
         &self.context
     }
 
-    /// The tools' definitions.
+    /// The definitions of the tools available without a session (tools whose availability
+    /// predicate is false for `Session::default()` are left out; see
+    /// [`definitions_in`](ToolManager::definitions_in)).
     pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.tools.values().map(|t| t.definition())
+        self.tools
+            .values()
+            .filter(|t| is_available(t.as_ref(), &Session::default()))
+            .map(|t| t.definition())
+    }
+
+    /// The definitions of the tools available in `session`: what to show the model now.
+    pub fn definitions_in<'a>(
+        &'a self,
+        session: &'a Session,
+    ) -> impl Iterator<Item = &'a ToolDefinition> + 'a {
+        self.tools
+            .values()
+            .filter(move |t| is_available(t.as_ref(), session))
+            .map(|t| t.definition())
     }
 
     /// AdalFlow's `FunctionDefinition` objects.
@@ -110,6 +161,48 @@ impl ToolManager {
         self.definitions()
             .map(ToolDefinition::function_definition)
             .collect()
+    }
+
+    /// AdalFlow's `FunctionDefinition` objects of the tools available in `session`.
+    pub fn function_definitions_in(&self, session: &Session) -> Vec<Json> {
+        self.definitions_in(session)
+            .map(ToolDefinition::function_definition)
+            .collect()
+    }
+
+    /// OpenAI `tools` available in `session`.
+    pub fn openai_tools_in(&self, session: &Session) -> Json {
+        Json::Array(
+            self.definitions_in(session)
+                .map(ToolDefinition::openai)
+                .collect(),
+        )
+    }
+
+    /// Whether any successful output came from a tool marked
+    /// [`ends_turn`](crate::FunctionTool::ends_turn): the agent may stop after these calls.
+    pub fn ends_turn(&self, outputs: &[FunctionOutput]) -> bool {
+        outputs.iter().any(|out| {
+            out.error.is_none()
+                && self
+                    .tools
+                    .get(&out.name)
+                    .and_then(|t| t.features())
+                    .is_some_and(|f| f.is_ends_turn())
+        })
+    }
+
+    /// The text a model should see for `output`: the tool's observation if it gave one, else
+    /// a bounded summary of the output ([`summarize`]), else the error with its hint. Never
+    /// longer than the observation limit (plus `…`).
+    pub fn observation(&self, output: &FunctionOutput) -> String {
+        let max = self.max_observation_chars();
+        match (&output.observation, &output.output, &output.error) {
+            (Some(text), _, _) => clip(text, max),
+            (None, Some(value), _) => summarize(value, max),
+            (None, None, Some(error)) => clip(&format!("error: {error}"), max),
+            (None, None, None) => String::new(),
+        }
     }
 
     /// The function definitions as pretty JSON.
@@ -176,32 +269,71 @@ impl ToolManager {
                 .map(|(k, v)| (k.clone(), v.clone(), span))
                 .collect(),
         };
-        let mut results = NativeDispatch { manager: self }
-            .dispatch(vec![request])
-            .await;
+        let scope = Scope::new(Session::default());
+        let mut results = NativeDispatch {
+            manager: self,
+            scope: &scope,
+        }
+        .dispatch(vec![request])
+        .await;
         let result = results
             .pop()
             .unwrap_or_else(|| Err(Error::new(ErrorKind::Sandbox, "no result")));
-        output(func.name.clone(), input, Some(func), result)
+        let mut out = output(func.name.clone(), input, Some(func), result);
+        scope.attach(&mut out, span);
+        out
     }
 
     /// Parse and run one call expression.
     pub async fn execute_func_expr(&self, expr: impl Into<FunctionExpression>) -> FunctionOutput {
+        self.execute_func_expr_in(Session::default(), expr).await
+    }
+
+    /// [`execute_func_expr`](ToolManager::execute_func_expr) for `session`.
+    pub async fn execute_func_expr_in(
+        &self,
+        session: Session,
+        expr: impl Into<FunctionExpression>,
+    ) -> FunctionOutput {
         let expr = expr.into();
-        let outputs = self.execute(&expr.action).await;
+        let outputs = self.execute_in(session, &expr.action).await;
         single_output(&expr.action, outputs)
     }
 
     /// Run several call expressions concurrently; outputs in the same order.
     pub async fn execute_func_exprs(&self, exprs: &[FunctionExpression]) -> Vec<FunctionOutput> {
-        let texts: Vec<&str> = exprs.iter().map(|e| e.action.as_str()).collect();
-        self.execute_sources(&texts).await
+        let runs = exprs
+            .iter()
+            .map(|e| self.execute_in(Session::default(), &e.action));
+        futures_util::future::join_all(runs)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// Run what a model wrote: one call, or a list/tuple of calls (run concurrently).
     /// One output per call, in order.
     pub async fn execute(&self, text: &str) -> Vec<FunctionOutput> {
-        self.execute_sources(&[text]).await
+        self.execute_in(Session::default(), text).await
+    }
+
+    /// [`execute`](ToolManager::execute) for `session`: its id, tool-call id and state reach
+    /// the tools that take a [`CallContext`], its availability decides which tools may run,
+    /// and when it was made with [`Session::events`] every call reports its events there.
+    ///
+    /// ```
+    /// use fexpr::{CallContext, FunctionTool, Session, ToolManager};
+    /// let manager = ToolManager::new().tool(FunctionTool::with_context("whoami", [], |ctx: CallContext| {
+    ///     ctx.tool_call_id().to_string()
+    /// }));
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let out = rt.block_on(manager.execute_in(Session::new().tool_call_id("call_1"), "whoami()"));
+    /// assert_eq!(out[0].output, Some(fexpr::Value::Str("call_1".into())));
+    /// ```
+    pub async fn execute_in(&self, session: Session, text: &str) -> Vec<FunctionOutput> {
+        let scope = Scope::new(session);
+        self.execute_source(text, &scope).await
     }
 
     /// Run the JSON forms: a `Function` (`{"name", "kwargs"}`), a `FunctionExpression`
@@ -242,44 +374,30 @@ impl ToolManager {
         futures_util::future::join_all(futures).await
     }
 
-    async fn execute_sources(&self, texts: &[&str]) -> Vec<FunctionOutput> {
-        let parsed: Vec<Result<syntax::Expr, Error>> = texts
-            .iter()
-            .map(|t| syntax::parse(t, &self.limits))
-            .collect();
-        let mut units = Vec::new();
-        for (i, p) in parsed.iter().enumerate() {
-            if let Ok(expr) = p {
-                units.extend(eval::units(expr).into_iter().map(|u| (i, u)));
-            }
-        }
-        let exprs: Vec<&syntax::Expr> = units.iter().map(|(_, u)| *u).collect();
+    async fn execute_source(&self, text: &str, scope: &Scope) -> Vec<FunctionOutput> {
+        let parsed = match syntax::parse(text, &self.limits) {
+            Ok(parsed) => parsed,
+            Err(e) => return vec![FunctionOutput::failed(clip(text, 60), text, e)],
+        };
+        let units = eval::units(&parsed);
         let outcomes = eval::run(
-            &exprs,
+            &units,
             &self.context,
             &self.limits,
-            &NativeDispatch { manager: self },
+            &NativeDispatch {
+                manager: self,
+                scope,
+            },
         )
         .await;
-        let owners: Vec<usize> = units.iter().map(|(i, _)| *i).collect();
-        drop(units);
-        let mut outcomes = owners.into_iter().zip(outcomes).peekable();
-        let mut outputs = Vec::new();
-        for (i, p) in parsed.into_iter().enumerate() {
-            match p {
-                Err(e) => outputs.push(FunctionOutput::failed(clip(texts[i], 60), texts[i], e)),
-                Ok(_) => {
-                    while let Some((_, outcome)) = outcomes.next_if(|(owner, _)| *owner == i) {
-                        outputs.push(unit_output(texts[i], outcome));
-                    }
-                }
-            }
-        }
-        outputs
+        outcomes
+            .into_iter()
+            .map(|outcome| scope.unit_output(text, outcome))
+            .collect()
     }
 
     /// Bind, check and run one request against the registered tool.
-    async fn run_request(&self, request: ToolRequest) -> Result<crate::tool::ToolOutput, Error> {
+    async fn run_request(&self, request: ToolRequest, scope: &Scope) -> Result<ToolOutput, Error> {
         let Some(tool) = self.tools.get(&request.name) else {
             let mut e = Error::new(
                 ErrorKind::UnknownTool,
@@ -291,16 +409,80 @@ impl ToolManager {
             }
             return Err(e);
         };
+        if tool.features().is_none() && scope.session.events.is_none() {
+            // A plain tool and nobody listening: nothing beyond binding and the call.
+            let def = tool.definition();
+            let span = request.span;
+            let args = def.signature.bind(request.args, request.kwargs, span)?;
+            let out = tool.call(args).await.map_err(|e| e.at(span))?;
+            return self.checked(def, out, span);
+        }
+        let context = scope.context(self, &tool.definition().name);
+        let result = self.run_in(tool.as_ref(), request, &context).await;
+        if let Some(events) = &scope.session.events {
+            let kind = match &result {
+                Ok(out) => EventKind::Final(out.clone()),
+                Err(e) => EventKind::Error(e.clone()),
+            };
+            // A closed channel means nobody listens any more: not the call's failure.
+            let _ = events.send(context.event(kind)).await;
+        }
+        result
+    }
+
+    /// A call with its context: availability, memo, observation formatter.
+    async fn run_in(
+        &self,
+        tool: &dyn Tool,
+        request: ToolRequest,
+        context: &CallContext,
+    ) -> Result<ToolOutput, Error> {
         let def = tool.definition();
-        let args = def
-            .signature
-            .bind(request.args, request.kwargs, request.span)?;
-        let mut out = tool.call(args).await.map_err(|e| e.at(request.span))?;
+        let features = tool.features();
+        let span = request.span;
+        if let Some(Err(when)) = features.map(|f| f.availability(context.session())) {
+            return Err(Error::new(
+                ErrorKind::ToolFailed,
+                format!("tool `{}` is not available now", def.name),
+            )
+            .with_hint(format!("it becomes available {when}"))
+            .at(span));
+        }
+        let args = def.signature.bind(request.args, request.kwargs, span)?;
+        let memo = features.and_then(|f| f.memo());
+        let key = memo.map(|_| Memo::key(&args));
+        if let (Some(memo), Some(key)) = (memo, &key) {
+            if let Some(hit) = memo.get(key) {
+                return Ok(hit);
+            }
+        }
+        let out = tool
+            .call_in(args, context.clone())
+            .await
+            .map_err(|e| e.at(span))?;
+        let mut out = self.checked(def, out, span)?;
+        if out.observation.is_none() {
+            if let Some(text) = features.and_then(|f| f.observation(&out.output)) {
+                out.observation = Some(self.bounded(text));
+            }
+        }
+        if let (Some(memo), Some(key)) = (memo, key) {
+            memo.put(key, out.clone());
+        }
+        Ok(out)
+    }
+
+    /// Check a tool's output against the limits and its return type; bound its observation.
+    fn checked(
+        &self,
+        def: &ToolDefinition,
+        mut out: ToolOutput,
+        span: Span,
+    ) -> Result<ToolOutput, Error> {
         let size = out.output.approx_size();
         if size > self.limits.max_output_bytes {
             return Err(
-                Error::limit("max_output_bytes", self.limits.max_output_bytes, size)
-                    .at(request.span),
+                Error::limit("max_output_bytes", self.limits.max_output_bytes, size).at(span),
             );
         }
         if !matches!(def.return_type, crate::types::Type::Any) {
@@ -308,7 +490,98 @@ impl ToolManager {
                 out.output = typed;
             }
         }
+        if let Some(text) = out.observation.take() {
+            out.observation = Some(self.bounded(text));
+        }
         Ok(out)
+    }
+
+    /// `text` cut to the observation limit.
+    fn bounded(&self, text: String) -> String {
+        let max = self.max_observation_chars();
+        if text.len() <= max {
+            text
+        } else {
+            clip(&text, max)
+        }
+    }
+}
+
+/// Whether `tool` may be offered and called in `session`.
+fn is_available(tool: &dyn Tool, session: &Session) -> bool {
+    tool.features()
+        .is_none_or(|f| f.availability(session).is_ok())
+}
+
+/// One execution: the caller's session, the calls started so far, and the observations of
+/// calls (by span) to attach to the outputs.
+pub(crate) struct Scope {
+    pub(crate) session: Session,
+    next_index: AtomicU32,
+    tool_call_id: OnceLock<Arc<str>>,
+    observations: Mutex<Vec<(Span, String)>>,
+}
+
+impl Scope {
+    pub(crate) fn new(session: Session) -> Scope {
+        Scope {
+            session,
+            next_index: AtomicU32::new(0),
+            tool_call_id: OnceLock::new(),
+            observations: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The context of the next call, to `tool`.
+    fn context(&self, manager: &ToolManager, tool: &str) -> CallContext {
+        let tool_call_id = self
+            .tool_call_id
+            .get_or_init(|| match self.session.get_tool_call_id() {
+                Some(id) => id.into(),
+                None => session::fresh_tool_call_id(),
+            })
+            .clone();
+        CallContext {
+            session: self.session.clone(),
+            dependencies: manager.dependencies.clone(),
+            tool: tool.into(),
+            tool_call_id,
+            index: self.next_index.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Keep a call's result for its unit: the observation by span, the value for evaluation.
+    fn keep(&self, span: Span, result: Result<ToolOutput, Error>) -> Result<Value, Error> {
+        result.map(|out| {
+            if let Some(text) = out.observation {
+                if let Ok(mut observations) = self.observations.lock() {
+                    observations.push((span, text));
+                }
+            }
+            out.output
+        })
+    }
+
+    /// Give `out` the observation of the call at `span`, if it succeeded and there is one.
+    pub(crate) fn attach(&self, out: &mut FunctionOutput, span: Span) {
+        if out.output.is_none() {
+            return;
+        }
+        if let Ok(observations) = self.observations.lock() {
+            out.observation = observations
+                .iter()
+                .rev()
+                .find(|(at, _)| *at == span)
+                .map(|(_, text)| text.clone());
+        }
+    }
+
+    /// [`unit_output`] with the unit's observation.
+    pub(crate) fn unit_output(&self, source: &str, outcome: UnitOutcome) -> FunctionOutput {
+        let span = outcome.span;
+        let mut out = unit_output(source, outcome);
+        self.attach(&mut out, span);
+        out
     }
 }
 
@@ -367,6 +640,7 @@ fn output(
 /// Runs a batch of requests concurrently on the current task.
 pub(crate) struct NativeDispatch<'m> {
     pub(crate) manager: &'m ToolManager,
+    pub(crate) scope: &'m Scope,
 }
 
 impl Dispatch for NativeDispatch<'_> {
@@ -374,15 +648,19 @@ impl Dispatch for NativeDispatch<'_> {
         if let [_] = requests.as_slice() {
             let request = requests.into_iter().next();
             return match request {
-                Some(r) => vec![self.manager.run_request(r).await.map(|o| o.output)],
+                Some(r) => {
+                    let span = r.span;
+                    let result = self.manager.run_request(r, self.scope).await;
+                    vec![self.scope.keep(span, result)]
+                }
                 None => vec![],
             };
         }
-        let futures = requests.into_iter().map(|r| self.manager.run_request(r));
-        futures_util::future::join_all(futures)
-            .await
-            .into_iter()
-            .map(|r| r.map(|o| o.output))
-            .collect()
+        let futures = requests.into_iter().map(|r| async move {
+            let span = r.span;
+            let result = self.manager.run_request(r, self.scope).await;
+            self.scope.keep(span, result)
+        });
+        futures_util::future::join_all(futures).await
     }
 }

@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind};
+use crate::session::{CallContext, Session};
 use crate::types::{RecordType, Type};
 use crate::value::Value;
 
@@ -70,6 +71,20 @@ pub trait Tool: Send + Sync {
     /// Run with bound, coerced arguments: one entry per parameter in signature order, `None`
     /// for an optional parameter that was not given.
     fn call(&self, args: Vec<Option<Value>>) -> ToolFuture;
+
+    /// What the tool needs beyond a plain call (a [`CallContext`], an observation formatter,
+    /// an availability predicate, `ends_turn`, memoisation). `None`, the default, for plain
+    /// tools: the manager then calls [`call`](Tool::call) directly.
+    fn features(&self) -> Option<&ToolFeatures> {
+        None
+    }
+
+    /// Run with the call's context; the manager uses this when [`features`](Tool::features)
+    /// is `Some`. The default ignores the context.
+    fn call_in(&self, args: Vec<Option<Value>>, context: CallContext) -> ToolFuture {
+        let _ = context;
+        self.call(args)
+    }
 }
 
 /// How a tool is described to a model, and the signature its arguments are bound to.
@@ -252,6 +267,9 @@ type Invoke = dyn Fn(Vec<Option<Value>>) -> ToolFuture + Send + Sync;
 pub struct FunctionTool {
     definition: ToolDefinition,
     invoke: Arc<Invoke>,
+    /// Set for tools made with `with_context*`: runs with the call's context.
+    invoke_in: Option<Arc<InvokeIn>>,
+    features: Option<Box<ToolFeatures>>,
 }
 
 impl FunctionTool {
@@ -300,6 +318,8 @@ impl FunctionTool {
         FunctionTool {
             definition: ToolDefinition::new(name, "", parameters).with_returns(returns),
             invoke,
+            invoke_in: None,
+            features: None,
         }
     }
 
@@ -341,24 +361,14 @@ impl FunctionTool {
         let inner = self.invoke.clone();
         self.invoke = Arc::new(move |args| {
             let inner = inner.clone();
-            Box::pin(async move {
-                match tokio::task::spawn_blocking(move || {
-                    futures_util::FutureExt::now_or_never(inner(args))
-                })
-                .await
-                {
-                    Ok(Some(result)) => result,
-                    Ok(None) => Err(Error::new(
-                        ErrorKind::ToolFailed,
-                        "a blocking tool did not complete",
-                    )),
-                    Err(e) => Err(Error::new(
-                        ErrorKind::ToolFailed,
-                        format!("the tool's thread failed: {e}"),
-                    )),
-                }
-            })
+            on_blocking_thread(move || inner(args))
         });
+        if let Some(inner) = self.invoke_in.clone() {
+            self.invoke_in = Some(Arc::new(move |args, context| {
+                let inner = inner.clone();
+                on_blocking_thread(move || inner(args, context))
+            }));
+        }
         self
     }
 
@@ -394,8 +404,42 @@ impl Tool for FunctionTool {
     }
 
     fn call(&self, args: Vec<Option<Value>>) -> ToolFuture {
-        (self.invoke)(args)
+        match &self.invoke_in {
+            Some(invoke_in) => invoke_in(args, CallContext::detached(&self.definition.name)),
+            None => (self.invoke)(args),
+        }
     }
+
+    fn features(&self) -> Option<&ToolFeatures> {
+        self.features.as_deref()
+    }
+
+    fn call_in(&self, args: Vec<Option<Value>>, context: CallContext) -> ToolFuture {
+        match &self.invoke_in {
+            Some(invoke_in) => invoke_in(args, context),
+            None => (self.invoke)(args),
+        }
+    }
+}
+
+/// Run a sync tool's invocation on tokio's blocking thread pool.
+#[cfg(feature = "native")]
+fn on_blocking_thread(invoke: impl FnOnce() -> ToolFuture + Send + 'static) -> ToolFuture {
+    Box::pin(async move {
+        match tokio::task::spawn_blocking(move || futures_util::FutureExt::now_or_never(invoke()))
+            .await
+        {
+            Ok(Some(result)) => result,
+            Ok(None) => Err(Error::new(
+                ErrorKind::ToolFailed,
+                "a blocking tool did not complete",
+            )),
+            Err(e) => Err(Error::new(
+                ErrorKind::ToolFailed,
+                format!("the tool's thread failed: {e}"),
+            )),
+        }
+    })
 }
 
 fn panicked(panic: Box<dyn std::any::Any + Send>) -> Error {
@@ -549,3 +593,483 @@ tool_fns!(5; A1, A2, A3, A4, A5);
 tool_fns!(6; A1, A2, A3, A4, A5, A6);
 tool_fns!(7; A1, A2, A3, A4, A5, A6, A7);
 tool_fns!(8; A1, A2, A3, A4, A5, A6, A7, A8);
+
+type InvokeIn = dyn Fn(Vec<Option<Value>>, CallContext) -> ToolFuture + Send + Sync;
+type Observe = dyn Fn(&Value) -> String + Send + Sync;
+type Available = dyn Fn(&Session) -> bool + Send + Sync;
+
+/// What a tool needs beyond a plain call; see [`Tool::features`]. Build it with the methods
+/// below (or the same methods on [`FunctionTool`]).
+///
+/// ```
+/// use fexpr::tool::ToolFeatures;
+/// let features = ToolFeatures::new().ends_turn().cached(100).observe(|v| format!("got {}", v.repr()));
+/// assert!(features.is_ends_turn());
+/// assert_eq!(features.observation(&fexpr::Value::Int(3)).as_deref(), Some("got 3"));
+/// ```
+#[derive(Clone, Default)]
+pub struct ToolFeatures {
+    observe: Option<Arc<Observe>>,
+    available: Option<(Arc<Available>, String)>,
+    ends_turn: bool,
+    memo: Option<Arc<Memo>>,
+}
+
+impl ToolFeatures {
+    /// No features beyond receiving a [`CallContext`].
+    pub fn new() -> ToolFeatures {
+        ToolFeatures::default()
+    }
+
+    /// Write the model's observation of an output (unless the tool gave one itself).
+    pub fn observe(
+        mut self,
+        format: impl Fn(&Value) -> String + Send + Sync + 'static,
+    ) -> ToolFeatures {
+        self.observe = Some(Arc::new(format));
+        self
+    }
+
+    /// Offer the tool only while `available` holds for the caller's session: otherwise it is
+    /// left out of the definitions and a call is refused with a message that includes `when`
+    /// (say when it becomes available, e.g. "after a search has returned results").
+    pub fn available_when(
+        mut self,
+        available: impl Fn(&Session) -> bool + Send + Sync + 'static,
+        when: impl Into<String>,
+    ) -> ToolFeatures {
+        self.available = Some((Arc::new(available), when.into()));
+        self
+    }
+
+    /// Mark the tool as one that can end the agent's turn (a final answer, say).
+    pub fn ends_turn(mut self) -> ToolFeatures {
+        self.ends_turn = true;
+        self
+    }
+
+    /// Remember up to `max_entries` outputs keyed by the canonical bound arguments (the oldest
+    /// entry is dropped first). Only successful outputs are remembered.
+    pub fn cached(mut self, max_entries: usize) -> ToolFeatures {
+        self.memo = Some(Arc::new(Memo::new(max_entries)));
+        self
+    }
+
+    /// The formatter's observation of `output`, if there is a formatter.
+    pub fn observation(&self, output: &Value) -> Option<String> {
+        self.observe.as_ref().map(|f| f(output))
+    }
+
+    /// Whether the tool is available in `session`; `Err` holds when it becomes available.
+    pub fn availability(&self, session: &Session) -> Result<(), &str> {
+        match &self.available {
+            Some((available, when)) if !available(session) => Err(when),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the tool can end the turn.
+    pub fn is_ends_turn(&self) -> bool {
+        self.ends_turn
+    }
+
+    /// The memo, when the tool is cached.
+    pub fn memo(&self) -> Option<&Memo> {
+        self.memo.as_deref()
+    }
+}
+
+/// Remembered outputs of a cached tool, keyed by canonical arguments, bounded in entries.
+pub struct Memo {
+    max_entries: usize,
+    entries: std::sync::Mutex<indexmap::IndexMap<String, ToolOutput>>,
+}
+
+impl Memo {
+    fn new(max_entries: usize) -> Memo {
+        Memo {
+            max_entries,
+            entries: std::sync::Mutex::new(indexmap::IndexMap::new()),
+        }
+    }
+
+    /// The key of bound arguments: their Python forms, with dict and set entries sorted so
+    /// that equal values give equal keys.
+    pub fn key(args: &[Option<Value>]) -> String {
+        let mut key = String::new();
+        for arg in args {
+            match arg {
+                Some(v) => canonical(v, &mut key),
+                None => key.push('-'),
+            }
+            key.push('\u{1f}');
+        }
+        key
+    }
+
+    /// The remembered output for `key`.
+    pub fn get(&self, key: &str) -> Option<ToolOutput> {
+        self.entries.lock().ok()?.get(key).cloned()
+    }
+
+    /// Remember `output` under `key`, dropping the oldest entry when full.
+    pub fn put(&self, key: String, output: ToolOutput) {
+        if self.max_entries == 0 {
+            return;
+        }
+        if let Ok(mut entries) = self.entries.lock() {
+            if !entries.contains_key(&key) && entries.len() >= self.max_entries {
+                entries.shift_remove_index(0);
+            }
+            entries.insert(key, output);
+        }
+    }
+
+    /// Entries remembered now.
+    pub fn len(&self) -> usize {
+        self.entries.lock().map(|e| e.len()).unwrap_or(0)
+    }
+
+    /// Whether nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Append the canonical form of `v`: its repr, except that dict and set entries are sorted.
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Dict(map) => {
+            let mut items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| {
+                    let mut item = String::new();
+                    canonical(k, &mut item);
+                    item.push_str(": ");
+                    canonical(v, &mut item);
+                    item
+                })
+                .collect();
+            items.sort();
+            out.push('{');
+            out.push_str(&items.join(", "));
+            out.push('}');
+        }
+        Value::Set(set) => {
+            let mut items: Vec<String> = set
+                .iter()
+                .map(|v| {
+                    let mut item = String::new();
+                    canonical(v, &mut item);
+                    item
+                })
+                .collect();
+            items.sort();
+            out.push_str("set(");
+            out.push_str(&items.join(", "));
+            out.push(')');
+        }
+        Value::List(items) | Value::Tuple(items) => {
+            out.push(if matches!(v, Value::List(_)) {
+                '['
+            } else {
+                '('
+            });
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                canonical(item, out);
+            }
+            out.push(if matches!(v, Value::List(_)) {
+                ']'
+            } else {
+                ')'
+            });
+        }
+        Value::Record(r) => {
+            out.push_str(&r.name);
+            out.push('(');
+            for (i, (name, v)) in r.fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(name);
+                out.push('=');
+                canonical(v, out);
+            }
+            out.push(')');
+        }
+        other => out.push_str(&other.repr()),
+    }
+}
+
+impl FunctionTool {
+    /// A tool from a sync function that also receives the call's [`CallContext`] as its first
+    /// argument: the injected `tool_call_id`, the caller's state, registered dependencies,
+    /// status and partial-result reporting. The context is not a parameter: it is not in
+    /// the schema and an expression cannot set it.
+    ///
+    /// ```
+    /// use fexpr::{CallContext, FunctionTool, Tool};
+    /// let echo = FunctionTool::with_context("echo", ["text"], |ctx: CallContext, text: String| {
+    ///     format!("{text} (call {})", ctx.tool_call_id())
+    /// });
+    /// assert_eq!(echo.definition().python_signature(), "echo(text: str) -> str");
+    /// ```
+    pub fn with_context<Args, M, F: ContextFn<Args, M>>(
+        name: impl Into<String>,
+        params: F::Names,
+        f: F,
+    ) -> FunctionTool {
+        let (parameters, returns) = schema_for(F::names(&params), F::schemas);
+        let f = Arc::new(f);
+        let invoke_in: Arc<InvokeIn> = Arc::new(move |args, context| {
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| f.invoke(context, args)))
+                .unwrap_or_else(|panic| Err(panicked(panic)));
+            Box::pin(std::future::ready(result))
+        });
+        FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
+    }
+
+    /// A tool from an async function that receives the call's [`CallContext`] first (see
+    /// [`with_context`](FunctionTool::with_context)). It may return a [`ToolOutput`] to give
+    /// its own observation.
+    pub fn with_context_async<Args, M, F: AsyncContextFn<Args, M>>(
+        name: impl Into<String>,
+        params: F::Names,
+        f: F,
+    ) -> FunctionTool {
+        let (parameters, returns) = schema_for(F::names(&params), F::schemas);
+        let f = Arc::new(f);
+        let invoke_in: Arc<InvokeIn> = Arc::new(move |args, context| {
+            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f.invoke(context, args))) {
+                Ok(fut) => fut,
+                Err(panic) => return Box::pin(std::future::ready(Err(panicked(panic)))),
+            };
+            Box::pin(async move {
+                AssertUnwindSafe(fut)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| Err(panicked(panic)))
+            })
+        });
+        FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
+    }
+
+    fn build_in(
+        name: String,
+        parameters: Json,
+        returns: Json,
+        invoke_in: Arc<InvokeIn>,
+    ) -> FunctionTool {
+        let detached_name = name.clone();
+        let plain = invoke_in.clone();
+        let invoke: Arc<Invoke> =
+            Arc::new(move |args| plain(args, CallContext::detached(&detached_name)));
+        let mut tool = FunctionTool::build(name, parameters, returns, invoke);
+        tool.invoke_in = Some(invoke_in);
+        tool.features = Some(Box::default());
+        tool
+    }
+
+    fn features_mut(&mut self) -> &mut ToolFeatures {
+        self.features.get_or_insert_with(Box::default)
+    }
+
+    /// Write the model's observation of each output with `format` (unless the tool returned
+    /// a [`ToolOutput`] with its own). The full output stays in `FunctionOutput::output`.
+    pub fn observe(
+        mut self,
+        format: impl Fn(&Value) -> String + Send + Sync + 'static,
+    ) -> FunctionTool {
+        let features = std::mem::take(self.features_mut());
+        *self.features_mut() = features.observe(format);
+        self
+    }
+
+    /// Offer the tool only while `available` holds for the caller's session (see
+    /// [`ToolFeatures::available_when`]).
+    pub fn available_when(
+        mut self,
+        available: impl Fn(&Session) -> bool + Send + Sync + 'static,
+        when: impl Into<String>,
+    ) -> FunctionTool {
+        let features = std::mem::take(self.features_mut());
+        *self.features_mut() = features.available_when(available, when);
+        self
+    }
+
+    /// Mark the tool as one that can end the turn (see [`ToolManager::ends_turn`](crate::ToolManager::ends_turn)).
+    pub fn ends_turn(mut self) -> FunctionTool {
+        self.features_mut().ends_turn = true;
+        self
+    }
+
+    /// Remember up to `max_entries` outputs keyed by canonical arguments (see
+    /// [`ToolFeatures::cached`]).
+    pub fn cached(mut self, max_entries: usize) -> FunctionTool {
+        self.features_mut().memo = Some(Arc::new(Memo::new(max_entries)));
+        self
+    }
+}
+
+/// A struct whose methods are tools: configuration, clients, credentials and state stay in
+/// the struct, hidden from the model; only the tools' own parameters are in their schemas.
+///
+/// ```
+/// use std::sync::{Arc, atomic::{AtomicU32, Ordering}};
+/// use fexpr::{tool::Component, FunctionTool, ToolManager};
+///
+/// struct Counter { step: u32, total: AtomicU32 }
+/// impl Component for Counter {
+///     fn tools(self: Arc<Self>) -> Vec<FunctionTool> {
+///         let this = self.clone();
+///         vec![FunctionTool::new("bump", [], move || this.total.fetch_add(this.step, Ordering::Relaxed) + this.step)]
+///     }
+/// }
+/// let manager = ToolManager::new().component(Arc::new(Counter { step: 2, total: AtomicU32::new(0) }));
+/// assert_eq!(manager.definitions().next().unwrap().python_signature(), "bump() -> int");
+/// ```
+pub trait Component: Send + Sync + 'static {
+    /// The tools, each holding a clone of `self`.
+    fn tools(self: Arc<Self>) -> Vec<FunctionTool>;
+}
+
+/// A sync function with a [`CallContext`] first: `Fn(CallContext, A, B, ...) -> R`.
+pub trait ContextFn<Args, M>: Send + Sync + 'static {
+    /// `[&str; N]`: one name per parameter after the context.
+    type Names;
+    /// The names as a list.
+    fn names(names: &Self::Names) -> Vec<&'static str>;
+    /// Parameter schemas and the return schema.
+    fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
+    /// Call with the context and bound arguments.
+    fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> Result<ToolOutput, Error>;
+}
+
+/// An async function with a [`CallContext`] first.
+pub trait AsyncContextFn<Args, M>: Send + Sync + 'static {
+    /// `[&str; N]`: one name per parameter after the context.
+    type Names;
+    /// The names as a list.
+    fn names(names: &Self::Names) -> Vec<&'static str>;
+    /// Parameter schemas and the return schema.
+    fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
+    /// Call with the context and bound arguments.
+    fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> ToolFuture;
+}
+
+/// Marks [`ContextReturn`] for a [`ToolReturn`] value.
+pub enum ViaReturn {}
+/// Marks [`ContextReturn`] for a [`ToolOutput`] (output plus observation).
+pub enum ViaOutput {}
+/// Marks [`ContextReturn`] for `Result<ToolOutput, ToolError>`.
+pub enum ViaFallibleOutput {}
+/// Marks [`ContextReturn`] for `Result<ToolOutput, Error>` (the error kept as it is).
+pub enum ViaErrorOutput {}
+
+/// What a context tool may return: anything a plain tool may, or a [`ToolOutput`] (with its
+/// own observation), or `Result<ToolOutput, ToolError>`, or `Result<ToolOutput, Error>` (an
+/// [`Error`] of any kind, e.g. the `Limit` error of an empty [`EnvPool`](crate::pool::EnvPool)).
+pub trait ContextReturn<M>: Send + 'static {
+    /// The JSON Schema of the value (`{}`, any, for a `ToolOutput`).
+    fn schema(generator: &mut schemars::SchemaGenerator) -> Json;
+    /// The output, or the tool's failure.
+    fn into_output(self) -> Result<ToolOutput, Error>;
+}
+
+impl<T: ToolReturn<M>, M> ContextReturn<(ViaReturn, M)> for T {
+    fn schema(generator: &mut schemars::SchemaGenerator) -> Json {
+        T::schema(generator)
+    }
+    fn into_output(self) -> Result<ToolOutput, Error> {
+        self.into_value().map(ToolOutput::from)
+    }
+}
+
+impl ContextReturn<ViaOutput> for ToolOutput {
+    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
+        json!({})
+    }
+    fn into_output(self) -> Result<ToolOutput, Error> {
+        Ok(self)
+    }
+}
+
+impl ContextReturn<ViaFallibleOutput> for Result<ToolOutput, ToolError> {
+    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
+        json!({})
+    }
+    fn into_output(self) -> Result<ToolOutput, Error> {
+        self.map_err(|e| Error::new(ErrorKind::ToolFailed, e.0))
+    }
+}
+
+impl ContextReturn<ViaErrorOutput> for Result<ToolOutput, Error> {
+    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
+        json!({})
+    }
+    fn into_output(self) -> Result<ToolOutput, Error> {
+        self
+    }
+}
+
+macro_rules! context_fns {
+    ($n:literal; $($a:ident),*) => {
+        impl<F, R, M, $($a,)*> ContextFn<($($a,)*), M> for F
+        where
+            F: Fn(CallContext, $($a),*) -> R + Send + Sync + 'static,
+            R: ContextReturn<M>,
+            $($a: DeserializeOwned + schemars::JsonSchema + Send + 'static,)*
+        {
+            type Names = [&'static str; $n];
+            fn names(names: &Self::Names) -> Vec<&'static str> {
+                names.to_vec()
+            }
+            fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
+                (param_schemas!(generator; $($a),*), R::schema(generator))
+            }
+            #[allow(unused_variables, unused_mut, non_snake_case)]
+            fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> Result<ToolOutput, Error> {
+                let mut it = args.into_iter();
+                $(let $a: $a = arg(&mut it, stringify!($a))?;)*
+                (self)(context, $($a),*).into_output()
+            }
+        }
+
+        impl<F, Fut, R, M, $($a,)*> AsyncContextFn<($($a,)*), M> for F
+        where
+            F: Fn(CallContext, $($a),*) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = R> + Send + 'static,
+            R: ContextReturn<M>,
+            $($a: DeserializeOwned + schemars::JsonSchema + Send + 'static,)*
+        {
+            type Names = [&'static str; $n];
+            fn names(names: &Self::Names) -> Vec<&'static str> {
+                names.to_vec()
+            }
+            fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
+                (param_schemas!(generator; $($a),*), R::schema(generator))
+            }
+            #[allow(unused_variables, unused_mut, non_snake_case)]
+            fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> ToolFuture {
+                let mut it = args.into_iter();
+                $(let $a: $a = match arg(&mut it, stringify!($a)) {
+                    Ok(v) => v,
+                    Err(e) => return Box::pin(std::future::ready(Err(e))),
+                };)*
+                let fut = (self)(context, $($a),*);
+                Box::pin(async move { fut.await.into_output() })
+            }
+        }
+    };
+}
+
+context_fns!(0;);
+context_fns!(1; A1);
+context_fns!(2; A1, A2);
+context_fns!(3; A1, A2, A3);
+context_fns!(4; A1, A2, A3, A4);
+context_fns!(5; A1, A2, A3, A4, A5);
+context_fns!(6; A1, A2, A3, A4, A5, A6);

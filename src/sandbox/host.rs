@@ -7,7 +7,8 @@ use crate::call::{FunctionExpression, FunctionOutput};
 use crate::error::{clip, Error, ErrorKind};
 use crate::eval::{Dispatch, ToolRequest};
 use crate::limits::Limits;
-use crate::manager::{single_output, unit_output, NativeDispatch, ToolManager};
+use crate::manager::{single_output, NativeDispatch, Scope, ToolManager};
+use crate::session::Session;
 use crate::value::Value;
 use crate::wire::{self, GuestResponse};
 use std::future::Future;
@@ -110,6 +111,26 @@ impl ToolManager {
         text: &str,
         limits: &Limits,
     ) -> Vec<FunctionOutput> {
+        self.run_sandboxed(Session::default(), text, limits).await
+    }
+
+    /// [`execute_via_sandbox`](ToolManager::execute_via_sandbox) for `session` (see
+    /// [`execute_in`](ToolManager::execute_in)): the host runs the guest's tool calls with
+    /// the session's id, state, availability and events.
+    pub async fn execute_via_sandbox_in(
+        &self,
+        session: Session,
+        text: &str,
+    ) -> Vec<FunctionOutput> {
+        self.run_sandboxed(session, text, self.get_limits()).await
+    }
+
+    async fn run_sandboxed(
+        &self,
+        session: Session,
+        text: &str,
+        limits: &Limits,
+    ) -> Vec<FunctionOutput> {
         let failed = |error: Error| vec![FunctionOutput::failed(clip(text, 60), text, error)];
         let sandbox = match self.get_sandbox() {
             Ok(sandbox) => sandbox,
@@ -124,10 +145,12 @@ impl ToolManager {
             Ok(request) => request,
             Err(error) => return failed(error),
         };
+        let scope = Arc::new(Scope::new(session));
         let host = Arc::new(HostSide {
             manager: prepared.host.clone(),
             max_calls: limits.max_calls,
             calls: AtomicUsize::new(0),
+            scope: scope.clone(),
         });
         // The response repeats each call's arguments next to its result. Results are bounded
         // by `max_output_bytes` on the host, one by one as natively; the response as a whole
@@ -144,7 +167,7 @@ impl ToolManager {
         let mut outputs = match response {
             Ok(GuestResponse::Units(outcomes)) if !outcomes.is_empty() => outcomes
                 .into_iter()
-                .map(|outcome| unit_output(text, outcome))
+                .map(|outcome| scope.unit_output(text, outcome))
                 .collect(),
             Ok(GuestResponse::Units(_)) => failed(Error::new(
                 ErrorKind::Sandbox,
@@ -208,11 +231,14 @@ struct HostSide {
     /// [`Limits::max_calls`]: the guest counts its calls too, but the guest is not trusted.
     max_calls: usize,
     calls: AtomicUsize,
+    /// The execution's session, call count and observations.
+    scope: Arc<Scope>,
 }
 
 impl HostCalls for HostSide {
     fn call(&self, request: Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> {
         let manager = self.manager.clone();
+        let scope = self.scope.clone();
         let batch = wire::decode::<Vec<ToolRequest>>(&request).and_then(|requests| {
             let before = self.calls.fetch_add(requests.len(), Ordering::Relaxed);
             let total = before.saturating_add(requests.len());
@@ -224,9 +250,12 @@ impl HostCalls for HostSide {
         Box::pin(async move {
             let results: Vec<Result<Value, Error>> = match batch {
                 Ok(requests) => {
-                    NativeDispatch { manager: &manager }
-                        .dispatch(requests)
-                        .await
+                    NativeDispatch {
+                        manager: &manager,
+                        scope: &scope,
+                    }
+                    .dispatch(requests)
+                    .await
                 }
                 // One error answers the whole batch (see `wire::HostDispatch`).
                 Err(error) => vec![Err(error)],
@@ -248,6 +277,7 @@ mod tests {
             manager: Arc::new(crate::demo::manager()),
             max_calls,
             calls: AtomicUsize::new(0),
+            scope: Arc::new(Scope::new(Session::default())),
         }
     }
 

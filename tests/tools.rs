@@ -1,0 +1,875 @@
+//! Tools the way agent frameworks need them (issue 5): component tools, output vs observation,
+//! injected parameters, environment pools, streaming events, availability and `ends_turn`,
+//! parallel calls and memoisation — natively, and one case of each through the sandbox.
+
+mod common;
+
+use fexpr::pool::{EnvPool, Environment};
+use fexpr::tool::{Component, ToolError};
+use fexpr::{
+    CallContext, ErrorKind, EventKind, FunctionOutput, FunctionTool, Session, ToolEvent,
+    ToolManager, ToolOutput, Value,
+};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn run(manager: &ToolManager, session: Session, text: &str) -> Vec<FunctionOutput> {
+    common::runtime().block_on(manager.execute_in(session, text))
+}
+
+fn one(manager: &ToolManager, text: &str) -> FunctionOutput {
+    let mut outs = run(manager, Session::new(), text);
+    assert_eq!(outs.len(), 1, "{outs:?}");
+    outs.remove(0)
+}
+
+#[cfg(feature = "sandbox")]
+fn sandboxed(manager: &ToolManager, session: Session, text: &str) -> Vec<FunctionOutput> {
+    common::runtime().block_on(manager.execute_via_sandbox_in(session, text))
+}
+
+/// Every definition format of every tool, as one text.
+fn all_definitions(manager: &ToolManager, session: &Session) -> String {
+    let defs: Vec<_> = manager.definitions_in(session).collect();
+    let mut text = String::new();
+    for d in defs {
+        text.push_str(&d.python());
+        text.push_str(&d.openai().to_string());
+        text.push_str(&d.anthropic().to_string());
+        text.push_str(&d.mcp().to_string());
+        text.push_str(&d.function_definition().to_string());
+    }
+    text
+}
+
+// ---------------------------------------------------------------- 1. component tools
+
+struct SearchIndex {
+    api_key: String,
+    corpus: Vec<String>,
+    searches: AtomicU32,
+}
+
+impl SearchIndex {
+    fn search(&self, query: &str, limit: usize) -> Result<Vec<String>, ToolError> {
+        if self.api_key.is_empty() {
+            return Err(ToolError::new("not configured"));
+        }
+        self.searches.fetch_add(1, Ordering::Relaxed);
+        Ok(self
+            .corpus
+            .iter()
+            .filter(|d| d.contains(query))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+}
+
+impl Component for SearchIndex {
+    fn tools(self: Arc<Self>) -> Vec<FunctionTool> {
+        let this = self.clone();
+        let search = FunctionTool::new(
+            "search",
+            ["query", "limit"],
+            move |query: String, limit: Option<usize>| this.search(&query, limit.unwrap_or(3)),
+        )
+        .description("Search the documents.")
+        .observe(|v| match v {
+            Value::List(hits) => format!("{} documents found", hits.len()),
+            other => other.repr(),
+        });
+        let this = self.clone();
+        let count = FunctionTool::new("searches_so_far", [], move || {
+            this.searches.load(Ordering::Relaxed)
+        });
+        vec![search, count]
+    }
+}
+
+fn search_component() -> Arc<SearchIndex> {
+    Arc::new(SearchIndex {
+        api_key: "sk-secret-123".into(),
+        corpus: (0..50).map(|i| format!("doc {i} about rust")).collect(),
+        searches: AtomicU32::new(0),
+    })
+}
+
+#[test]
+fn component_tools_hide_their_state_and_keep_it_across_calls() {
+    let component = search_component();
+    let manager = ToolManager::new().component(component.clone());
+    let defs = all_definitions(&manager, &Session::new());
+    assert!(
+        defs.contains("search(query: str, limit: int | None = None)"),
+        "{defs}"
+    );
+    for hidden in ["api_key", "sk-secret", "corpus", "searches\""] {
+        assert!(!defs.contains(hidden), "{hidden} leaked into {defs}");
+    }
+    let out = one(&manager, "search(query='rust', limit=2)");
+    assert_eq!(
+        out.output.unwrap().repr(),
+        "['doc 0 about rust', 'doc 1 about rust']"
+    );
+    one(&manager, "search(query='doc 4')");
+    // State the owner keeps persists across calls ...
+    assert_eq!(
+        one(&manager, "searches_so_far()").output,
+        Some(Value::Int(2))
+    );
+    assert_eq!(component.searches.load(Ordering::Relaxed), 2);
+    // ... while per-call data does not: a call without `limit` gets the default, not the
+    // previous call's 2.
+    let out = one(&manager, "search(query='rust')");
+    assert_eq!(out.output.map(|v| v.repr().matches("doc").count()), Some(3));
+}
+
+// ---------------------------------------------------------------- 2. output vs observation
+
+#[test]
+fn the_observation_is_short_and_the_output_full() {
+    let manager = ToolManager::new().component(search_component());
+    let out = one(&manager, "search(query='rust', limit=40)");
+    assert_eq!(out.observation.as_deref(), Some("40 documents found"));
+    assert!(matches!(&out.output, Some(Value::List(hits)) if hits.len() == 40));
+    assert_eq!(manager.observation(&out), "40 documents found");
+    assert_eq!(out.to_json()["observation"], "40 documents found");
+
+    // Several calls: each output has its own tool's observation; plain tools have none.
+    let outs = run(
+        &manager,
+        Session::new(),
+        "[search(query='doc 1', limit=20), searches_so_far()]",
+    );
+    assert_eq!(outs[0].observation.as_deref(), Some("11 documents found"));
+    assert_eq!(outs[1].observation, None);
+    // A failed call has no observation; the model reads the error instead.
+    let failed = one(&manager, "search(query=1)");
+    assert_eq!(failed.observation, None);
+    assert!(
+        manager.observation(&failed).starts_with("error: Type"),
+        "{}",
+        manager.observation(&failed)
+    );
+}
+
+#[test]
+fn a_tool_can_return_its_own_observation() {
+    let manager = ToolManager::new().tool(FunctionTool::with_context(
+        "fetch",
+        ["url"],
+        |_ctx: CallContext, url: String| {
+            ToolOutput::new(Value::Str("<html>".repeat(1000)))
+                .with_observation(format!("fetched {url}: 6000 bytes of HTML"))
+        },
+    ));
+    let out = one(&manager, "fetch(url='https://example.org')");
+    assert_eq!(
+        out.observation.as_deref(),
+        Some("fetched https://example.org: 6000 bytes of HTML")
+    );
+    assert!(matches!(&out.output, Some(Value::Str(s)) if s.len() == 6000));
+}
+
+#[test]
+fn observations_are_bounded_by_default() {
+    let manager = ToolManager::new()
+        .tool(FunctionTool::new("rows", ["n"], |n: i64| {
+            (0..n).map(|i| format!("row {i}")).collect::<Vec<_>>()
+        }))
+        .tool(FunctionTool::new("chatty", [], || 1).observe(|_| "blah ".repeat(100_000)));
+    let out = one(&manager, "rows(n=20000)");
+    assert!(matches!(&out.output, Some(Value::List(r)) if r.len() == 20_000));
+    let text = manager.observation(&out);
+    assert!(text.chars().count() <= fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1);
+    assert!(text.contains("19992 more of 20000 items"), "{text}");
+    // A formatter's text is cut to the bound too, and the bound is configurable.
+    let out = one(&manager, "chatty()");
+    let obs = out.observation.unwrap();
+    assert_eq!(
+        obs.chars().count(),
+        fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1
+    );
+    assert!(obs.ends_with('…'));
+    let tight = manager.observation_limit(50);
+    let out = one(&tight, "chatty()");
+    assert_eq!(out.observation.unwrap().chars().count(), 51);
+    assert!(
+        tight
+            .observation(&one(&tight, "rows(n=20000)"))
+            .chars()
+            .count()
+            <= 51
+    );
+}
+
+#[cfg(feature = "sandbox")]
+#[test]
+fn observations_come_back_from_the_sandbox() {
+    let manager = ToolManager::new().component(search_component());
+    let outs = sandboxed(
+        &manager,
+        Session::new(),
+        "[search(query='doc 2', limit=5), searches_so_far()]",
+    );
+    assert_eq!(outs[0].observation.as_deref(), Some("5 documents found"));
+    assert_eq!(outs[1].observation, None);
+    assert!(outs[0].receipt.is_some());
+}
+
+// ---------------------------------------------------------------- 3. injected parameters
+
+struct AgentState {
+    messages: Mutex<Vec<String>>,
+}
+
+struct Weather {
+    unit: &'static str,
+}
+
+fn injected_manager(ran: Arc<AtomicU32>) -> ToolManager {
+    ToolManager::new()
+        .dependency(Arc::new(Weather { unit: "°C" }))
+        .tool(
+            FunctionTool::with_context(
+                "get_weather",
+                ["city"],
+                move |ctx: CallContext, city: String| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    let state = ctx.state::<AgentState>()?;
+                    let weather = ctx.dependency::<Weather>()?;
+                    let text = format!("{city}: 21 {}", weather.unit);
+                    state
+                        .messages
+                        .lock()
+                        .map_err(|_| ToolError::new("state poisoned"))?
+                        .push(format!("[{}] {text}", ctx.tool_call_id()));
+                    Ok::<_, ToolError>(text)
+                },
+            )
+            .description("Weather of a city."),
+        )
+}
+
+#[test]
+fn injected_values_reach_the_tool_and_never_the_schema() {
+    let ran = Arc::new(AtomicU32::new(0));
+    let manager = injected_manager(ran.clone());
+    let defs = all_definitions(&manager, &Session::new());
+    assert!(defs.contains("get_weather(city: str) -> str"), "{defs}");
+    for hidden in ["tool_call_id", "state", "ctx", "context", "°C", "unit"] {
+        assert!(!defs.contains(hidden), "{hidden} in {defs}");
+    }
+    let state = Arc::new(AgentState {
+        messages: Mutex::new(vec![]),
+    });
+    let session = Session::new().tool_call_id("call_42").state(state.clone());
+    let outs = run(
+        &manager,
+        session,
+        "[get_weather(city='Paris'), get_weather(city='Oslo')]",
+    );
+    assert_eq!(outs[0].output, Some(Value::Str("Paris: 21 °C".into())));
+    assert_eq!(
+        *state.messages.lock().unwrap(),
+        vec!["[call_42] Paris: 21 °C", "[call_42] Oslo: 21 °C"]
+    );
+    // Without a state the tool says what it lacks, readably.
+    let out = one(&manager, "get_weather(city='Rome')");
+    let e = out.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::ToolFailed);
+    assert!(e.message.contains("needs the caller's state"), "{e}");
+    // Without a tool-call id each execution gets its own.
+    let ids = Arc::new(Mutex::new(Vec::new()));
+    let seen = ids.clone();
+    let manager = ToolManager::new().tool(FunctionTool::with_context(
+        "whoami",
+        [],
+        move |ctx: CallContext| {
+            seen.lock()
+                .unwrap()
+                .push((ctx.tool_call_id().to_string(), ctx.index()));
+        },
+    ));
+    run(&manager, Session::new(), "[whoami(), whoami()]");
+    run(&manager, Session::new(), "whoami()");
+    let ids = ids.lock().unwrap().clone();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(ids[0].0, ids[1].0);
+    assert_ne!(ids[0].0, ids[2].0);
+    let mut indexes = vec![ids[0].1, ids[1].1];
+    indexes.sort();
+    assert_eq!(indexes, vec![0, 1]);
+    assert_eq!(ids[2].1, 0);
+}
+
+#[test]
+fn an_expression_cannot_set_an_injected_value() {
+    let ran = Arc::new(AtomicU32::new(0));
+    let manager = injected_manager(ran.clone());
+    for text in [
+        "get_weather(city='Paris', tool_call_id='forged')",
+        "get_weather(city='Paris', state={'admin': True})",
+        "get_weather(city='Paris', ctx=None)",
+        "get_weather('Paris', 'forged')",
+    ] {
+        let out = one(&manager, text);
+        assert_eq!(
+            out.error.map(|e| e.kind),
+            Some(ErrorKind::Arguments),
+            "{text}"
+        );
+    }
+    let json = serde_json::json!({"name": "get_weather", "kwargs": {"city": "Paris", "tool_call_id": "x"}});
+    let outs = common::runtime().block_on(manager.execute_json(&json));
+    assert_eq!(
+        outs[0].error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::Arguments)
+    );
+    assert_eq!(ran.load(Ordering::Relaxed), 0, "the tool must not run");
+}
+
+#[cfg(feature = "sandbox")]
+#[test]
+fn injection_works_through_the_sandbox() {
+    let ran = Arc::new(AtomicU32::new(0));
+    let manager = injected_manager(ran.clone());
+    let state = Arc::new(AgentState {
+        messages: Mutex::new(vec![]),
+    });
+    let session = Session::new().tool_call_id("call_7").state(state.clone());
+    let outs = sandboxed(&manager, session, "get_weather(city='Lima')");
+    assert_eq!(outs[0].output, Some(Value::Str("Lima: 21 °C".into())));
+    assert_eq!(
+        *state.messages.lock().unwrap(),
+        vec!["[call_7] Lima: 21 °C"]
+    );
+    let outs = sandboxed(
+        &manager,
+        Session::new(),
+        "get_weather(city='Lima', tool_call_id='x')",
+    );
+    assert_eq!(
+        outs[0].error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::Arguments)
+    );
+    assert_eq!(ran.load(Ordering::Relaxed), 1);
+}
+
+// ---------------------------------------------------------------- 4. environment pools
+
+/// A key-value scratchpad that records which id holds it, to catch sharing.
+#[derive(Default)]
+struct Scratchpad {
+    holder: Option<String>,
+    values: HashMap<String, String>,
+}
+
+impl Environment for Scratchpad {
+    fn reset(&mut self) {
+        self.holder = None;
+        self.values.clear();
+    }
+}
+
+fn scratchpad_manager(pool: EnvPool<Scratchpad>, shared: Arc<AtomicUsize>) -> ToolManager {
+    let set_pool = pool.clone();
+    let get_pool = pool;
+    ToolManager::new()
+        .tool(FunctionTool::with_context_async(
+            "scratch_set",
+            ["key", "value"],
+            move |ctx: CallContext, key: String, value: String| {
+                let pool = set_pool.clone();
+                let shared = shared.clone();
+                async move {
+                    let id = ctx.session_id()?.to_string();
+                    let mut env = pool.acquire(&id).await?;
+                    if env.holder.as_ref().is_some_and(|h| *h != id) {
+                        shared.fetch_add(1, Ordering::Relaxed);
+                    }
+                    env.holder = Some(id);
+                    // Hold the environment across a suspension point.
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    env.values.insert(key, value);
+                    Ok::<_, fexpr::Error>(ToolOutput::new(Value::Int(env.values.len() as i64)))
+                }
+            },
+        ))
+        .tool(FunctionTool::with_context_async(
+            "scratch_get",
+            ["key"],
+            move |ctx: CallContext, key: String| {
+                let pool = get_pool.clone();
+                async move {
+                    let env = pool.acquire(ctx.session_id()?).await?;
+                    let value = env.values.get(&key).cloned();
+                    Ok::<_, fexpr::Error>(ToolOutput::new(value.map_or(Value::None, Value::Str)))
+                }
+            },
+        ))
+}
+
+#[test]
+fn a_pool_never_gives_one_environment_to_two_ids() {
+    // 16 ids share 3 environments through the manager; the executions interleave on one task
+    // (an execution future is not `Send`), each holding its environment across sleeps.
+    let pool = EnvPool::new("scratchpad", 3, Scratchpad::default).timeout(Duration::from_secs(20));
+    let shared = Arc::new(AtomicUsize::new(0));
+    let manager = scratchpad_manager(pool.clone(), shared.clone());
+    let max_held = AtomicUsize::new(0);
+    let rt = common::runtime();
+    let results = rt.block_on(futures_util::future::join_all((0..16).map(|i| {
+        let (manager, pool, max_held) = (&manager, &pool, &max_held);
+        async move {
+            let id = format!("trajectory-{i}");
+            let session = Session::new().id(id.as_str());
+            let text = format!(
+                "[scratch_set(key='who', value='{id}'), scratch_set(key='n', value='{i}')]"
+            );
+            let outs = manager.execute_in(session.clone(), &text).await;
+            max_held.fetch_max(pool.held_ids().len(), Ordering::Relaxed);
+            let again = manager.execute_in(session, "scratch_get(key='who')").await;
+            assert!(pool.release(&id).await);
+            (outs, again)
+        }
+    })));
+    for (i, (outs, again)) in results.into_iter().enumerate() {
+        for out in &outs {
+            assert!(out.error.is_none(), "{out}");
+        }
+        // Same id, same environment: the value written is read back.
+        assert_eq!(again[0].output, Some(Value::Str(format!("trajectory-{i}"))));
+    }
+    assert_eq!(
+        shared.load(Ordering::Relaxed),
+        0,
+        "an environment was shared by two ids"
+    );
+    assert_eq!(max_held.load(Ordering::Relaxed), 3);
+    assert_eq!(pool.free(), 3);
+    assert!(pool.held_ids().is_empty());
+}
+
+#[test]
+fn a_pool_under_threads_never_gives_one_environment_to_two_ids() {
+    // 40 tasks on 4 worker threads, 10 ids, 3 environments; acquire, check, hold, release.
+    let pool = EnvPool::new("threads", 3, Scratchpad::default).timeout(Duration::from_secs(30));
+    let shared = Arc::new(AtomicUsize::new(0));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let (pool, shared) = (pool.clone(), shared.clone());
+                tokio::spawn(async move {
+                    let id = format!("id-{}", i % 10);
+                    for _ in 0..3 {
+                        let mut env = pool.acquire(&id).await.unwrap();
+                        if env.holder.as_ref().is_some_and(|h| *h != id) {
+                            shared.fetch_add(1, Ordering::Relaxed);
+                        }
+                        env.holder = Some(id.clone());
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    pool.release(&id).await;
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    assert_eq!(
+        shared.load(Ordering::Relaxed),
+        0,
+        "an environment was shared by two ids"
+    );
+    assert_eq!(pool.free(), 3);
+}
+
+#[test]
+fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
+    let pool =
+        EnvPool::new("scratchpad", 1, Scratchpad::default).timeout(Duration::from_millis(50));
+    let manager = scratchpad_manager(pool.clone(), Arc::new(AtomicUsize::new(0)));
+    let rt = common::runtime();
+    let a =
+        rt.block_on(manager.execute_in(Session::new().id("a"), "scratch_set(key='k', value='v')"));
+    assert!(a[0].error.is_none());
+    let started = Instant::now();
+    let b = rt.block_on(manager.execute_in(Session::new().id("b"), "scratch_get(key='k')"));
+    assert!(started.elapsed() >= Duration::from_millis(50));
+    let e = b[0].error.clone().unwrap();
+    assert_eq!(e.kind, ErrorKind::Limit);
+    assert!(
+        e.message
+            .contains("no free environment in pool `scratchpad`"),
+        "{e}"
+    );
+    assert!(e.message.contains("waited 50 ms"), "{e}");
+    // After `a` is released, `b` gets the environment, reset.
+    assert!(rt.block_on(pool.release("a")));
+    let b = rt.block_on(manager.execute_in(Session::new().id("b"), "scratch_get(key='k')"));
+    assert_eq!(b[0].output, Some(Value::None));
+    // No session id: a readable error.
+    let none = rt.block_on(manager.execute_in(Session::new(), "scratch_get(key='k')"));
+    assert!(none[0]
+        .error
+        .as_ref()
+        .unwrap()
+        .message
+        .contains("needs a session id"));
+}
+
+#[cfg(feature = "sandbox")]
+#[test]
+fn pools_work_through_the_sandbox() {
+    let pool = EnvPool::new("scratchpad", 2, Scratchpad::default);
+    let manager = scratchpad_manager(pool.clone(), Arc::new(AtomicUsize::new(0)));
+    let session = Session::new().id("s1");
+    let outs = sandboxed(
+        &manager,
+        session.clone(),
+        "scratch_set(key='k', value='v1')",
+    );
+    assert!(outs[0].error.is_none(), "{}", outs[0]);
+    let outs = sandboxed(&manager, session, "scratch_get(key='k')");
+    assert_eq!(outs[0].output, Some(Value::Str("v1".into())));
+    assert_eq!(pool.held_ids(), vec!["s1".to_string()]);
+}
+
+// ---------------------------------------------------------------- 5. streaming and status
+
+fn streaming_manager() -> ToolManager {
+    ToolManager::new()
+        .tool(FunctionTool::with_context_async(
+            "crawl",
+            ["pages"],
+            |ctx: CallContext, pages: i64| async move {
+                ctx.status(format!("Crawling {pages} pages…"));
+                let mut titles = Vec::new();
+                for i in 0..pages {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    let title = format!("page {i}");
+                    ctx.partial(Value::Str(title.clone()));
+                    titles.push(title);
+                }
+                titles
+            },
+        ))
+        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b))
+        .tool(FunctionTool::new("fail", [], || {
+            Err::<i64, _>(ToolError::new("the index is offline"))
+        }))
+}
+
+/// Run `text` with an event channel; the outputs and every event.
+fn with_events(
+    manager: &ToolManager,
+    text: &str,
+    sandbox: bool,
+) -> (Vec<FunctionOutput>, Vec<ToolEvent>) {
+    let (session, mut events) = Session::new().tool_call_id("call_s").events(4);
+    common::runtime().block_on(async {
+        let run = async move {
+            if sandbox {
+                #[cfg(feature = "sandbox")]
+                return manager.execute_via_sandbox_in(session, text).await;
+            }
+            manager.execute_in(session, text).await
+        };
+        let collect = async {
+            let mut all = Vec::new();
+            while let Some(event) = events.recv().await {
+                all.push(event);
+            }
+            all
+        };
+        tokio::join!(run, collect)
+    })
+}
+
+/// The kinds of one call's events, as short names.
+fn kinds(events: &[ToolEvent], tool: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| &*e.tool == tool)
+        .map(|e| match &e.kind {
+            EventKind::Status(s) => format!("status:{s}"),
+            EventKind::Partial(v) => format!("partial:{}", v.repr()),
+            EventKind::Final(out) => format!("final:{}", out.output.repr()),
+            EventKind::Error(e) => format!("error:{}", e.message),
+        })
+        .collect()
+}
+
+#[test]
+fn a_call_streams_status_partials_and_its_final_output() {
+    let manager = streaming_manager();
+    let (outs, events) = with_events(&manager, "[crawl(pages=3), add(a=1, b=2), fail()]", false);
+    assert_eq!(
+        outs[0].output.as_ref().map(Value::repr).as_deref(),
+        Some("['page 0', 'page 1', 'page 2']")
+    );
+    assert_eq!(
+        kinds(&events, "crawl"),
+        vec![
+            "status:Crawling 3 pages…",
+            "partial:'page 0'",
+            "partial:'page 1'",
+            "partial:'page 2'",
+            "final:['page 0', 'page 1', 'page 2']"
+        ]
+    );
+    assert_eq!(kinds(&events, "add"), vec!["final:3"]);
+    assert_eq!(kinds(&events, "fail"), vec!["error:the index is offline"]);
+    // Events of one call share its index; every call has its own.
+    let mut by_index: HashMap<u32, &str> = HashMap::new();
+    for e in &events {
+        assert_eq!(&*e.tool_call_id, "call_s");
+        assert_eq!(*by_index.entry(e.index).or_insert(&e.tool), &*e.tool);
+    }
+    assert_eq!(by_index.len(), 3);
+    // The plain result is unchanged by listening.
+    assert_eq!(outs[1].output, Some(Value::Int(3)));
+    assert!(outs[2].error.is_some());
+}
+
+#[test]
+fn without_a_listener_a_streaming_tool_just_runs() {
+    let manager = streaming_manager();
+    let out = one(&manager, "crawl(pages=2)");
+    assert_eq!(
+        out.output.map(|v| v.repr()).as_deref(),
+        Some("['page 0', 'page 1']")
+    );
+}
+
+#[cfg(feature = "sandbox")]
+#[test]
+fn events_stream_from_sandboxed_calls() {
+    let manager = streaming_manager();
+    let (outs, events) = with_events(&manager, "[crawl(pages=1), add(a=1, b=1)]", true);
+    assert_eq!(outs[1].output, Some(Value::Int(2)), "{}", outs[1]);
+    assert_eq!(
+        kinds(&events, "crawl"),
+        vec![
+            "status:Crawling 1 pages…",
+            "partial:'page 0'",
+            "final:['page 0']"
+        ]
+    );
+    assert_eq!(kinds(&events, "add"), vec!["final:2"]);
+}
+
+// ---------------------------------------------------------------- 6. availability, ends_turn
+
+struct Tree {
+    retrieved: Mutex<Vec<String>>,
+}
+
+fn tree_manager() -> ToolManager {
+    ToolManager::new()
+        .tool(FunctionTool::with_context(
+            "query",
+            ["q"],
+            |ctx: CallContext, q: String| {
+                let tree = ctx.state::<Tree>()?;
+                tree.retrieved
+                    .lock()
+                    .map_err(|_| ToolError::new("poisoned"))?
+                    .push(q.clone());
+                Ok::<_, ToolError>(format!("results for {q}"))
+            },
+        ))
+        .tool(
+            FunctionTool::new("summarize", [], || "a summary".to_string()).available_when(
+                |s: &Session| {
+                    s.get_state::<Tree>()
+                        .is_some_and(|t| t.retrieved.lock().is_ok_and(|r| !r.is_empty()))
+                },
+                "after `query` has retrieved something",
+            ),
+        )
+        .tool(FunctionTool::new("final_answer", ["text"], |text: String| text).ends_turn())
+}
+
+#[test]
+fn an_unavailable_tool_is_hidden_and_refused_with_when() {
+    let manager = tree_manager();
+    let tree = Arc::new(Tree {
+        retrieved: Mutex::new(vec![]),
+    });
+    let session = Session::new().state(tree.clone());
+    let names = |s: &Session| -> Vec<String> {
+        manager.definitions_in(s).map(|d| d.name.clone()).collect()
+    };
+    assert_eq!(names(&session), vec!["query", "final_answer"]);
+    assert_eq!(manager.definitions().count(), 2);
+    assert!(!manager
+        .openai_tools_in(&session)
+        .to_string()
+        .contains("summarize"));
+    let out = run(&manager, session.clone(), "summarize()").remove(0);
+    let e = out.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::ToolFailed);
+    assert!(
+        e.message.contains("tool `summarize` is not available now"),
+        "{e}"
+    );
+    assert_eq!(
+        e.hint.as_deref(),
+        Some("it becomes available after `query` has retrieved something")
+    );
+    // Once the state holds, the tool is offered and runs.
+    run(&manager, session.clone(), "query(q='rust')");
+    assert_eq!(names(&session), vec!["query", "summarize", "final_answer"]);
+    let out = run(&manager, session, "summarize()").remove(0);
+    assert_eq!(out.output, Some(Value::Str("a summary".into())));
+}
+
+#[cfg(feature = "sandbox")]
+#[test]
+fn availability_holds_in_the_sandbox_too() {
+    let manager = tree_manager();
+    let session = Session::new().state(Arc::new(Tree {
+        retrieved: Mutex::new(vec![]),
+    }));
+    let outs = sandboxed(&manager, session.clone(), "summarize()");
+    assert!(outs[0]
+        .error
+        .as_ref()
+        .unwrap()
+        .message
+        .contains("not available"));
+    sandboxed(&manager, session.clone(), "query(q='x')");
+    let outs = sandboxed(&manager, session, "summarize()");
+    assert_eq!(outs[0].output, Some(Value::Str("a summary".into())));
+}
+
+#[test]
+fn ends_turn_marks_outputs_that_can_end_the_turn() {
+    let manager = tree_manager();
+    let session = Session::new().state(Arc::new(Tree {
+        retrieved: Mutex::new(vec![]),
+    }));
+    let outs = run(&manager, session.clone(), "query(q='x')");
+    assert!(!manager.ends_turn(&outs));
+    let outs = run(
+        &manager,
+        session.clone(),
+        "[query(q='y'), final_answer(text='done')]",
+    );
+    assert!(manager.ends_turn(&outs));
+    // A failed final answer does not end the turn.
+    let outs = run(&manager, session, "final_answer(text=1)");
+    assert!(outs[0].error.is_some());
+    assert!(!manager.ends_turn(&outs));
+    assert!(manager
+        .get_tool("final_answer")
+        .unwrap()
+        .features()
+        .unwrap()
+        .is_ends_turn());
+}
+
+// ---------------------------------------------------------------- 7. parallel, caching
+
+fn sleepy(name: &'static str) -> FunctionTool {
+    FunctionTool::new_async(name, [], move || async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        name.to_string()
+    })
+}
+
+#[test]
+fn calls_of_one_response_run_concurrently_with_errors_isolated() {
+    let manager = ToolManager::new()
+        .tool(sleepy("a"))
+        .tool(sleepy("b"))
+        .tool(sleepy("c"))
+        .tool(FunctionTool::new_async("broken", [], || async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Err::<i64, _>(ToolError::new("broken on purpose"))
+        }));
+    let started = Instant::now();
+    let outs = run(&manager, Session::new(), "[a(), b(), broken(), c()]");
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < Duration::from_millis(250),
+        "took {elapsed:?}: not concurrent"
+    );
+    let got: Vec<String> = outs
+        .iter()
+        .map(|o| match (&o.output, &o.error) {
+            (Some(v), _) => v.repr(),
+            (_, Some(e)) => e.message.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    assert_eq!(got, vec!["'a'", "'b'", "broken on purpose", "'c'"]);
+}
+
+#[test]
+fn memoised_tools_run_once_per_canonical_arguments_within_a_bound() {
+    let runs = Arc::new(AtomicU32::new(0));
+    let counter = runs.clone();
+    let manager = ToolManager::new().tool(
+        FunctionTool::new(
+            "lookup",
+            ["key", "options"],
+            move |key: i64, options: Option<std::collections::BTreeMap<String, i64>>| {
+                counter.fetch_add(1, Ordering::Relaxed);
+                if key < 0 {
+                    return Err(ToolError::new("negative"));
+                }
+                Ok(format!(
+                    "{key} {}",
+                    options.map_or(String::new(), |o| format!("{o:?}"))
+                ))
+            },
+        )
+        .cached(2),
+    );
+    let count = || runs.load(Ordering::Relaxed);
+    // The same arguments written three ways: one run.
+    for text in ["lookup(key=1)", "lookup(1)", "lookup(key=1, options=None)"] {
+        assert_eq!(
+            one(&manager, text).output,
+            Some(Value::Str("1 ".into())),
+            "{text}"
+        );
+    }
+    assert_eq!(count(), 1);
+    // Dict key order does not matter.
+    one(&manager, "lookup(key=2, options={'a': 1, 'b': 2})");
+    one(&manager, "lookup(2, {'b': 2, 'a': 1})");
+    assert_eq!(count(), 2);
+    // Errors are not remembered.
+    one(&manager, "lookup(key=-1)");
+    one(&manager, "lookup(key=-1)");
+    assert_eq!(count(), 4);
+    // The bound: a third entry evicts the oldest (key=1), which then runs again.
+    one(&manager, "lookup(key=3)");
+    assert_eq!(count(), 5);
+    let memo_len = manager
+        .get_tool("lookup")
+        .unwrap()
+        .features()
+        .unwrap()
+        .memo()
+        .unwrap()
+        .len();
+    assert_eq!(memo_len, 2);
+    one(&manager, "lookup(key=1)");
+    assert_eq!(count(), 6);
+    one(&manager, "lookup(key=3)");
+    assert_eq!(count(), 6);
+}
