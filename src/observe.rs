@@ -62,12 +62,12 @@ fn write_summary(value: &Value, depth: usize, budget: usize, out: &mut String) {
         Value::Dict(map) => {
             out.push('{');
             for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
                 if i == SHOWN_ITEMS || out.len() >= budget {
                     out.push_str(&format!("… ({} more of {} keys)", map.len() - i, map.len()));
                     break;
-                }
-                if i > 0 {
-                    out.push_str(", ");
                 }
                 write_summary(k, depth + 1, budget, out);
                 out.push_str(": ");
@@ -113,12 +113,12 @@ fn write_items<'v>(
 ) {
     out.push_str(open);
     for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
         if i == SHOWN_ITEMS || out.len() >= budget {
             out.push_str(&format!("… ({} more of {len} items)", len - i));
             break;
-        }
-        if i > 0 {
-            out.push_str(", ");
         }
         write_summary(item, depth + 1, budget, out);
     }

@@ -1,0 +1,70 @@
+//! Agentflow's injected parameters (seed 004): `tool_call_id`, the agent's state and
+//! registered dependencies reach the tool without being parameters — they are not in the
+//! schema and the model cannot set them.
+//!
+//! `cargo run --example injected`
+
+use std::sync::{Arc, Mutex};
+
+use fexpr::tool::ToolError;
+use fexpr::{CallContext, FunctionTool, Session, ToolManager};
+
+/// The agent's state: the conversation so far.
+#[derive(Default)]
+struct AgentState {
+    context: Mutex<Vec<String>>,
+}
+
+/// A dependency registered once on the manager (a client, a cache, a logger...).
+struct WeatherService {
+    unit: &'static str,
+}
+
+fn main() {
+    let manager = ToolManager::new()
+        .dependency(Arc::new(WeatherService { unit: "°C" }))
+        .tool(
+            FunctionTool::with_context(
+                "get_weather",
+                ["city"],
+                |ctx: CallContext, city: String| {
+                    let service = ctx.dependency::<WeatherService>()?;
+                    let state = ctx.state::<AgentState>()?;
+                    let report = format!("{city}: 21 {}", service.unit);
+                    state
+                        .context
+                        .lock()
+                        .map_err(|_| ToolError::new("the agent state is unavailable"))?
+                        .push(format!(
+                            "tool[{} #{}] {report}",
+                            ctx.tool_call_id(),
+                            ctx.index()
+                        ));
+                    Ok::<_, ToolError>(report)
+                },
+            )
+            .description("Current weather of a city."),
+        );
+
+    println!("The model sees only `city`:\n{}", manager.openai_tools());
+
+    let state = Arc::new(AgentState::default());
+    let session = Session::new().tool_call_id("call_9f2").state(state.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    for out in rt.block_on(manager.execute_in(
+        session.clone(),
+        "[get_weather(city='Paris'), get_weather(city='Oslo')]",
+    )) {
+        println!("{out}");
+    }
+    // Trying to set an injected value from the expression is an argument error; nothing runs.
+    let forged = rt
+        .block_on(manager.execute_in(session, "get_weather(city='Paris', tool_call_id='forged')"));
+    println!("{}", forged[0]);
+    println!("\nagent state after the calls:");
+    for line in state.context.lock().expect("state").iter() {
+        println!("  {line}");
+    }
+}
