@@ -461,6 +461,7 @@ impl ToolManager {
             .await
             .map_err(|e| e.at(span))?;
         let mut out = self.checked(def, out, span)?;
+        out.is_streaming |= context.has_streamed();
         if out.observation.is_none() {
             if let Some(text) = features.and_then(|f| f.observation(&out.output)) {
                 out.observation = Some(self.bounded(text));
@@ -547,6 +548,7 @@ impl Scope {
             tool: tool.into(),
             tool_call_id,
             index: self.next_index.fetch_add(1, Ordering::Relaxed),
+            streamed: self.session.events.as_ref().map(|_| Arc::default()),
         }
     }
 

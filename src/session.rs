@@ -12,7 +12,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -121,6 +121,8 @@ pub struct CallContext {
     pub(crate) tool: Arc<str>,
     pub(crate) tool_call_id: Arc<str>,
     pub(crate) index: u32,
+    /// Set once a partial result reached a listener (only when someone listens).
+    pub(crate) streamed: Option<Arc<AtomicBool>>,
 }
 
 impl CallContext {
@@ -133,6 +135,7 @@ impl CallContext {
             tool: tool.into(),
             tool_call_id: fresh_tool_call_id(),
             index: 0,
+            streamed: None,
         }
     }
 
@@ -207,7 +210,18 @@ impl CallContext {
     /// Report a partial result before the final output. Returns `false` as
     /// [`status`](CallContext::status) does.
     pub fn partial(&self, value: Value) -> bool {
-        self.emit(EventKind::Partial(value))
+        let sent = self.emit(EventKind::Partial(value));
+        if let (true, Some(streamed)) = (sent, &self.streamed) {
+            streamed.store(true, Ordering::Relaxed);
+        }
+        sent
+    }
+
+    /// Whether a partial result of this call reached a listener.
+    pub(crate) fn has_streamed(&self) -> bool {
+        self.streamed
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     /// Whether anyone listens for events (so a tool can skip building partial results).

@@ -29,6 +29,9 @@ pub struct ToolOutput {
     pub output: Value,
     /// The text for the model, when it should differ from the output.
     pub observation: Option<String>,
+    /// Whether partial results of this call were streamed before it (set by the manager
+    /// when the tool reported a partial result to a listening session).
+    pub is_streaming: bool,
 }
 
 impl ToolOutput {
@@ -42,6 +45,7 @@ impl ToolOutput {
         ToolOutput {
             output,
             observation: None,
+            is_streaming: false,
         }
     }
 
@@ -57,6 +61,7 @@ impl From<Value> for ToolOutput {
         ToolOutput {
             output,
             observation: None,
+            is_streaming: false,
         }
     }
 }

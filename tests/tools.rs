@@ -630,6 +630,16 @@ fn a_call_streams_status_partials_and_its_final_output() {
     );
     assert_eq!(kinds(&events, "add"), vec!["final:3"]);
     assert_eq!(kinds(&events, "fail"), vec!["error:the index is offline"]);
+    // The final output says whether partial results were streamed before it.
+    let finals: Vec<(String, bool)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Final(out) => Some((e.tool.to_string(), out.is_streaming)),
+            _ => None,
+        })
+        .collect();
+    assert!(finals.contains(&("crawl".to_string(), true)), "{finals:?}");
+    assert!(finals.contains(&("add".to_string(), false)), "{finals:?}");
     // Events of one call share its index; every call has its own.
     let mut by_index: HashMap<u32, &str> = HashMap::new();
     for e in &events {
