@@ -1078,3 +1078,69 @@ context_fns!(3; A1, A2, A3);
 context_fns!(4; A1, A2, A3, A4);
 context_fns!(5; A1, A2, A3, A4, A5);
 context_fns!(6; A1, A2, A3, A4, A5, A6);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dict(pairs: &[(&str, i64)]) -> Value {
+        Value::Dict(
+            pairs
+                .iter()
+                .map(|(k, v)| (Value::Str(k.to_string()), Value::Int(*v)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn memo_keys_are_canonical() {
+        let a = Memo::key(&[Some(dict(&[("x", 1), ("y", 2)])), None]);
+        let b = Memo::key(&[Some(dict(&[("y", 2), ("x", 1)])), None]);
+        assert_eq!(a, b);
+        // Position, absence and type still count.
+        assert_ne!(a, Memo::key(&[None, Some(dict(&[("x", 1), ("y", 2)]))]));
+        assert_ne!(
+            Memo::key(&[Some(Value::Int(1))]),
+            Memo::key(&[Some(Value::Str("1".into()))])
+        );
+        assert_ne!(
+            Memo::key(&[Some(Value::List(vec![]))]),
+            Memo::key(&[Some(Value::Tuple(vec![]))])
+        );
+    }
+
+    #[test]
+    fn the_memo_keeps_at_most_its_bound() {
+        let memo = Memo::new(2);
+        for i in 0..5 {
+            memo.put(format!("k{i}"), ToolOutput::new(Value::Int(i)));
+        }
+        assert_eq!(memo.len(), 2);
+        assert_eq!(memo.get("k0"), None);
+        assert_eq!(memo.get("k4"), Some(ToolOutput::new(Value::Int(4))));
+        let none = Memo::new(0);
+        none.put("k".into(), ToolOutput::new(Value::None));
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn plain_tools_have_no_features_and_context_tools_do() {
+        let plain = FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b);
+        assert!(plain.features().is_none());
+        let ctx = FunctionTool::with_context("who", [], |c: CallContext| c.tool().to_string());
+        assert!(ctx.features().is_some());
+        assert_eq!(ctx.definition().parameters["properties"], json!({}));
+        // Called outside a manager, a context tool gets a detached context.
+        let out = futures_util::FutureExt::now_or_never(ctx.call(vec![]));
+        assert_eq!(
+            out.and_then(Result::ok).map(|o| o.output),
+            Some(Value::Str("who".into()))
+        );
+        let session = Session::new();
+        let hidden = plain.available_when(|_| false, "later");
+        assert_eq!(
+            hidden.features().map(|f| f.availability(&session)),
+            Some(Err("later"))
+        );
+    }
+}
