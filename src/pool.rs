@@ -126,16 +126,7 @@ impl<E: Environment> EnvPool<E> {
         let permit = match tokio::time::timeout(self.timeout, wait).await {
             Ok(Ok(permit)) => permit,
             Ok(Err(_)) => return Err(self.fail("the pool is closed")),
-            Err(_) => return Err(Error::new(
-                ErrorKind::Limit,
-                format!(
-                    "no free environment in pool `{}`: all {} are held by other ids, waited {} ms",
-                    clip(&self.inner.name, 40),
-                    self.inner.size,
-                    self.timeout.as_millis()
-                ),
-            )
-            .with_hint("try again later; the program frees environments with EnvPool::release")),
+            Err(_) => return Err(self.exhausted()),
         };
         let mut state = self.lock()?;
         if let Some((env, _)) = state.held.get(id) {
@@ -193,6 +184,18 @@ impl<E: Environment> EnvPool<E> {
             .state
             .lock()
             .map_err(|_| self.fail("the pool's state was poisoned by a panic"))
+    }
+
+    /// The error of a call that waited the whole timeout for a free environment.
+    fn exhausted(&self) -> Error {
+        let message = format!(
+            "no free environment in pool `{}`: all {} are held by other ids, waited {} ms",
+            clip(&self.inner.name, 40),
+            self.inner.size,
+            self.timeout.as_millis()
+        );
+        Error::new(ErrorKind::Limit, message)
+            .with_hint("try again later; the program frees environments with EnvPool::release")
     }
 
     fn fail(&self, why: &str) -> Error {
