@@ -361,6 +361,7 @@ fn output(
         observation,
         error,
         receipt: None,
+        repairs: Vec::new(),
     }
 }
 
