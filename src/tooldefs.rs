@@ -94,7 +94,14 @@ fn one(item: &Json) -> Result<ToolDefinition, Error> {
     ]
     .iter()
     .find_map(|k| obj.get(*k))
-    .map(|p| normalize_schema(p, 0))
+    .map(|p| {
+        let bfcl = p.get("type").and_then(Json::as_str) == Some("dict");
+        let mut schema = normalize_schema(p, 0);
+        if bfcl {
+            optional_take_none(&mut schema);
+        }
+        schema
+    })
     .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
     let mut def = ToolDefinition::new(name, description, parameters);
     if let Some(returns) = ["returns", "outputSchema", "response"]
@@ -105,6 +112,34 @@ fn one(item: &Json) -> Result<ToolDefinition, Error> {
         def = def.with_returns(normalize_schema(returns, 0));
     }
     Ok(def)
+}
+
+/// BFCL docs describe Python functions whose optional parameters default to `None`: each
+/// parameter that is not required also accepts `None` (meaning "not given").
+fn optional_take_none(schema: &mut Json) {
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Json::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Json::Object(props)) = schema.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let (false, Json::Object(p)) = (required.contains(name), prop) {
+                p.insert("nullable".into(), Json::Bool(true));
+                // An `enum` is read before `nullable`: it lists `None` itself.
+                if let Some(Json::Array(values)) = p.get_mut("enum") {
+                    if !values.contains(&Json::Null) {
+                        values.push(Json::Null);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A schema with BFCL's type names replaced by JSON Schema's, at every level.
@@ -175,6 +210,23 @@ pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
         };
         out.insert(key.clone(), value);
     }
+    // BFCL writes the allowed values of an array's items as the array's own `enum`.
+    if out.get("type").and_then(Json::as_str) == Some("array") {
+        let scalar_enum = out
+            .get("enum")
+            .and_then(Json::as_array)
+            .is_some_and(|vs| vs.iter().all(|v| !v.is_array() && !v.is_object()));
+        if scalar_enum {
+            if let Some(values) = out.remove("enum") {
+                let mut items = match out.remove("items") {
+                    Some(Json::Object(items)) => items,
+                    _ => Map::new(),
+                };
+                items.insert("enum".into(), values);
+                out.insert("items".into(), Json::Object(items));
+            }
+        }
+    }
     Json::Object(out)
 }
 
@@ -243,7 +295,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             defs[0].python_signature(),
-            "f(opts: object, pair: list[str] = None, free: Any = None, flag: bool = False)"
+            "f(opts: object, pair: list[str] | None = None, free: Any = None, flag: bool | None = False)"
         );
     }
 }
