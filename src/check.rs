@@ -309,7 +309,7 @@ impl crate::ToolManager {
                 Ok((source, repairs)) => {
                     with_repairs(self.execute(&source).await, &source, repairs)
                 }
-                Err(failed) => failed,
+                Err(failed) => *failed,
             }
         });
         Executed {
@@ -333,7 +333,7 @@ impl crate::ToolManager {
                 Ok((source, repairs)) => {
                     with_repairs(self.execute_via_sandbox(&source).await, &source, repairs)
                 }
-                Err(failed) => failed,
+                Err(failed) => *failed,
             }
         });
         Executed {
@@ -349,7 +349,7 @@ impl crate::ToolManager {
         text: &str,
         options: &RepairOptions,
     ) -> (
-        Vec<Result<(String, Vec<Repair>), crate::call::FunctionOutput>>,
+        Vec<Result<(String, Vec<Repair>), Box<crate::call::FunctionOutput>>>,
         Vec<Ignored>,
     ) {
         use crate::call::FunctionOutput;
@@ -357,7 +357,7 @@ impl crate::ToolManager {
         let extraction = front::extract(text, self.get_limits(), &|name| is_tool(ctx, name));
         if let Some(e) = extraction.error {
             return (
-                vec![Err(FunctionOutput::failed("", clip(text, 60), e))],
+                vec![Err(Box::new(FunctionOutput::failed("", clip(text, 60), e)))],
                 extraction.ignored,
             );
         }
@@ -365,7 +365,11 @@ impl crate::ToolManager {
             .calls
             .into_iter()
             .map(|found| match found.parsed {
-                Err(e) => Err(FunctionOutput::failed(found.name, found.source, e)),
+                Err(e) => Err(Box::new(FunctionOutput::failed(
+                    found.name,
+                    found.source,
+                    e,
+                ))),
                 Ok(mut expr) => {
                     let repairs = match ctx.get(&found.name) {
                         Some(Entry::Tool(sig)) => repair_call(&mut expr, sig, ctx, options),

@@ -936,8 +936,8 @@ fn classify_gap(
                 }
             }
         }
-        if rest.starts_with("```") {
-            let tag_end = rest[3..]
+        if let Some(after) = rest.strip_prefix("```") {
+            let tag_end = after
                 .bytes()
                 .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+'))
                 .count();

@@ -212,14 +212,14 @@ impl Pass<'_> {
                     ),
                 );
             }
+            // `-5.0` where an int is expected: the operand is the literal (unless the whole
+            // value is to be wrapped in a list first).
             ExprKind::Unary(UnaryOp::Neg | UnaryOp::Pos, operand)
-                if matches!(operand.kind, ExprKind::Float(_)) =>
+                if matches!(operand.kind, ExprKind::Float(_))
+                    && !(self.options.single_to_list && single_list_item(ty).is_some()) =>
             {
-                // `-5.0` where an int is expected: the operand is the literal.
-                if !(self.options.single_to_list && single_list_item(ty).is_some()) {
-                    self.value(operand, ty, path, depth + 1);
-                    return;
-                }
+                self.value(operand, ty, path, depth + 1);
+                return;
             }
             _ => {}
         }
