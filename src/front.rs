@@ -274,9 +274,34 @@ impl Scanner<'_> {
                         continue;
                     }
                 }
+                // The same forms written as Python literals (`{'name': 'f', 'arguments': {...}}`,
+                // `True`/`None`): parsed and evaluated with nothing in scope.
+                if let Some(json) = self.python_literal(i) {
+                    let end = i + json.1;
+                    if self.take_json(&json.0, span(i, end)) {
+                        self.used.push(span(i, end));
+                        i = end;
+                        continue;
+                    }
+                }
             }
             i += 1;
         }
+    }
+
+    /// The Python literal (dict or list, no names, no calls) starting at `open`, as JSON, and
+    /// its length.
+    fn python_literal(&mut self, open: usize) -> Option<(Json, usize)> {
+        let end = self.match_python(open)?;
+        // Parsing costs about a step per byte: charged to the scan's budget.
+        self.steps = self.steps.checked_sub(end - open)?;
+        let expr = syntax::parse(&self.text[open..end], self.limits).ok()?;
+        if !matches!(expr.kind, ExprKind::Dict(_) | ExprKind::List(_)) {
+            return None;
+        }
+        let value =
+            crate::eval::eval_pure(&expr, &crate::context::Context::new(), self.limits).ok()?;
+        Some((value.to_json(), end - open))
     }
 
     /// Take `text[start..end]`, a call to a tool, whether or not it parses.
@@ -311,6 +336,11 @@ impl Scanner<'_> {
     /// Take `text[start..end]` if it is a list or tuple of calls (each becomes one call);
     /// otherwise take nothing and say so.
     fn take_python_sequence(&mut self, start: usize, end: usize) -> bool {
+        // Parsing costs about a step per byte: charged to the scan's budget.
+        match self.steps.checked_sub(end - start) {
+            Some(left) => self.steps = left,
+            None => return false,
+        }
         let source = &self.text[start..end];
         let Ok(expr) = syntax::parse(source, self.limits) else {
             return false;
