@@ -294,7 +294,7 @@ impl crate::ToolManager {
     /// let run = rt.block_on(manager.execute_model_output("Let me add them.\n```python\nadd(a=2.0, b=3)\n```<end_of_turn>"));
     /// assert_eq!(run.outputs[0].output, Some(fexpr::Value::Int(5)));
     /// assert_eq!(run.outputs[0].repairs[0].from, "2.0");
-    /// assert_eq!(run.ignored.len(), 6);
+    /// assert_eq!(run.ignored.len(), 4); // the prose, two fence markers, the chat token
     /// ```
     pub async fn execute_model_output(&self, text: &str) -> Executed {
         self.execute_model_output_with(text, &RepairOptions::default())

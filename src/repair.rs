@@ -25,7 +25,7 @@
 //!     "exact": {"type": "boolean"}, "limit": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}}));
 //! let mut call = fexpr::syntax::parse("search(exact=true, limit=10.0, tags='news')", &Limits::default())?;
 //! let repairs = repair_call(&mut call, &sig, &Context::new(), &RepairOptions::default());
-//! assert_eq!(call.to_string(), "search(exact=True, limit=10, tags=['news'])");
+//! assert_eq!(call.to_string(), r#"search(exact=True, limit=10, tags=["news"])"#);
 //! let kinds: Vec<RepairKind> = repairs.iter().map(|r| r.kind).collect();
 //! assert_eq!(kinds, [RepairKind::JsonLiteral, RepairKind::IntegralFloat, RepairKind::SingleToList]);
 //!
