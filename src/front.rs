@@ -146,6 +146,9 @@ pub enum IgnoreReason {
     JsonData,
     /// A call to a name that is not a tool, in a response that also has prose.
     NotATool,
+    /// Reasoning (`<think>…</think>`, `<thinking>`, `<reasoning>`): not the answer, so calls
+    /// written there are not taken.
+    Reasoning,
     /// The scan's step budget ran out (adversarial input); the rest was not looked at.
     Budget,
 }
@@ -177,6 +180,7 @@ pub fn extract(text: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> E
         json_data: Vec::new(),
         wrappers: Vec::new(),
         budget_from: None,
+        reasoning: reasoning_spans(text),
     };
     scan.run();
     scan.finish()
@@ -196,6 +200,8 @@ struct Scanner<'a> {
     /// Outermost calls to non-tools, looked into: (span, calls found before it).
     wrappers: Vec<(Span, usize)>,
     budget_from: Option<usize>,
+    /// Reasoning blocks, in order.
+    reasoning: Vec<Span>,
 }
 
 impl Scanner<'_> {
@@ -214,10 +220,24 @@ impl Scanner<'_> {
         let mut i = 0;
         // End of the outermost non-tool call being looked into.
         let mut wrapper_end = 0;
+        let mut next_reasoning = 0;
         while i < n {
             if !self.step() {
                 self.budget_from = Some(i);
                 return;
+            }
+            while self
+                .reasoning
+                .get(next_reasoning)
+                .is_some_and(|r| r.end as usize <= i)
+            {
+                next_reasoning += 1;
+            }
+            if let Some(r) = self.reasoning.get(next_reasoning) {
+                if r.start as usize <= i {
+                    i = r.end as usize;
+                    continue;
+                }
             }
             let c = self.bytes[i];
             if is_ident_start(c) && (i == 0 || !is_ident_byte(self.bytes[i - 1])) {
@@ -566,11 +586,13 @@ impl Scanner<'_> {
             json_data,
             wrappers,
             budget_from,
+            reasoning,
             ..
         } = self;
         let end = budget_from.unwrap_or(text.len());
         // The gaps between used spans and calls to non-tools, classified.
         used.extend(wrappers.iter().map(|(s, _)| *s));
+        used.extend(reasoning.iter().copied());
         used.sort_by_key(|s| s.start);
         let mut ignored = Vec::new();
         let mut json_data = json_data.into_iter().peekable();
@@ -584,6 +606,16 @@ impl Scanner<'_> {
             match spans_iter.next() {
                 Some(r) => pos = pos.max(r.end),
                 None => break,
+            }
+        }
+        for r in &reasoning {
+            if (r.start as usize) < end {
+                ignored.push(ignored_at(
+                    text,
+                    r.start as usize,
+                    r.end as usize,
+                    IgnoreReason::Reasoning,
+                ));
             }
         }
         if let Some(from) = budget_from {
@@ -672,6 +704,42 @@ impl Scanner<'_> {
             error: None,
         }
     }
+}
+
+/// Reasoning blocks: `<think>…</think>` (also `thinking`, `reasoning`), and everything
+/// before a closing `</think>` whose opening tag the chat template wrote. An unclosed block is
+/// not reasoning (the answer may be cut off inside it; its calls are taken).
+fn reasoning_spans(text: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for tag in ["think", "thinking", "reasoning"] {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        let mut from = 0;
+        while let Some(c) = text.get(from..).and_then(|t| t.find(&close)) {
+            let close_at = from + c;
+            let start = text[from..close_at].find(&open).map_or(
+                if from == 0 && !text[..close_at].contains(&open) {
+                    0
+                } else {
+                    close_at
+                },
+                |o| from + o,
+            );
+            let end = close_at + close.len();
+            spans.push(span(start, end));
+            from = end;
+        }
+    }
+    spans.sort_by_key(|s| s.start);
+    // Overlapping blocks (a `<thinking>` inside a `<think>`) are merged.
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match merged.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => merged.push(s),
+        }
+    }
+    merged
 }
 
 /// Arguments of a JSON call form.
