@@ -3,8 +3,8 @@
 //! (pure: a nested tool call is refused, it would have to run), bind and coerce them to the
 //! signature (nested records, arrays, enums). One [`Verdict`] per call.
 //!
-//! This is what an evaluation harness or a retry loop needs: `valid`, the arguments as the
-//! tool would receive them, the error with its span and hint, and the repairs made.
+//! This is what an evaluation harness or a retry loop needs: `valid`, the arguments as written
+//! (after repairs, by parameter name), the error with its span and hint, and the repairs made.
 //!
 //! ```
 //! use fexpr::check::check_text;
@@ -48,8 +48,10 @@ pub struct Verdict {
     pub span: Span,
     /// The call's own source (spans of the error and repairs index it).
     pub input: String,
-    /// The arguments as the tool would receive them, by parameter name, in the order written
-    /// (positional arguments named by their parameter). Defaults not written are not listed.
+    /// The arguments as written (after repairs), by parameter name, in the order written
+    /// (positional arguments named by their parameter). `valid` says they bind to the signature
+    /// and coerce to its types (an int for a float, a dict for a record, ...); defaults not
+    /// written are not listed.
     pub kwargs: IndexMap<String, Value>,
     /// Whether the call fits the tool's signature.
     pub valid: bool,
@@ -170,22 +172,15 @@ fn check_parsed(
         .iter()
         .map(|k| eval::eval_pure(&k.value, ctx, limits).map(|v| (k.name.clone(), v, k.value.span)))
         .collect::<Result<Vec<_>, _>>()?;
-    let positional = args.len();
-    let written: Vec<String> = kwargs.iter().map(|(k, _, _)| k.clone()).collect();
-    let bound = sig.bind(args, kwargs, expr.span)?;
+    // The arguments as written (after repairs), by parameter name; binding checks them.
     let mut out = IndexMap::new();
-    for (field, value) in sig.fields.iter().zip(bound.iter()).take(positional) {
-        if let Some(v) = value {
-            out.insert(field.name.clone(), v.clone());
-        }
+    for (field, (value, _)) in sig.fields.iter().zip(&args) {
+        out.insert(field.name.clone(), value.clone());
     }
-    for name in written {
-        if let Some((i, _)) = sig.fields.iter().enumerate().find(|(_, f)| f.name == name) {
-            if let Some(Some(v)) = bound.get(i) {
-                out.insert(name, v.clone());
-            }
-        }
+    for (name, value, _) in &kwargs {
+        out.insert(name.clone(), value.clone());
     }
+    sig.bind(args, kwargs, expr.span)?;
     Ok(out)
 }
 
@@ -217,7 +212,7 @@ mod tests {
         let c = check("area(10, height=5)");
         let v = &c.verdicts[0];
         assert!(v.valid, "{:?}", v.error);
-        assert_eq!(v.to_json()["kwargs"], json!({"base": 10, "height": 5.0}));
+        assert_eq!(v.to_json()["kwargs"], json!({"base": 10, "height": 5}));
     }
 
     #[test]

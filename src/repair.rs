@@ -10,7 +10,9 @@
 //! - [`RepairKind::IntegralFloat`]: a float with an integral value (`5.0`) becomes an int where
 //!   an integer is expected and a float is not accepted;
 //! - [`RepairKind::SingleToList`]: a single literal becomes a one-element list where the type
-//!   is a list or set and nothing else (a union with a non-array alternative is left alone).
+//!   is a list or set and nothing else (a union with a non-array alternative is left alone);
+//! - [`RepairKind::EnumName`]: a bare name that is not defined becomes a string where the type
+//!   is an enum listing exactly that string (`unit=celsius` for `["celsius", "fahrenheit"]`).
 //!
 //! An int where a float is expected needs no repair: [`Type::coerce`] converts it, as Python
 //! would. [`RepairOptions::default`] turns every repair on; [`RepairOptions::strict`] turns
@@ -57,6 +59,8 @@ pub struct RepairOptions {
     pub integral_floats: bool,
     /// `x` → `[x]` where only a list or set is accepted.
     pub single_to_list: bool,
+    /// `celsius` → `'celsius'` where the type is an enum listing that string.
+    pub enum_names: bool,
 }
 
 impl Default for RepairOptions {
@@ -66,6 +70,7 @@ impl Default for RepairOptions {
             json_literals: true,
             integral_floats: true,
             single_to_list: true,
+            enum_names: true,
         }
     }
 }
@@ -77,12 +82,13 @@ impl RepairOptions {
             json_literals: false,
             integral_floats: false,
             single_to_list: false,
+            enum_names: false,
         }
     }
 
     /// Whether no repair is on.
     pub fn is_strict(&self) -> bool {
-        !(self.json_literals || self.integral_floats || self.single_to_list)
+        !(self.json_literals || self.integral_floats || self.single_to_list || self.enum_names)
     }
 }
 
@@ -95,6 +101,8 @@ pub enum RepairKind {
     IntegralFloat,
     /// A single value wrapped in a one-element list.
     SingleToList,
+    /// An undefined bare name read as the enum string it spells.
+    EnumName,
 }
 
 /// One repair: what changed, where, and why.
@@ -168,13 +176,17 @@ impl Pass<'_> {
         if depth > MAX_REPAIR_DEPTH || matches!(ty, Type::Any) && !self.options.json_literals {
             return;
         }
+        if matches!(&expr.kind, ExprKind::Name(_)) && !self.options.json_literals {
+            self.enum_name(expr, ty, path);
+            return;
+        }
         match &mut expr.kind {
             ExprKind::Name(name) if self.options.json_literals && self.ctx.get(name).is_none() => {
                 let (literal, value) = match name.as_str() {
                     "true" => (ExprKind::Bool(true), Value::Bool(true)),
                     "false" => (ExprKind::Bool(false), Value::Bool(false)),
                     "null" => (ExprKind::None, Value::None),
-                    _ => return,
+                    _ => return self.enum_name(expr, ty, path),
                 };
                 if !accepts(ty, &value, 0) {
                     return;
@@ -260,6 +272,40 @@ impl Pass<'_> {
             }
         }
         self.children(expr, ty, path, depth);
+    }
+
+    /// An undefined bare name where the type is an enum listing it as a string.
+    fn enum_name(&mut self, expr: &mut Expr, ty: &Type, path: &str) {
+        let ExprKind::Name(name) = &expr.kind else {
+            return;
+        };
+        if !self.options.enum_names || self.ctx.get(name).is_some() {
+            return;
+        }
+        let as_str = Value::Str(name.clone());
+        let listed = match ty {
+            Type::Enum(values) => values.contains(&as_str),
+            Type::Union(alts) => alts
+                .iter()
+                .any(|t| matches!(t, Type::Enum(values) if values.contains(&as_str))),
+            _ => false,
+        };
+        if !listed {
+            return;
+        }
+        let from = name.clone();
+        expr.kind = ExprKind::Str(from.clone());
+        self.record(
+            RepairKind::EnumName,
+            path,
+            expr.span,
+            from.clone(),
+            as_str.repr(),
+            format!(
+                "`{}` is one of {ty}, which lists the string `{from}`, and no name `{from}` is defined",
+                clip(path, 60)
+            ),
+        );
     }
 
     /// Look into lists, tuples, sets, dicts and record constructors.
@@ -472,6 +518,21 @@ mod tests {
         let kinds: Vec<RepairKind> = r.iter().map(|r| r.kind).collect();
         assert_eq!(kinds, [RepairKind::SingleToList, RepairKind::IntegralFloat]);
         assert_eq!(r[1].path, "a[0]");
+    }
+
+    #[test]
+    fn enum_names_only_for_listed_strings() {
+        let s = sig(
+            json!({"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "city": {"type": "string"}}),
+        );
+        let (out, r) = run(&s, "f(unit=celsius, city=Paris)", &Context::new());
+        assert_eq!(out, "f(unit=\"celsius\", city=Paris)");
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].kind, RepairKind::EnumName);
+        let ctx = Context::new().variable("celsius", "kelvin");
+        let (out, _) = run(&s, "f(unit=celsius)", &ctx);
+        assert_eq!(out, "f(unit=celsius)");
     }
 
     #[test]
