@@ -508,13 +508,15 @@ impl Scanner<'_> {
                     let parsed = syntax::parse(&action, self.limits);
                     (action, parsed)
                 }
-                JsonArgs::Object(args) => match call_source(&name, &args) {
-                    Ok(source) => {
-                        let parsed = syntax::parse(&source, self.limits);
-                        (source, parsed)
+                JsonArgs::Object(positional, args) => {
+                    match call_source(&name, &positional, &args) {
+                        Ok(source) => {
+                            let parsed = syntax::parse(&source, self.limits);
+                            (source, parsed)
+                        }
+                        Err(e) => (String::new(), Err(e)),
                     }
-                    Err(e) => (String::new(), Err(e)),
-                },
+                }
                 JsonArgs::Invalid(e) => (String::new(), Err(e)),
             };
             // A FunctionExpression's action may hold a list of calls.
@@ -744,13 +746,27 @@ fn reasoning_spans(text: &str) -> Vec<Span> {
 
 /// Arguments of a JSON call form.
 enum JsonArgs {
-    /// An object of keyword arguments.
-    Object(serde_json::Map<String, Json>),
+    /// Positional arguments and an object of keyword arguments.
+    Object(Vec<Json>, serde_json::Map<String, Json>),
     /// A `FunctionExpression`'s action.
     Expr(String),
     /// Arguments that cannot be read (an `arguments` string that is not a JSON object).
     Invalid(Error),
 }
+
+/// Keys that name the function in a JSON call (`name` first).
+const NAME_KEYS: &[&str] = &["name", "function", "function_name", "tool_name", "tool"];
+
+/// Keys that hold the arguments in a JSON call, in order of preference.
+const ARGS_KEYS: &[&str] = &[
+    "arguments",
+    "kwargs",
+    "parameters",
+    "params",
+    "input",
+    "tool_input",
+    "args",
+];
 
 /// Collect the calls of a JSON call form into `out`; false if `json` is not one.
 fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs)>) -> bool {
@@ -774,7 +790,10 @@ fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs
             out.len() > before
         }
         Json::Object(obj) => {
-            let name = obj.get("name").and_then(Json::as_str).map(str::to_string);
+            let name = NAME_KEYS
+                .iter()
+                .find_map(|k| obj.get(*k).and_then(Json::as_str))
+                .map(str::to_string);
             let only = |allowed: &[&str]| obj.keys().all(|k| allowed.contains(&k.as_str()));
             if let Some(calls @ Json::Array(_)) = obj.get("tool_calls") {
                 return json_calls(calls, depth + 1, out);
@@ -783,7 +802,11 @@ fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs
                 let (Some(name), Some(Json::Object(input))) = (name, obj.get("input")) else {
                     return false;
                 };
-                out.push((Origin::Anthropic, name, JsonArgs::Object(input.clone())));
+                out.push((
+                    Origin::Anthropic,
+                    name,
+                    JsonArgs::Object(Vec::new(), input.clone()),
+                ));
                 return true;
             }
             if let Some(content @ Json::Array(_)) = obj.get("content") {
@@ -809,54 +832,44 @@ fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs
             let Some(name) = name else {
                 return false;
             };
-            let allowed = [
-                "name",
-                "arguments",
-                "parameters",
-                "kwargs",
-                "args",
-                "thought",
-                "id",
-                "type",
-                "description",
-            ];
-            if !only(&allowed) {
+            let extra = ["thought", "id", "type", "description", "index"];
+            if !obj.keys().all(|k| {
+                let k = k.as_str();
+                NAME_KEYS.contains(&k) || ARGS_KEYS.contains(&k) || extra.contains(&k)
+            }) {
                 return false;
             }
-            let (origin, args) = if let Some(args) = obj.get("arguments") {
-                (Origin::OpenAi, args)
-            } else if let Some(args) = obj.get("parameters") {
-                (Origin::NameParameters, args)
-            } else if let Some(args) = obj.get("kwargs") {
-                (Origin::Function, args)
-            } else if obj.contains_key("args") || only(&["name", "thought"]) {
-                (Origin::Function, &Json::Null)
-            } else {
-                return false;
-            };
-            if origin == Origin::Function {
-                if let Some(positional) = obj.get("args") {
-                    if !matches!(positional, Json::Null)
-                        && positional.as_array().is_some_and(|a| !a.is_empty())
-                    {
-                        out.push((
-                            origin,
-                            name,
-                            JsonArgs::Invalid(Error::new(
-                                ErrorKind::Unsupported,
-                                "positional `args` in a JSON Function are not supported; use `kwargs`",
-                            )),
-                        ));
-                        return true;
-                    }
+            // Which key holds the arguments decides the form; none at all is a call without
+            // arguments only when nothing but the name (and a thought) is there.
+            let (origin, args) = match ARGS_KEYS.iter().find_map(|k| obj.get(*k).map(|a| (*k, a))) {
+                Some(("arguments", args)) => (Origin::OpenAi, args),
+                Some(("kwargs" | "args", args)) => (Origin::Function, args),
+                Some((_, args)) => (Origin::NameParameters, args),
+                None if obj.keys().all(|k| k == "name" || k == "thought") => {
+                    (Origin::Function, &Json::Null)
                 }
-            }
+                None => return false,
+            };
+            // fexpr's `Function` may carry positional `args` next to `kwargs`.
+            let positional = match obj.get("args") {
+                Some(Json::Array(items)) => items.clone(),
+                _ => Vec::new(),
+            };
+            let args = if obj.contains_key("kwargs") {
+                obj.get("kwargs").unwrap_or(&Json::Null)
+            } else if matches!(args, Json::Array(_)) {
+                &Json::Null
+            } else {
+                args
+            };
             let args = match args {
-                Json::Null => JsonArgs::Object(serde_json::Map::new()),
-                Json::Object(map) => JsonArgs::Object(map.clone()),
-                Json::String(s) if s.trim().is_empty() => JsonArgs::Object(serde_json::Map::new()),
+                Json::Null => JsonArgs::Object(positional, serde_json::Map::new()),
+                Json::Object(map) => JsonArgs::Object(positional, map.clone()),
+                Json::String(s) if s.trim().is_empty() => {
+                    JsonArgs::Object(positional, serde_json::Map::new())
+                }
                 Json::String(s) => match serde_json::from_str::<Json>(s) {
-                    Ok(Json::Object(map)) => JsonArgs::Object(map),
+                    Ok(Json::Object(map)) => JsonArgs::Object(positional, map),
                     Ok(_) | Err(_) => JsonArgs::Invalid(Error::new(
                         ErrorKind::Syntax,
                         format!(
@@ -879,7 +892,11 @@ fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs
 }
 
 /// `name(k=v, ...)` written from a JSON call's name and arguments.
-fn call_source(name: &str, args: &serde_json::Map<String, Json>) -> Result<String, Error> {
+fn call_source(
+    name: &str,
+    positional: &[Json],
+    args: &serde_json::Map<String, Json>,
+) -> Result<String, Error> {
     if !is_dotted_identifier(name) {
         return Err(Error::new(
             ErrorKind::Syntax,
@@ -887,6 +904,12 @@ fn call_source(name: &str, args: &serde_json::Map<String, Json>) -> Result<Strin
         ));
     }
     let mut source = format!("{name}(");
+    for (i, value) in positional.iter().enumerate() {
+        if i > 0 {
+            source.push_str(", ");
+        }
+        source.push_str(&Value::from_json(value).repr());
+    }
     for (i, (key, value)) in args.iter().enumerate() {
         if !is_identifier(key) {
             return Err(Error::new(
@@ -898,7 +921,7 @@ fn call_source(name: &str, args: &serde_json::Map<String, Json>) -> Result<Strin
                 ),
             ));
         }
-        if i > 0 {
+        if i > 0 || !positional.is_empty() {
             source.push_str(", ");
         }
         source.push_str(key);

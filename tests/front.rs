@@ -204,6 +204,14 @@ fn json_forms_record_their_origin() {
             Origin::NameParameters,
         ),
         (
+            r#"{"tool": "f", "tool_input": {"a": 1}}"#,
+            Origin::NameParameters,
+        ),
+        (
+            r#"{"function": "f", "params": {"a": 1}}"#,
+            Origin::NameParameters,
+        ),
+        (
             r#"{"type": "tool_use", "id": "t", "name": "f", "input": {"a": 1}}"#,
             Origin::Anthropic,
         ),
@@ -214,6 +222,17 @@ fn json_forms_record_their_origin() {
         assert_eq!(found.calls[0].origin, origin, "{text}");
         assert_eq!(found.calls[0].source, "f(a=1)", "{text}");
     }
+    let positional = extract(
+        r#"{"name": "f", "args": [1, "x"], "kwargs": {"b": 2}}"#,
+        &Limits::default(),
+        &|_| true,
+    );
+    assert_eq!(positional.calls[0].source, "f(1, 'x', b=2)");
+    let data = extract(r#"{"name": "Bob", "age": 3}"#, &Limits::default(), &|_| {
+        true
+    });
+    assert!(data.calls.is_empty());
+    assert_eq!(data.ignored[0].reason, IgnoreReason::JsonData);
     let bad = extract(
         r#"{"name": "f", "arguments": "{not json"}"#,
         &Limits::default(),
