@@ -8,9 +8,15 @@
 //!   `<tool_call>…</tool_call>`-style tags, or surrounded by prose;
 //! - the JSON forms: fexpr's `Function` (`{"name", "kwargs"}`) and `FunctionExpression`
 //!   (`{"action"}`), `{"name", "arguments"}` (OpenAI functions, Hermes/Qwen tool calls, with
-//!   `arguments` an object or a JSON string), `{"name", "parameters"}` (Llama), OpenAI
-//!   `tool_calls` and messages holding them, Anthropic `tool_use` blocks and messages, and
-//!   lists of any of these.
+//!   `arguments` an object or a JSON string), `{"name", "parameters"}` (Llama; the name may
+//!   also be under `function`, `function_name`, `tool_name` or `tool`, the arguments under
+//!   `params`, `input` or `tool_input`), OpenAI `tool_calls` and messages holding them,
+//!   Anthropic `tool_use` blocks and messages, and lists of any of these — also written as
+//!   Python literals (single quotes, `True`, `None`).
+//!
+//! Reasoning blocks (`<think>…</think>`, `<thinking>`, `<reasoning>`, or everything before a
+//! `</think>` whose opening tag the chat template wrote) are reported as
+//! [`IgnoreReason::Reasoning`]; calls written there are not taken.
 //!
 //! Nothing is dropped silently: every stretch of non-blank text that is not part of a call is
 //! listed in [`Extraction::ignored`] with a [`IgnoreReason`] (chat-template token such as
