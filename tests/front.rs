@@ -289,3 +289,55 @@ fn manager_runs_model_output_natively_and_in_the_sandbox() {
     assert!(sandboxed.outputs[0].receipt.is_some());
     assert_eq!(sandboxed.ignored, native.ignored);
 }
+
+mod properties {
+    use fexpr::front::extract;
+    use fexpr::Limits;
+    use proptest::prelude::*;
+
+    /// Pieces real outputs are made of, glued at random: calls, JSON, tokens, quotes,
+    /// unbalanced brackets, fences, reasoning tags, non-ASCII text.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("f(a=1)".to_string()),
+            Just("[g(b='x)'), f(a=true)]".to_string()),
+            Just("{\"name\": \"f\", \"arguments\": \"{\\\"a\\\": 1}\"}".to_string()),
+            Just("{'tool': 'f', 'input': {'a': None}}".to_string()),
+            Just("<|eot_id|>".to_string()),
+            Just("```python\n".to_string()),
+            Just("<think>".to_string()),
+            Just("</think>".to_string()),
+            Just("<tool_call>".to_string()),
+            Just("print(".to_string()),
+            Just("é漢字🙂".to_string()),
+            Just("\"'".to_string()),
+            Just("([{".to_string()),
+            Just(")]}".to_string()),
+            "[a-z_.(){}\\[\\]'\",=:<>|# \n0-9]{0,12}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn extraction_never_panics_and_spans_are_sound(pieces in proptest::collection::vec(piece(), 0..24)) {
+            let text: String = pieces.concat();
+            let found = extract(&text, &Limits::default(), &|n| n.starts_with('f') || n == "g");
+            for call in &found.calls {
+                prop_assert!(text.is_char_boundary(call.span.start as usize));
+                prop_assert!(text.is_char_boundary(call.span.end as usize));
+                prop_assert!(call.span.start <= call.span.end && call.span.end as usize <= text.len());
+            }
+            for ig in &found.ignored {
+                prop_assert!(text.get(ig.span.range()).is_some(), "{:?} in {:?}", ig, text);
+                prop_assert!(!ig.text.is_empty());
+            }
+            // Ignored stretches never overlap a call's own text.
+            for ig in &found.ignored {
+                for call in &found.calls {
+                    let inside = ig.span.start >= call.span.start && ig.span.end <= call.span.end;
+                    prop_assert!(!inside, "{:?} inside {:?} in {:?}", ig, call.span, text);
+                }
+            }
+        }
+    }
+}
