@@ -204,6 +204,9 @@ pub struct FunctionOutput {
     /// What the sandboxed evaluation this output came from cost; `None` when run natively.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt: Option<Receipt>,
+    /// Schema-aware repairs made to the call before it ran (see `fexpr::repair`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<crate::repair::Repair>,
 }
 
 impl FunctionOutput {
@@ -221,6 +224,7 @@ impl FunctionOutput {
             observation: None,
             error: Some(error),
             receipt: None,
+            repairs: Vec::new(),
         }
     }
 
@@ -246,6 +250,12 @@ impl FunctionOutput {
             }
             if let Some(receipt) = &self.receipt {
                 map.insert("receipt".into(), receipt.to_json());
+            }
+            if !self.repairs.is_empty() {
+                map.insert(
+                    "repairs".into(),
+                    serde_json::to_value(&self.repairs).unwrap_or(Json::Null),
+                );
             }
         }
         out

@@ -23,10 +23,13 @@
 
 pub mod builtins;
 pub mod call;
+pub mod check;
 pub mod context;
 pub mod error;
 pub mod eval;
+pub mod front;
 pub mod limits;
+pub mod repair;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod syntax;
@@ -46,6 +49,8 @@ pub mod pool;
 pub mod session;
 #[cfg(feature = "native")]
 pub mod tool;
+#[cfg(feature = "native")]
+pub mod tooldefs;
 
 pub use call::{Function, FunctionExpression, FunctionOutput};
 pub use context::Context;

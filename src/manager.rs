@@ -636,6 +636,7 @@ fn output(
         observation,
         error,
         receipt: None,
+        repairs: Vec::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 //! fexpr exec --tools demo 'add(a=2, b=3)'
 //! echo '[add(a=2, b=3), search(query="q")]' | fexpr exec --tools demo -
 //! fexpr tools --tools demo --format openai
+//! fexpr check --tools-json tools.json 'get_weather(city="Paris", metric=true)'
 //! ```
 //! `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`.
 //! The exit code is 0 whenever the input was processed, even if calls failed.
@@ -35,6 +36,21 @@ enum Command {
         #[arg(long)]
         sandbox: bool,
         /// Expressions to run, or `-` to read the model output from stdin.
+        #[arg(required = true)]
+        exprs: Vec<String>,
+    },
+    /// Validate the calls in model output against tool definitions, without running them:
+    /// one JSON verdict per call, `{"name", "kwargs", "valid", "error", "repairs", "span"}`.
+    /// Text that is not a call is listed on stderr as `{"ignored": ...}` lines.
+    Check {
+        /// Tool definitions: OpenAI, Anthropic or MCP tool JSON, or BFCL-style function docs.
+        #[arg(long)]
+        tools_json: std::path::PathBuf,
+        /// No schema-aware repairs (by default `true`/`false`/`null`, integral floats and
+        /// single values for list parameters are repaired, and each repair is reported).
+        #[arg(long)]
+        strict: bool,
+        /// Model outputs to check, or `-` to read one from stdin.
         #[arg(required = true)]
         exprs: Vec<String>,
     },
@@ -86,6 +102,11 @@ fn main() -> ExitCode {
             sandbox,
             exprs,
         } => exec(manager(tools), sandbox, exprs),
+        Command::Check {
+            tools_json,
+            strict,
+            exprs,
+        } => check(&tools_json, strict, exprs),
         Command::Tools { tools, format } => {
             let m = manager(tools);
             let text = match format {
@@ -171,4 +192,54 @@ async fn run_text(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<Funct
     } else {
         manager.execute(text.trim()).await
     }
+}
+
+/// `fexpr check`: verdicts on stdout, ignored text on stderr.
+fn check(tools_json: &std::path::Path, strict: bool, exprs: Vec<String>) -> ExitCode {
+    let defs = match std::fs::read_to_string(tools_json)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+        .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.to_string()))
+    {
+        Ok(defs) => defs,
+        Err(e) => {
+            eprintln!("fexpr: cannot read {}: {e}", tools_json.display());
+            return ExitCode::from(2);
+        }
+    };
+    let ctx = fexpr::tooldefs::context(&defs);
+    let options = if strict {
+        fexpr::repair::RepairOptions::strict()
+    } else {
+        fexpr::repair::RepairOptions::default()
+    };
+    let limits = fexpr::Limits::default();
+    let mut stdout = std::io::stdout().lock();
+    for expr in exprs {
+        let text = if expr == "-" {
+            let mut text = String::new();
+            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+                eprintln!("fexpr: cannot read stdin: {e}");
+                return ExitCode::from(1);
+            }
+            text
+        } else {
+            expr
+        };
+        let checked = fexpr::check::check_text(&text, &ctx, &limits, &options);
+        if let Some(e) = &checked.error {
+            eprintln!("fexpr: {e}");
+            return ExitCode::from(1);
+        }
+        for ignored in &checked.ignored {
+            let line = serde_json::json!({ "ignored": ignored });
+            eprintln!("{line}");
+        }
+        for verdict in &checked.verdicts {
+            if writeln!(stdout, "{}", verdict.to_json()).is_err() {
+                return ExitCode::from(1);
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }

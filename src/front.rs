@@ -1,0 +1,1145 @@
+//! Front-end: raw model text → the calls it contains, and an account of everything else.
+//!
+//! Models rarely answer with one clean expression. [`extract`] finds, in one bounded linear
+//! scan, every call a response holds:
+//!
+//! - Python calls (`f(a=1)`, `math.hypot(x=3, y=4)`), alone, in a list or tuple, separated by
+//!   newlines, commas or `;`, inside fenced code blocks (any language tag), inside
+//!   `<tool_call>…</tool_call>`-style tags, or surrounded by prose;
+//! - the JSON forms: fexpr's `Function` (`{"name", "kwargs"}`) and `FunctionExpression`
+//!   (`{"action"}`), `{"name", "arguments"}` (OpenAI functions, Hermes/Qwen tool calls, with
+//!   `arguments` an object or a JSON string), `{"name", "parameters"}` (Llama; the name may
+//!   also be under `function`, `function_name`, `tool_name` or `tool`, the arguments under
+//!   `params`, `input` or `tool_input`), OpenAI `tool_calls` and messages holding them,
+//!   Anthropic `tool_use` blocks and messages, and lists of any of these — also written as
+//!   Python literals (single quotes, `True`, `None`).
+//!
+//! Reasoning blocks (`<think>…</think>`, `<thinking>`, `<reasoning>`, or everything before a
+//! `</think>` whose opening tag the chat template wrote) are reported as
+//! [`IgnoreReason::Reasoning`]; calls written there are not taken.
+//!
+//! Nothing is dropped silently: every stretch of non-blank text that is not part of a call is
+//! listed in [`Extraction::ignored`] with a [`IgnoreReason`] (chat-template token such as
+//! `<|eot_id|>`, code fence, markup tag, prose, JSON that is not a call, a call to a name that is
+//! not a tool). A call whose text does not parse is still reported, with its error.
+//!
+//! A call to a name that is not a tool is kept (so its "unknown tool" error reaches the model)
+//! only when the response has no prose; in prose, `see figure(3)` is not a call. A non-tool call
+//! that wraps tool calls (`print(get_weather(city="Paris"))`) is looked into, not taken whole.
+//!
+//! All work is bounded: the text is refused past [`Limits::max_source_bytes`], the scan does at
+//! most a fixed multiple of the text's length in steps, nothing recurses on input except JSON
+//! values, whose depth `serde_json` bounds (128) and whose call forms are looked into at most
+//! [`MAX_JSON_NESTING`] levels deep.
+//!
+//! The module is pure (no I/O, no runtime): it runs on the host or inside the wasm guest.
+//!
+//! ```
+//! use fexpr::front::{extract, IgnoreReason};
+//! use fexpr::Limits;
+//!
+//! let text = "Sure! Here you go:\n```python\n[get_weather(city=\"Paris\"), get_time(tz='CET')]\n```<|eot_id|>";
+//! let found = extract(text, &Limits::default(), &|name| name.starts_with("get_"));
+//! let names: Vec<&str> = found.calls.iter().map(|c| c.name.as_str()).collect();
+//! assert_eq!(names, ["get_weather", "get_time"]);
+//! assert_eq!(&text[found.calls[1].span.range()], "get_time(tz='CET')");
+//! let reasons: Vec<IgnoreReason> = found.ignored.iter().map(|i| i.reason).collect();
+//! assert_eq!(reasons, [IgnoreReason::Prose, IgnoreReason::Fence, IgnoreReason::Fence, IgnoreReason::ChatToken]);
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::error::{clip, Error, ErrorKind, Span};
+use crate::limits::Limits;
+use crate::syntax::{self, Expr, ExprKind};
+use crate::value::Value;
+
+/// Chat-template tokens recognised (and reported as [`IgnoreReason::ChatToken`]) wherever they
+/// appear outside a call. Any other `<|…|>` token is recognised too.
+pub const CHAT_TOKENS: &[&str] = &[
+    "<end_of_turn>",
+    "<start_of_turn>",
+    "<eos>",
+    "<bos>",
+    "</s>",
+    "<s>",
+    "[TOOL_CALLS]",
+    "[/TOOL_CALLS]",
+    "[INST]",
+    "[/INST]",
+];
+
+/// How many levels of JSON wrapping (message → `tool_calls` → call → `function`) are looked
+/// into for calls.
+pub const MAX_JSON_NESTING: usize = 8;
+
+/// Scan steps allowed per byte of text (plus a constant); past it the rest is reported as
+/// [`IgnoreReason::Budget`]. Ordinary text needs one or two steps per byte.
+const STEPS_PER_BYTE: usize = 16;
+
+/// Longest markup tag recognised (`<tool_call>`, `</function_calls>`), in bytes.
+const MAX_TAG_BYTES: usize = 48;
+
+/// What a model's response holds: its calls in order, and what was not used.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Extraction {
+    /// The calls, in the order they appear.
+    pub calls: Vec<FoundCall>,
+    /// Every stretch of non-blank text not used, in order, with why.
+    pub ignored: Vec<Ignored>,
+    /// Set when the text was refused as a whole (too large).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Error>,
+}
+
+/// One call found in the text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FoundCall {
+    /// The callee (`get_weather`, `math.hypot`).
+    pub name: String,
+    /// Where the call is in the text (for a JSON form: the JSON object it came from).
+    pub span: Span,
+    /// Which form it was written in.
+    pub origin: Origin,
+    /// Python source of the call alone: a slice of the text, a `FunctionExpression`'s
+    /// `action`, or written from a JSON form's name and arguments.
+    pub source: String,
+    /// `source` parsed (spans index `source`), or why it could not be.
+    pub parsed: Result<Expr, Error>,
+}
+
+/// The form a call was written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Origin {
+    /// Python call syntax.
+    Python,
+    /// `{"name", "kwargs", "args"}`: fexpr's `Function`.
+    Function,
+    /// `{"action"}`: fexpr's `FunctionExpression`.
+    FunctionExpression,
+    /// `{"name", "arguments"}` or `{"function": {...}}`: OpenAI (and Hermes-style tags).
+    OpenAi,
+    /// `{"name", "parameters"}`: Llama's JSON tool call.
+    NameParameters,
+    /// `{"type": "tool_use", "name", "input"}`: Anthropic.
+    Anthropic,
+}
+
+/// A stretch of text that is not part of any call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ignored {
+    /// Where it is.
+    pub span: Span,
+    /// Why it was not used.
+    pub reason: IgnoreReason,
+    /// The text, clipped to 80 characters.
+    pub text: String,
+}
+
+/// Why a stretch of text was not used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IgnoreReason {
+    /// A chat-template token (`<end_of_turn>`, `<|eot_id|>`, `</s>`, ...).
+    ChatToken,
+    /// A code fence line marker (```` ``` ```` with its language tag).
+    Fence,
+    /// A markup tag (`<tool_call>`, `</tool_call>`).
+    Tag,
+    /// Prose: words that are not a call.
+    Prose,
+    /// Well-formed JSON that is not a call form.
+    JsonData,
+    /// A call to a name that is not a tool, in a response that also has prose.
+    NotATool,
+    /// Reasoning (`<think>…</think>`, `<thinking>`, `<reasoning>`): not the answer, so calls
+    /// written there are not taken.
+    Reasoning,
+    /// The scan's step budget ran out (adversarial input); the rest was not looked at.
+    Budget,
+}
+
+/// Find the calls in a model's `text`. `is_tool` says which callee names are tools (pass
+/// `&|_| true` when every name counts). See the [module docs](self) for what is recognised.
+pub fn extract(text: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> Extraction {
+    if text.len() > limits.max_source_bytes {
+        return Extraction {
+            calls: Vec::new(),
+            ignored: Vec::new(),
+            error: Some(Error::limit(
+                "max_source_bytes",
+                limits.max_source_bytes,
+                text.len(),
+            )),
+        };
+    }
+    let mut scan = Scanner {
+        text,
+        bytes: text.as_bytes(),
+        limits,
+        is_tool,
+        steps: STEPS_PER_BYTE
+            .saturating_mul(text.len())
+            .saturating_add(4096),
+        found: Vec::new(),
+        used: Vec::new(),
+        json_data: Vec::new(),
+        wrappers: Vec::new(),
+        budget_from: None,
+        reasoning: reasoning_spans(text),
+    };
+    scan.run();
+    scan.finish()
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    limits: &'a Limits,
+    is_tool: &'a dyn Fn(&str) -> bool,
+    steps: usize,
+    found: Vec<FoundCall>,
+    /// Spans taken by calls (Python candidates whole, JSON objects whole).
+    used: Vec<Span>,
+    /// Well-formed JSON that is not a call.
+    json_data: Vec<Span>,
+    /// Outermost calls to non-tools, looked into: (span, calls found before it).
+    wrappers: Vec<(Span, usize)>,
+    budget_from: Option<usize>,
+    /// Reasoning blocks, in order.
+    reasoning: Vec<Span>,
+}
+
+impl Scanner<'_> {
+    fn step(&mut self) -> bool {
+        match self.steps.checked_sub(1) {
+            Some(left) => {
+                self.steps = left;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn run(&mut self) {
+        let n = self.bytes.len();
+        let mut i = 0;
+        // End of the outermost non-tool call being looked into.
+        let mut wrapper_end = 0;
+        let mut next_reasoning = 0;
+        while i < n {
+            if !self.step() {
+                self.budget_from = Some(i);
+                return;
+            }
+            while self
+                .reasoning
+                .get(next_reasoning)
+                .is_some_and(|r| r.end as usize <= i)
+            {
+                next_reasoning += 1;
+            }
+            if let Some(r) = self.reasoning.get(next_reasoning) {
+                if r.start as usize <= i {
+                    i = r.end as usize;
+                    continue;
+                }
+            }
+            let c = self.bytes[i];
+            if is_ident_start(c) && (i == 0 || !is_ident_byte(self.bytes[i - 1])) {
+                let name_end = dotted_ident_end(self.bytes, i);
+                if self.bytes.get(name_end) == Some(&b'(') {
+                    let name = &self.text[i..name_end];
+                    let matched = self.match_python(name_end);
+                    if matched.is_none() && (self.is_tool)(name) && self.steps > 0 {
+                        // A tool call that never closes (a cut-off response): reported with
+                        // the parser's error rather than taken for prose.
+                        self.take_python_call(i, n);
+                        return;
+                    }
+                    if let Some(end) = matched {
+                        if (self.is_tool)(name) {
+                            self.take_python_call(i, end);
+                            i = end;
+                            continue;
+                        }
+                        if i >= wrapper_end {
+                            self.wrappers.push((span(i, end), self.found.len()));
+                            wrapper_end = end;
+                        }
+                        i = name_end + 1;
+                        continue;
+                    }
+                }
+                i = name_end.max(i + 1);
+                continue;
+            }
+            if c == b'[' || c == b'(' {
+                let j = skip_blank(self.bytes, i + 1);
+                if j < n && is_ident_start(self.bytes[j]) {
+                    let name_end = dotted_ident_end(self.bytes, j);
+                    if self.bytes.get(name_end) == Some(&b'(') {
+                        if let Some(end) = self.match_python(i) {
+                            if self.take_python_sequence(i, end) {
+                                i = end;
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+            if c == b'{' || c == b'[' {
+                if let Some(end) = self.match_json(i) {
+                    if let Ok(json) = serde_json::from_str::<Json>(&self.text[i..end]) {
+                        if self.take_json(&json, span(i, end)) {
+                            self.used.push(span(i, end));
+                        } else {
+                            self.json_data.push(span(i, end));
+                        }
+                        i = end;
+                        continue;
+                    }
+                }
+                // The same forms written as Python literals (`{'name': 'f', 'arguments': {...}}`,
+                // `True`/`None`): parsed and evaluated with nothing in scope.
+                if let Some(json) = self.python_literal(i) {
+                    let end = i + json.1;
+                    if self.take_json(&json.0, span(i, end)) {
+                        self.used.push(span(i, end));
+                        i = end;
+                        continue;
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// The Python literal (dict or list, no names, no calls) starting at `open`, as JSON, and
+    /// its length.
+    fn python_literal(&mut self, open: usize) -> Option<(Json, usize)> {
+        let end = self.match_python(open)?;
+        // Parsing costs about a step per byte: charged to the scan's budget.
+        self.steps = self.steps.checked_sub(end - open)?;
+        let expr = syntax::parse(&self.text[open..end], self.limits).ok()?;
+        if !matches!(expr.kind, ExprKind::Dict(_) | ExprKind::List(_)) {
+            return None;
+        }
+        let value =
+            crate::eval::eval_pure(&expr, &crate::context::Context::new(), self.limits).ok()?;
+        Some((value.to_json(), end - open))
+    }
+
+    /// Take `text[start..end]`, a call to a tool, whether or not it parses.
+    fn take_python_call(&mut self, start: usize, end: usize) {
+        let source = &self.text[start..end];
+        let parsed = syntax::parse(source, self.limits);
+        let name = match &parsed {
+            Ok(Expr {
+                kind: ExprKind::Call(call),
+                ..
+            }) => call.func.clone(),
+            _ => source[..dotted_ident_end(source.as_bytes(), 0)].to_string(),
+        };
+        let parsed = parsed.and_then(|e| match e.kind {
+            ExprKind::Call(_) => Ok(e),
+            _ => Err(Error::new(
+                ErrorKind::Unsupported,
+                "expected a function call like `name(arg=...)`",
+            )
+            .at(e.span)),
+        });
+        self.found.push(FoundCall {
+            name,
+            span: span(start, end),
+            origin: Origin::Python,
+            source: source.to_string(),
+            parsed,
+        });
+        self.used.push(span(start, end));
+    }
+
+    /// Take `text[start..end]` if it is a list or tuple of calls (each becomes one call);
+    /// otherwise take nothing and say so.
+    fn take_python_sequence(&mut self, start: usize, end: usize) -> bool {
+        // Parsing costs about a step per byte: charged to the scan's budget.
+        match self.steps.checked_sub(end - start) {
+            Some(left) => self.steps = left,
+            None => return false,
+        }
+        let source = &self.text[start..end];
+        let Ok(expr) = syntax::parse(source, self.limits) else {
+            return false;
+        };
+        let (ExprKind::List(items) | ExprKind::Tuple(items)) = &expr.kind else {
+            return false;
+        };
+        if items.is_empty() || !items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) {
+            return false;
+        }
+        for item in items {
+            let ExprKind::Call(call) = &item.kind else {
+                continue;
+            };
+            let (a, b) = (
+                start + item.span.start as usize,
+                start + item.span.end as usize,
+            );
+            if !(self.is_tool)(&call.func) {
+                // Looked at like any other call to a non-tool: kept only without prose.
+                self.wrappers.push((span(a, b), self.found.len()));
+                continue;
+            }
+            let mut parsed = item.clone();
+            shift_spans(&mut parsed, item.span.start);
+            self.found.push(FoundCall {
+                name: call.func.clone(),
+                span: span(a, b),
+                origin: Origin::Python,
+                source: self.text[a..b].to_string(),
+                parsed: Ok(parsed),
+            });
+        }
+        self.used.push(span(start, end));
+        true
+    }
+
+    /// The end (exclusive) of the Python bracket group opening at `open`, strings and
+    /// comments skipped; `None` if it does not close.
+    fn match_python(&mut self, open: usize) -> Option<usize> {
+        let b = self.bytes;
+        let mut depth = 0usize;
+        let mut i = open;
+        while i < b.len() {
+            if !self.step() {
+                return None;
+            }
+            match b[i] {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                q @ (b'\'' | b'"') => {
+                    i = self.skip_python_string(i, q)?;
+                    continue;
+                }
+                b'#' => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Past the string literal starting at `i` (quote `q`, single or triple).
+    fn skip_python_string(&mut self, i: usize, q: u8) -> Option<usize> {
+        let b = self.bytes;
+        let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
+        let mut j = if triple { i + 3 } else { i + 1 };
+        while j < b.len() {
+            if !self.step() {
+                return None;
+            }
+            match b[j] {
+                b'\\' => j += 2,
+                c if c == q => {
+                    if !triple {
+                        return Some(j + 1);
+                    }
+                    if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
+                        return Some(j + 3);
+                    }
+                    j += 1;
+                }
+                // An unterminated one-line string: stop at the line's end, the parser reports it.
+                b'\n' if !triple => return Some(j),
+                _ => j += 1,
+            }
+        }
+        Some(b.len())
+    }
+
+    /// The end (exclusive) of the JSON object or array starting at `open`.
+    fn match_json(&mut self, open: usize) -> Option<usize> {
+        let b = self.bytes;
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let mut i = open;
+        while i < b.len() {
+            if !self.step() {
+                return None;
+            }
+            let c = b[i];
+            if in_string {
+                match c {
+                    b'\\' => i += 1,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+            } else {
+                match c {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Take the calls of a JSON call form; false (nothing taken) if it is not one.
+    fn take_json(&mut self, json: &Json, at: Span) -> bool {
+        let mut calls = Vec::new();
+        if !json_calls(json, 0, &mut calls) {
+            return false;
+        }
+        for (origin, name, args) in calls {
+            let (source, parsed) = match args {
+                JsonArgs::Expr(action) => {
+                    let parsed = syntax::parse(&action, self.limits);
+                    (action, parsed)
+                }
+                JsonArgs::Object(positional, args) => {
+                    match call_source(&name, &positional, &args) {
+                        Ok(source) => {
+                            let parsed = syntax::parse(&source, self.limits);
+                            (source, parsed)
+                        }
+                        Err(e) => (String::new(), Err(e)),
+                    }
+                }
+                JsonArgs::Invalid(e) => (String::new(), Err(e)),
+            };
+            // A FunctionExpression's action may hold a list of calls.
+            match parsed {
+                Ok(Expr {
+                    kind: ExprKind::List(items) | ExprKind::Tuple(items),
+                    ..
+                }) if origin == Origin::FunctionExpression
+                    && !items.is_empty()
+                    && items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) =>
+                {
+                    for item in items {
+                        let ExprKind::Call(call) = &item.kind else {
+                            continue;
+                        };
+                        let name = call.func.clone();
+                        let mut item = item;
+                        let piece = source
+                            .get(item.span.range())
+                            .unwrap_or_default()
+                            .to_string();
+                        let base = item.span.start;
+                        shift_spans(&mut item, base);
+                        self.found.push(FoundCall {
+                            name,
+                            span: at,
+                            origin,
+                            source: piece,
+                            parsed: Ok(item),
+                        });
+                    }
+                }
+                parsed => {
+                    let name = match &parsed {
+                        Ok(Expr {
+                            kind: ExprKind::Call(call),
+                            ..
+                        }) => call.func.clone(),
+                        _ => name,
+                    };
+                    let parsed = parsed.and_then(|e| match e.kind {
+                        ExprKind::Call(_) => Ok(e),
+                        _ => Err(Error::new(
+                            ErrorKind::Unsupported,
+                            "expected a function call like `name(arg=...)`",
+                        )
+                        .at(e.span)),
+                    });
+                    self.found.push(FoundCall {
+                        name,
+                        span: at,
+                        origin,
+                        source,
+                        parsed,
+                    });
+                }
+            }
+        }
+        true
+    }
+
+    fn finish(self) -> Extraction {
+        let Scanner {
+            text,
+            limits,
+            is_tool,
+            mut found,
+            mut used,
+            json_data,
+            wrappers,
+            budget_from,
+            reasoning,
+            ..
+        } = self;
+        let end = budget_from.unwrap_or(text.len());
+        // The gaps between used spans and calls to non-tools, classified.
+        used.extend(wrappers.iter().map(|(s, _)| *s));
+        used.extend(reasoning.iter().copied());
+        used.sort_by_key(|s| s.start);
+        let mut ignored = Vec::new();
+        let mut json_data = json_data.into_iter().peekable();
+        let mut pos = 0usize;
+        let mut spans_iter = used.iter().map(|s| s.range()).peekable();
+        while pos < end {
+            let next_used = spans_iter.peek().map_or(end, |r| r.start.min(end));
+            if pos < next_used {
+                classify_gap(text, pos, next_used, &mut json_data, &mut ignored);
+            }
+            match spans_iter.next() {
+                Some(r) => pos = pos.max(r.end),
+                None => break,
+            }
+        }
+        for r in &reasoning {
+            if (r.start as usize) < end {
+                ignored.push(ignored_at(
+                    text,
+                    r.start as usize,
+                    r.end as usize,
+                    IgnoreReason::Reasoning,
+                ));
+            }
+        }
+        if let Some(from) = budget_from {
+            ignored.push(ignored_at(text, from, text.len(), IgnoreReason::Budget));
+        }
+        let prose = ignored.iter().any(|i| i.reason == IgnoreReason::Prose);
+        // Calls to non-tools: kept only when they wrap no tool call and the text has no prose.
+        let mut extra = Vec::new();
+        for (wspan, before) in &wrappers {
+            let inside = found
+                .iter()
+                .skip(*before)
+                .any(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
+            if inside {
+                // Looked into: the wrapper's own text around the calls is not used.
+                let inner = found
+                    .iter()
+                    .skip(*before)
+                    .filter(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
+                let first = inner.clone().map(|c| c.span.start).min();
+                let last = inner.map(|c| c.span.end).max();
+                if let (Some(first), Some(last)) = (first, last) {
+                    for (a, z) in [(wspan.start, first), (last, wspan.end)] {
+                        if a < z {
+                            ignored.push(ignored_at(
+                                text,
+                                a as usize,
+                                z as usize,
+                                IgnoreReason::NotATool,
+                            ));
+                        }
+                    }
+                }
+                continue;
+            }
+            let source = text.get(wspan.range()).unwrap_or_default();
+            if prose {
+                ignored.push(ignored_at(
+                    text,
+                    wspan.start as usize,
+                    wspan.end as usize,
+                    IgnoreReason::NotATool,
+                ));
+            } else {
+                let parsed = syntax::parse(source, limits);
+                extra.push(FoundCall {
+                    name: source[..dotted_ident_end(source.as_bytes(), 0)].to_string(),
+                    span: *wspan,
+                    origin: Origin::Python,
+                    source: source.to_string(),
+                    parsed: parsed.and_then(|e| match e.kind {
+                        ExprKind::Call(_) => Ok(e),
+                        _ => Err(Error::new(
+                            ErrorKind::Unsupported,
+                            "expected a function call",
+                        )),
+                    }),
+                });
+            }
+        }
+        // JSON calls to non-tools follow the same rule.
+        let mut kept = Vec::with_capacity(found.len() + extra.len());
+        for call in found.drain(..).chain(extra) {
+            if prose && call.origin != Origin::Python && !is_tool(&call.name) {
+                ignored.push(ignored_at(
+                    text,
+                    call.span.start as usize,
+                    call.span.end as usize,
+                    IgnoreReason::NotATool,
+                ));
+            } else {
+                kept.push(call);
+            }
+        }
+        kept.sort_by_key(|c| c.span.start);
+        ignored.sort_by_key(|i| i.span.start);
+        // Ignored stretches inside a wrapper that was kept are part of that call.
+        ignored.retain(|ig| {
+            !kept
+                .iter()
+                .any(|c| c.span.start <= ig.span.start && ig.span.end <= c.span.end)
+        });
+        Extraction {
+            calls: kept,
+            ignored,
+            error: None,
+        }
+    }
+}
+
+/// Reasoning blocks: `<think>…</think>` (also `thinking`, `reasoning`), and everything
+/// before a closing `</think>` whose opening tag the chat template wrote. An unclosed block is
+/// not reasoning (the answer may be cut off inside it; its calls are taken).
+fn reasoning_spans(text: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for tag in ["think", "thinking", "reasoning"] {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        let mut from = 0;
+        while let Some(c) = text.get(from..).and_then(|t| t.find(&close)) {
+            let close_at = from + c;
+            let start = text[from..close_at].find(&open).map_or(
+                if from == 0 && !text[..close_at].contains(&open) {
+                    0
+                } else {
+                    close_at
+                },
+                |o| from + o,
+            );
+            let end = close_at + close.len();
+            spans.push(span(start, end));
+            from = end;
+        }
+    }
+    spans.sort_by_key(|s| s.start);
+    // Overlapping blocks (a `<thinking>` inside a `<think>`) are merged.
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match merged.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => merged.push(s),
+        }
+    }
+    merged
+}
+
+/// Arguments of a JSON call form.
+enum JsonArgs {
+    /// Positional arguments and an object of keyword arguments.
+    Object(Vec<Json>, serde_json::Map<String, Json>),
+    /// A `FunctionExpression`'s action.
+    Expr(String),
+    /// Arguments that cannot be read (an `arguments` string that is not a JSON object).
+    Invalid(Error),
+}
+
+/// Keys that name the function in a JSON call (`name` first).
+const NAME_KEYS: &[&str] = &["name", "function", "function_name", "tool_name", "tool"];
+
+/// Keys that hold the arguments in a JSON call, in order of preference.
+const ARGS_KEYS: &[&str] = &[
+    "arguments",
+    "kwargs",
+    "parameters",
+    "params",
+    "input",
+    "tool_input",
+    "args",
+];
+
+/// Collect the calls of a JSON call form into `out`; false if `json` is not one.
+fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs)>) -> bool {
+    if depth > MAX_JSON_NESTING {
+        return false;
+    }
+    match json {
+        Json::Array(items) => {
+            if items.is_empty() {
+                return false;
+            }
+            let before = out.len();
+            for item in items {
+                // Anthropic content blocks mix text with tool_use; text blocks are not calls.
+                let is_text_block = item.get("type").and_then(Json::as_str) == Some("text");
+                if !json_calls(item, depth + 1, out) && !is_text_block {
+                    out.truncate(before);
+                    return false;
+                }
+            }
+            out.len() > before
+        }
+        Json::Object(obj) => {
+            let name = NAME_KEYS
+                .iter()
+                .find_map(|k| obj.get(*k).and_then(Json::as_str))
+                .map(str::to_string);
+            let only = |allowed: &[&str]| obj.keys().all(|k| allowed.contains(&k.as_str()));
+            if let Some(calls @ Json::Array(_)) = obj.get("tool_calls") {
+                return json_calls(calls, depth + 1, out);
+            }
+            if obj.get("type").and_then(Json::as_str) == Some("tool_use") {
+                let (Some(name), Some(Json::Object(input))) = (name, obj.get("input")) else {
+                    return false;
+                };
+                out.push((
+                    Origin::Anthropic,
+                    name,
+                    JsonArgs::Object(Vec::new(), input.clone()),
+                ));
+                return true;
+            }
+            if let Some(content @ Json::Array(_)) = obj.get("content") {
+                if obj.get("role").and_then(Json::as_str) == Some("assistant") {
+                    return json_calls(content, depth + 1, out);
+                }
+            }
+            if let Some(function @ Json::Object(_)) = obj.get("function") {
+                if only(&["id", "type", "function", "index"]) {
+                    return json_calls(function, depth + 1, out);
+                }
+            }
+            if let Some(Json::String(action)) = obj.get("action") {
+                if only(&["action", "thought"]) {
+                    out.push((
+                        Origin::FunctionExpression,
+                        String::new(),
+                        JsonArgs::Expr(action.clone()),
+                    ));
+                    return true;
+                }
+            }
+            let Some(name) = name else {
+                return false;
+            };
+            let extra = ["thought", "id", "type", "description", "index"];
+            if !obj.keys().all(|k| {
+                let k = k.as_str();
+                NAME_KEYS.contains(&k) || ARGS_KEYS.contains(&k) || extra.contains(&k)
+            }) {
+                return false;
+            }
+            // Which key holds the arguments decides the form; none at all is a call without
+            // arguments only when nothing but the name (and a thought) is there.
+            let (origin, args) = match ARGS_KEYS.iter().find_map(|k| obj.get(*k).map(|a| (*k, a))) {
+                Some(("arguments", args)) => (Origin::OpenAi, args),
+                Some(("kwargs" | "args", args)) => (Origin::Function, args),
+                Some((_, args)) => (Origin::NameParameters, args),
+                None if obj.keys().all(|k| k == "name" || k == "thought") => {
+                    (Origin::Function, &Json::Null)
+                }
+                None => return false,
+            };
+            // fexpr's `Function` may carry positional `args` next to `kwargs`.
+            let positional = match obj.get("args") {
+                Some(Json::Array(items)) => items.clone(),
+                _ => Vec::new(),
+            };
+            let args = if obj.contains_key("kwargs") {
+                obj.get("kwargs").unwrap_or(&Json::Null)
+            } else if matches!(args, Json::Array(_)) {
+                &Json::Null
+            } else {
+                args
+            };
+            let args = match args {
+                Json::Null => JsonArgs::Object(positional, serde_json::Map::new()),
+                Json::Object(map) => JsonArgs::Object(positional, map.clone()),
+                Json::String(s) if s.trim().is_empty() => {
+                    JsonArgs::Object(positional, serde_json::Map::new())
+                }
+                Json::String(s) => match serde_json::from_str::<Json>(s) {
+                    Ok(Json::Object(map)) => JsonArgs::Object(positional, map),
+                    Ok(_) | Err(_) => JsonArgs::Invalid(Error::new(
+                        ErrorKind::Syntax,
+                        format!(
+                            "the arguments of `{}` are not a JSON object: {}",
+                            clip(&name, 40),
+                            clip(s, 60)
+                        ),
+                    )),
+                },
+                _ => JsonArgs::Invalid(Error::new(
+                    ErrorKind::Syntax,
+                    format!("the arguments of `{}` are not an object", clip(&name, 40)),
+                )),
+            };
+            out.push((origin, name, args));
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `name(k=v, ...)` written from a JSON call's name and arguments.
+fn call_source(
+    name: &str,
+    positional: &[Json],
+    args: &serde_json::Map<String, Json>,
+) -> Result<String, Error> {
+    if !is_dotted_identifier(name) {
+        return Err(Error::new(
+            ErrorKind::Syntax,
+            format!("`{}` is not a function name", clip(name, 40)),
+        ));
+    }
+    let mut source = format!("{name}(");
+    for (i, value) in positional.iter().enumerate() {
+        if i > 0 {
+            source.push_str(", ");
+        }
+        source.push_str(&Value::from_json(value).repr());
+    }
+    for (i, (key, value)) in args.iter().enumerate() {
+        if !is_identifier(key) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "argument name `{}` of `{}` cannot be written as a Python keyword argument",
+                    clip(key, 40),
+                    clip(name, 40)
+                ),
+            ));
+        }
+        if i > 0 || !positional.is_empty() {
+            source.push_str(", ");
+        }
+        source.push_str(key);
+        source.push('=');
+        source.push_str(&Value::from_json(value).repr());
+    }
+    source.push(')');
+    Ok(source)
+}
+
+/// Python's reserved words: not usable as keyword-argument names.
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// An ASCII Python identifier that is not a reserved word.
+pub fn is_identifier(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && is_ident_start(b[0])
+        && b.iter().all(|c| is_ident_byte(*c) && *c != b'.')
+        && !PYTHON_KEYWORDS.contains(&s)
+}
+
+fn is_dotted_identifier(s: &str) -> bool {
+    s.split('.').all(is_identifier)
+}
+
+fn is_ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn is_ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'.'
+}
+
+/// The end of the dotted identifier starting at `i` (`a.b_c.d`), not counting a trailing dot.
+fn dotted_ident_end(b: &[u8], i: usize) -> usize {
+    let mut j = i;
+    loop {
+        if j >= b.len() || !is_ident_start(b[j]) {
+            return j;
+        }
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+            j += 1;
+        }
+        if b.get(j) == Some(&b'.') && b.get(j + 1).is_some_and(|c| is_ident_start(*c)) {
+            j += 1;
+        } else {
+            return j;
+        }
+    }
+}
+
+fn skip_blank(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+fn span(start: usize, end: usize) -> Span {
+    Span::new(
+        u32::try_from(start).unwrap_or(u32::MAX),
+        u32::try_from(end).unwrap_or(u32::MAX),
+    )
+}
+
+fn ignored_at(text: &str, start: usize, end: usize, reason: IgnoreReason) -> Ignored {
+    Ignored {
+        span: span(start, end),
+        reason,
+        text: clip(text.get(start..end).unwrap_or_default(), 80),
+    }
+}
+
+/// Classify the text between calls: blanks and separators are skipped, the rest is reported
+/// piece by piece (adjacent pieces of the same kind merged).
+fn classify_gap(
+    text: &str,
+    start: usize,
+    end: usize,
+    json_data: &mut std::iter::Peekable<std::vec::IntoIter<Span>>,
+    out: &mut Vec<Ignored>,
+) {
+    let b = text.as_bytes();
+    let mut i = start;
+    let push = |out: &mut Vec<Ignored>, a: usize, z: usize, reason: IgnoreReason| {
+        if let Some(last) = out.last_mut() {
+            let gap = text.get(last.span.end as usize..a).unwrap_or("x");
+            if last.reason == reason
+                && reason == IgnoreReason::Prose
+                && gap.bytes().all(|c| c.is_ascii_whitespace())
+            {
+                last.span.end = span(0, z).end;
+                last.text = clip(text.get(last.span.range()).unwrap_or_default(), 80);
+                return;
+            }
+        }
+        out.push(ignored_at(text, a, z, reason));
+    };
+    while i < end {
+        while json_data.peek().is_some_and(|s| (s.end as usize) <= i) {
+            json_data.next();
+        }
+        if let Some(s) = json_data.peek().copied() {
+            if s.start as usize == i && s.end as usize <= end {
+                push(out, i, s.end as usize, IgnoreReason::JsonData);
+                i = s.end as usize;
+                continue;
+            }
+        }
+        let rest = &text[i..end];
+        let c = b[i];
+        if c.is_ascii_whitespace() || matches!(c, b',' | b';' | b'[' | b']' | b'(' | b')') {
+            i += 1;
+            continue;
+        }
+        if let Some(token) = CHAT_TOKENS.iter().find(|t| rest.starts_with(**t)) {
+            push(out, i, i + token.len(), IgnoreReason::ChatToken);
+            i += token.len();
+            continue;
+        }
+        if rest.starts_with("<|") {
+            if let Some(close) = rest.get(2..).and_then(|r| r.find("|>")) {
+                if close <= MAX_TAG_BYTES && !rest[2..2 + close].contains(char::is_whitespace) {
+                    push(out, i, i + close + 4, IgnoreReason::ChatToken);
+                    i += close + 4;
+                    continue;
+                }
+            }
+        }
+        if let Some(after) = rest.strip_prefix("```") {
+            let tag_end = after
+                .bytes()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+'))
+                .count();
+            push(out, i, i + 3 + tag_end, IgnoreReason::Fence);
+            i += 3 + tag_end;
+            continue;
+        }
+        if c == b'<' {
+            let tag_len = rest[1..]
+                .bytes()
+                .take(MAX_TAG_BYTES)
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'/' | b':'))
+                .count();
+            if tag_len > 0 && rest.as_bytes().get(1 + tag_len) == Some(&b'>') {
+                push(out, i, i + tag_len + 2, IgnoreReason::Tag);
+                i += tag_len + 2;
+                continue;
+            }
+        }
+        // Prose: up to the next blank or the next thing recognised above.
+        let mut j = i + 1;
+        // (The bytes it stops at are ASCII, so `j` stays on a character boundary.)
+        while j < end && !b[j].is_ascii_whitespace() && !matches!(b[j], b'<' | b'`' | b'[') {
+            j += 1;
+        }
+        push(out, i, j, IgnoreReason::Prose);
+        i = j;
+    }
+}
+
+/// Move every span in `expr` back by `base` bytes (an element cut out of a longer source).
+fn shift_spans(expr: &mut Expr, base: u32) {
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        e.span = Span::new(
+            e.span.start.saturating_sub(base),
+            e.span.end.saturating_sub(base),
+        );
+        match &mut e.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
+                stack.extend(items.iter_mut())
+            }
+            ExprKind::Dict(pairs) => {
+                for (k, v) in pairs.iter_mut() {
+                    stack.push(k);
+                    stack.push(v);
+                }
+            }
+            ExprKind::Unary(_, x) => stack.push(x),
+            ExprKind::Binary(_, l, r) => {
+                stack.push(l);
+                stack.push(r);
+            }
+            ExprKind::Call(call) => {
+                call.func_span = Span::new(
+                    call.func_span.start.saturating_sub(base),
+                    call.func_span.end.saturating_sub(base),
+                );
+                for k in call.kwargs.iter_mut() {
+                    k.name_span = Span::new(
+                        k.name_span.start.saturating_sub(base),
+                        k.name_span.end.saturating_sub(base),
+                    );
+                }
+                stack.extend(call.args.iter_mut());
+                stack.extend(call.kwargs.iter_mut().map(|k| &mut k.value));
+            }
+            ExprKind::None
+            | ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::BigInt(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bytes(_)
+            | ExprKind::Name(_) => {}
+        }
+    }
+}

@@ -1,0 +1,550 @@
+//! Schema-aware repair: fix the few slips models make that the tool's schema settles beyond
+//! doubt, before anything is evaluated, and record each fix.
+//!
+//! A pass over one parsed call with the tool's signature in hand rewrites literal nodes of the
+//! IR; nothing else changes, and every rewrite is a [`Repair`] saying what, where and why:
+//!
+//! - [`RepairKind::JsonLiteral`]: a bare `true` / `false` / `null` (JSON spelling) becomes
+//!   `True` / `False` / `None` — only where the parameter's type accepts a bool (resp. `None`)
+//!   and no context name is called that;
+//! - [`RepairKind::IntegralFloat`]: a float with an integral value (`5.0`) becomes an int where
+//!   an integer is expected and a float is not accepted;
+//! - [`RepairKind::SingleToList`]: a single literal becomes a one-element list where the type
+//!   is a list or set and nothing else (a union with a non-array alternative is left alone);
+//! - [`RepairKind::EnumName`]: a bare name that is not defined becomes a string where the type
+//!   is an enum listing exactly that string (`unit=celsius` for `["celsius", "fahrenheit"]`).
+//!
+//! An int where a float is expected needs no repair: [`Type::coerce`] converts it, as Python
+//! would. [`RepairOptions::default`] turns every repair on; [`RepairOptions::strict`] turns
+//! them all off (no rewriting at all).
+//!
+//! ```
+//! use fexpr::repair::{repair_call, RepairKind, RepairOptions};
+//! use fexpr::types::RecordType;
+//! use fexpr::{Context, Limits};
+//!
+//! let sig = RecordType::from_schema("search", &serde_json::json!({"type": "object", "properties": {
+//!     "exact": {"type": "boolean"}, "limit": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}}));
+//! let mut call = fexpr::syntax::parse("search(exact=true, limit=10.0, tags='news')", &Limits::default())?;
+//! let repairs = repair_call(&mut call, &sig, &Context::new(), &RepairOptions::default());
+//! assert_eq!(call.to_string(), r#"search(exact=True, limit=10, tags=["news"])"#);
+//! let kinds: Vec<RepairKind> = repairs.iter().map(|r| r.kind).collect();
+//! assert_eq!(kinds, [RepairKind::JsonLiteral, RepairKind::IntegralFloat, RepairKind::SingleToList]);
+//!
+//! let mut strict = fexpr::syntax::parse("search(exact=true)", &Limits::default())?;
+//! assert!(repair_call(&mut strict, &sig, &Context::new(), &RepairOptions::strict()).is_empty());
+//! # Ok::<(), fexpr::Error>(())
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::context::{Entry, Resolve};
+use crate::error::{clip, Span};
+use crate::syntax::{Expr, ExprKind, UnaryOp};
+use crate::types::{RecordType, Type};
+use crate::value::Value;
+
+/// How deep into nested arguments repairs look.
+const MAX_REPAIR_DEPTH: usize = 64;
+
+/// Largest float magnitude turned into an int (every integer up to 2^53 is exact in a float).
+const MAX_EXACT_FLOAT: f64 = 9_007_199_254_740_992.0;
+
+/// Which repairs run. The default runs all of them; [`RepairOptions::strict`] none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairOptions {
+    /// `true` / `false` / `null` → `True` / `False` / `None` where the type allows it.
+    pub json_literals: bool,
+    /// `5.0` → `5` where an int (and no float) is expected.
+    pub integral_floats: bool,
+    /// `x` → `[x]` where only a list or set is accepted.
+    pub single_to_list: bool,
+    /// `celsius` → `'celsius'` where the type is an enum listing that string.
+    pub enum_names: bool,
+}
+
+impl Default for RepairOptions {
+    /// Every repair on (each is recorded in the output).
+    fn default() -> RepairOptions {
+        RepairOptions {
+            json_literals: true,
+            integral_floats: true,
+            single_to_list: true,
+            enum_names: true,
+        }
+    }
+}
+
+impl RepairOptions {
+    /// No repair at all: the text is taken exactly as written.
+    pub fn strict() -> RepairOptions {
+        RepairOptions {
+            json_literals: false,
+            integral_floats: false,
+            single_to_list: false,
+            enum_names: false,
+        }
+    }
+
+    /// Whether no repair is on.
+    pub fn is_strict(&self) -> bool {
+        !(self.json_literals || self.integral_floats || self.single_to_list || self.enum_names)
+    }
+}
+
+/// Which repair was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RepairKind {
+    /// JSON's `true`/`false`/`null` read as Python's `True`/`False`/`None`.
+    JsonLiteral,
+    /// A float with an integral value read as an int.
+    IntegralFloat,
+    /// A single value wrapped in a one-element list.
+    SingleToList,
+    /// An undefined bare name read as the enum string it spells.
+    EnumName,
+}
+
+/// One repair: what changed, where, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    /// Which repair.
+    pub kind: RepairKind,
+    /// The argument it concerns (`limit`, `filters.exact`, `tags[0]`).
+    pub path: String,
+    /// The bytes of the call's source it concerns.
+    pub span: Span,
+    /// The text as written.
+    pub from: String,
+    /// What it was read as.
+    pub to: String,
+    /// Why the schema allows it.
+    pub reason: String,
+}
+
+/// Repair the arguments of `call` (an [`ExprKind::Call`]; anything else is left alone) against
+/// `signature`, resolving names in `ctx`. Returns the repairs made, in source order.
+pub fn repair_call(
+    call: &mut Expr,
+    signature: &RecordType,
+    ctx: &dyn Resolve,
+    options: &RepairOptions,
+) -> Vec<Repair> {
+    let mut out = Vec::new();
+    if options.is_strict() {
+        return out;
+    }
+    let mut pass = Pass {
+        ctx,
+        options,
+        out: &mut out,
+    };
+    pass.call_args(call, signature, "", 0);
+    out.sort_by_key(|r| r.span.start);
+    out
+}
+
+struct Pass<'a> {
+    ctx: &'a dyn Resolve,
+    options: &'a RepairOptions,
+    out: &'a mut Vec<Repair>,
+}
+
+impl Pass<'_> {
+    fn call_args(&mut self, call: &mut Expr, rt: &RecordType, prefix: &str, depth: usize) {
+        let ExprKind::Call(call) = &mut call.kind else {
+            return;
+        };
+        for (i, arg) in call.args.iter_mut().enumerate() {
+            if let Some(field) = rt.fields.get(i) {
+                self.value(arg, &field.ty, &join(prefix, &field.name), depth + 1);
+            }
+        }
+        for kw in call.kwargs.iter_mut() {
+            if let Some(field) = rt.fields.iter().find(|f| f.name == kw.name) {
+                self.value(
+                    &mut kw.value,
+                    &field.ty,
+                    &join(prefix, &field.name),
+                    depth + 1,
+                );
+            }
+        }
+    }
+
+    fn value(&mut self, expr: &mut Expr, ty: &Type, path: &str, depth: usize) {
+        if depth > MAX_REPAIR_DEPTH || matches!(ty, Type::Any) && !self.options.json_literals {
+            return;
+        }
+        if matches!(&expr.kind, ExprKind::Name(_)) && !self.options.json_literals {
+            self.enum_name(expr, ty, path);
+            return;
+        }
+        match &mut expr.kind {
+            ExprKind::Name(name) if self.options.json_literals && self.ctx.get(name).is_none() => {
+                let (literal, value) = match name.as_str() {
+                    "true" => (ExprKind::Bool(true), Value::Bool(true)),
+                    "false" => (ExprKind::Bool(false), Value::Bool(false)),
+                    "null" => (ExprKind::None, Value::None),
+                    _ => return self.enum_name(expr, ty, path),
+                };
+                if !accepts(ty, &value, 0) {
+                    return;
+                }
+                let from = name.clone();
+                expr.kind = literal;
+                self.record(
+                    RepairKind::JsonLiteral,
+                    path,
+                    expr.span,
+                    from.clone(),
+                    value.repr(),
+                    format!(
+                        "`{from}` is JSON; `{}` accepts {} and no name `{from}` is defined",
+                        clip(path, 60),
+                        ty
+                    ),
+                );
+            }
+            ExprKind::Float(f) if self.options.integral_floats && wants_int(ty, *f, 0) => {
+                let f = *f;
+                #[allow(clippy::cast_possible_truncation)]
+                let i = f as i64;
+                expr.kind = ExprKind::Int(i);
+                self.record(
+                    RepairKind::IntegralFloat,
+                    path,
+                    expr.span,
+                    crate::value::float_repr(f),
+                    i.to_string(),
+                    format!(
+                        "`{}` expects {ty}; {} has an integral value",
+                        clip(path, 60),
+                        crate::value::float_repr(f)
+                    ),
+                );
+            }
+            // `-5.0` where an int is expected: the operand is the literal (unless the whole
+            // value is to be wrapped in a list first).
+            ExprKind::Unary(UnaryOp::Neg | UnaryOp::Pos, operand)
+                if matches!(operand.kind, ExprKind::Float(_))
+                    && !(self.options.single_to_list && single_list_item(ty).is_some()) =>
+            {
+                self.value(operand, ty, path, depth + 1);
+                return;
+            }
+            _ => {}
+        }
+        if self.options.single_to_list {
+            if let Some(item) = single_list_item(ty) {
+                if is_single_literal(expr) {
+                    let from = expr.to_string();
+                    let span = expr.span;
+                    let inner = std::mem::replace(
+                        expr,
+                        Expr {
+                            kind: ExprKind::None,
+                            span,
+                        },
+                    );
+                    *expr = Expr {
+                        kind: ExprKind::List(vec![inner]),
+                        span,
+                    };
+                    self.record(
+                        RepairKind::SingleToList,
+                        path,
+                        span,
+                        from.clone(),
+                        format!("[{from}]"),
+                        format!(
+                            "`{}` expects {ty} and nothing else; a single value was given",
+                            clip(path, 60)
+                        ),
+                    );
+                    if let ExprKind::List(items) = &mut expr.kind {
+                        for (i, it) in items.iter_mut().enumerate() {
+                            self.value(it, item, &format!("{path}[{i}]"), depth + 1);
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+        self.children(expr, ty, path, depth);
+    }
+
+    /// An undefined bare name where the type is an enum listing it as a string.
+    fn enum_name(&mut self, expr: &mut Expr, ty: &Type, path: &str) {
+        let ExprKind::Name(name) = &expr.kind else {
+            return;
+        };
+        if !self.options.enum_names || self.ctx.get(name).is_some() {
+            return;
+        }
+        let as_str = Value::Str(name.clone());
+        let listed = match ty {
+            Type::Enum(values) => values.contains(&as_str),
+            Type::Union(alts) => alts
+                .iter()
+                .any(|t| matches!(t, Type::Enum(values) if values.contains(&as_str))),
+            _ => false,
+        };
+        if !listed {
+            return;
+        }
+        let from = name.clone();
+        expr.kind = ExprKind::Str(from.clone());
+        self.record(
+            RepairKind::EnumName,
+            path,
+            expr.span,
+            from.clone(),
+            as_str.repr(),
+            format!(
+                "`{}` is one of {ty}, which lists the string `{from}`, and no name `{from}` is defined",
+                clip(path, 60)
+            ),
+        );
+    }
+
+    /// Look into lists, tuples, sets, dicts and record constructors.
+    fn children(&mut self, expr: &mut Expr, ty: &Type, path: &str, depth: usize) {
+        match &mut expr.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    if let Some(t) = element_type(ty, i) {
+                        self.value(item, t, &format!("{path}[{i}]"), depth + 1);
+                    }
+                }
+            }
+            ExprKind::Dict(pairs) => {
+                for (key, value) in pairs.iter_mut() {
+                    let ExprKind::Str(key) = &key.kind else {
+                        continue;
+                    };
+                    if let Some(t) = value_type(ty, key) {
+                        let p = join(path, key);
+                        self.value(value, t, &p, depth + 1);
+                    }
+                }
+            }
+            ExprKind::Call(call) => {
+                if let Some(Entry::Record(rt)) = self.ctx.get(&call.func) {
+                    let rt = rt.clone();
+                    self.call_args(expr, &rt, path, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn record(
+        &mut self,
+        kind: RepairKind,
+        path: &str,
+        span: Span,
+        from: String,
+        to: String,
+        reason: String,
+    ) {
+        self.out.push(Repair {
+            kind,
+            path: path.to_string(),
+            span,
+            from: clip(&from, 80),
+            to: clip(&to, 80),
+            reason,
+        });
+    }
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+/// Whether `ty` takes `value` (a bool or `None`) as it is.
+fn accepts(ty: &Type, value: &Value, depth: usize) -> bool {
+    if depth > MAX_REPAIR_DEPTH {
+        return false;
+    }
+    match (ty, value) {
+        (Type::Any, _) | (Type::Bool, Value::Bool(_)) | (Type::None, Value::None) => true,
+        (Type::Enum(values), v) => values.contains(v),
+        (Type::Union(alts), v) => alts.iter().any(|t| accepts(t, v, depth + 1)),
+        _ => false,
+    }
+}
+
+/// Whether `f` should be read as an int for `ty`: it is integral, `ty` takes an int and no
+/// float.
+fn wants_int(ty: &Type, f: f64, depth: usize) -> bool {
+    if !(f.is_finite() && f.fract() == 0.0 && f.abs() <= MAX_EXACT_FLOAT)
+        || depth > MAX_REPAIR_DEPTH
+    {
+        return false;
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let i = f as i64;
+    match ty {
+        Type::Int => true,
+        Type::Enum(values) => values.contains(&Value::Int(i)) && !values.contains(&Value::Float(f)),
+        Type::Union(alts) => {
+            !alts
+                .iter()
+                .any(|t| matches!(t, Type::Any | Type::Float) || accepts_float_enum(t, f))
+                && alts.iter().any(|t| wants_int(t, f, depth + 1))
+        }
+        _ => false,
+    }
+}
+
+fn accepts_float_enum(ty: &Type, f: f64) -> bool {
+    matches!(ty, Type::Enum(values) if values.contains(&Value::Float(f)))
+}
+
+/// The item type when `ty` is a list or set and nothing else.
+fn single_list_item(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::List(item) | Type::Set(item) => Some(item),
+        _ => None,
+    }
+}
+
+/// A literal that is one value, not a sequence or a name (whose value is unknown here).
+fn is_single_literal(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Str(_)
+        | ExprKind::Int(_)
+        | ExprKind::BigInt(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Dict(_) => true,
+        ExprKind::Unary(UnaryOp::Neg | UnaryOp::Pos, x) => {
+            matches!(x.kind, ExprKind::Int(_) | ExprKind::Float(_))
+        }
+        _ => false,
+    }
+}
+
+/// The type of element `i` of a sequence of type `ty`.
+fn element_type(ty: &Type, i: usize) -> Option<&Type> {
+    match ty {
+        Type::List(t) | Type::Set(t) => Some(t),
+        Type::Tuple(ts) => ts.get(i),
+        Type::Union(alts) => alts
+            .iter()
+            .find(|t| matches!(t, Type::List(_) | Type::Set(_) | Type::Tuple(_)))
+            .and_then(|t| element_type(t, i)),
+        _ => None,
+    }
+}
+
+/// The type of the value under `key` of a dict or record of type `ty`.
+fn value_type<'t>(ty: &'t Type, key: &str) -> Option<&'t Type> {
+    match ty {
+        Type::Dict(t) => Some(t),
+        Type::Record(rt) => rt.fields.iter().find(|f| f.name == key).map(|f| &f.ty),
+        Type::Union(alts) => alts
+            .iter()
+            .find(|t| matches!(t, Type::Dict(_) | Type::Record(_)))
+            .and_then(|t| value_type(t, key)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Context, Limits};
+    use serde_json::json;
+
+    fn sig(props: serde_json::Value) -> RecordType {
+        RecordType::from_schema("f", &json!({"type": "object", "properties": props}))
+    }
+
+    fn run(sig: &RecordType, src: &str, ctx: &Context) -> (String, Vec<Repair>) {
+        let mut e = crate::syntax::parse(src, &Limits::default()).unwrap();
+        let r = repair_call(&mut e, sig, ctx, &RepairOptions::default());
+        (e.to_string(), r)
+    }
+
+    #[test]
+    fn json_literals_only_where_the_type_allows() {
+        let s = sig(
+            json!({"a": {"type": "boolean"}, "b": {"type": "string"}, "c": {"type": ["integer", "null"]}}),
+        );
+        let (out, r) = run(&s, "f(a=false, b=true, c=null)", &Context::new());
+        assert_eq!(out, "f(a=False, b=true, c=None)");
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].span, Span::new(4, 9));
+        assert_eq!((r[0].from.as_str(), r[0].to.as_str()), ("false", "False"));
+        assert_eq!(r[1].path, "c");
+    }
+
+    #[test]
+    fn a_defined_name_is_not_a_literal() {
+        let s = sig(json!({"a": {"type": "boolean"}}));
+        let ctx = Context::new().variable("true", false);
+        let (out, r) = run(&s, "f(a=true)", &ctx);
+        assert_eq!(out, "f(a=true)");
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn integral_floats_become_ints_only_for_int_types() {
+        let s = sig(
+            json!({"a": {"type": "integer"}, "b": {"type": "number"}, "c": {"type": "integer"},
+            "d": {"anyOf": [{"type": "integer"}, {"type": "number"}]}}),
+        );
+        let (out, r) = run(&s, "f(a=5.0, b=5.0, c=5.5, d=2.0)", &Context::new());
+        assert_eq!(out, "f(a=5, b=5.0, c=5.5, d=2.0)");
+        assert_eq!(r.len(), 1);
+        let (out, _) = run(&s, "f(a=-3.0)", &Context::new());
+        assert_eq!(out, "f(a=-3)");
+    }
+
+    #[test]
+    fn single_values_wrapped_only_for_pure_array_types() {
+        let s = sig(json!({"a": {"type": "array", "items": {"type": "integer"}},
+            "b": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
+            "c": {"type": "array"}}));
+        let (out, r) = run(&s, "f(a=3.0, b='x', c=[1])", &Context::new());
+        assert_eq!(out, "f(a=[3], b=\"x\", c=[1])");
+        let kinds: Vec<RepairKind> = r.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [RepairKind::SingleToList, RepairKind::IntegralFloat]);
+        assert_eq!(r[1].path, "a[0]");
+    }
+
+    #[test]
+    fn enum_names_only_for_listed_strings() {
+        let s = sig(
+            json!({"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "city": {"type": "string"}}),
+        );
+        let (out, r) = run(&s, "f(unit=celsius, city=Paris)", &Context::new());
+        assert_eq!(out, "f(unit=\"celsius\", city=Paris)");
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].kind, RepairKind::EnumName);
+        let ctx = Context::new().variable("celsius", "kelvin");
+        let (out, _) = run(&s, "f(unit=celsius)", &ctx);
+        assert_eq!(out, "f(unit=celsius)");
+    }
+
+    #[test]
+    fn nested_records_and_positional_arguments() {
+        let s = RecordType::from_schema(
+            "f",
+            &json!({"type": "object", "properties": {"opts": {"type": "object", "properties": {
+                "deep": {"type": "boolean"}, "n": {"type": "integer"}}}}}),
+        );
+        let (out, r) = run(&s, "f({'deep': true, 'n': 2.0})", &Context::new());
+        assert_eq!(out, "f({\"deep\": True, \"n\": 2})");
+        assert_eq!(r[0].path, "opts.deep");
+        assert_eq!(r[1].path, "opts.n");
+    }
+}

@@ -1,0 +1,301 @@
+//! Tool definitions from JSON: OpenAI, Anthropic and MCP tool objects, AdalFlow
+//! `FunctionDefinition`s and BFCL-style function docs → [`ToolDefinition`]s.
+//!
+//! Accepted shapes, alone, in a list, or under a `"tools"` key:
+//!
+//! - OpenAI: `{"type": "function", "function": {"name", "description", "parameters"}}` or the
+//!   inner object alone;
+//! - Anthropic: `{"name", "description", "input_schema"}`;
+//! - MCP: `{"name", "description", "inputSchema"}`;
+//! - AdalFlow: `{"func_name", "func_desc", "func_parameters"}`;
+//! - BFCL: `{"name", "description", "parameters"}` where `parameters` uses BFCL's type names.
+//!
+//! BFCL's type names are mapped onto JSON Schema everywhere in a schema ([`normalize_schema`]):
+//! `dict` → `object`, `float` → `number`, `tuple` and `list` → `array`, `int` → `integer`,
+//! `bool` → `boolean`, `str` → `string`, `any` → no constraint; capitalised forms too.
+//! `enum`, `required`, `default` and nested `properties` are standard JSON Schema already.
+//!
+//! ```
+//! let defs = fexpr::tooldefs::from_json(&serde_json::json!([{
+//!     "name": "math.hypot", "description": "Euclidean norm.",
+//!     "parameters": {"type": "dict", "properties": {
+//!         "x": {"type": "integer"}, "y": {"type": "float"}, "z": {"type": "any", "default": 0}},
+//!         "required": ["x", "y"]}}]))?;
+//! assert_eq!(defs[0].python_signature(), "math.hypot(x: int, y: float, z: Any = 0)");
+//! # Ok::<(), fexpr::Error>(())
+//! ```
+
+use serde_json::{Map, Value as Json};
+use std::sync::Arc;
+
+use crate::context::{valid_name, Context, Entry};
+use crate::error::{clip, Error, ErrorKind};
+use crate::tool::ToolDefinition;
+
+/// How deep a schema is normalised (deeper parts are left as written).
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// Read tool definitions from any of the accepted shapes (see the [module docs](self)).
+pub fn from_json(json: &Json) -> Result<Vec<ToolDefinition>, Error> {
+    let items: Vec<&Json> = match json {
+        Json::Array(items) => items.iter().collect(),
+        Json::Object(obj) => match obj.get("tools") {
+            Some(Json::Array(items)) => items.iter().collect(),
+            _ => vec![json],
+        },
+        _ => {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                "tool definitions must be a JSON object or a list of objects",
+            ))
+        }
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| one(item).map_err(|e| prefixed(e, i)))
+        .collect()
+}
+
+fn prefixed(mut e: Error, i: usize) -> Error {
+    e.message = format!("tool definition {i}: {}", e.message);
+    e
+}
+
+fn one(item: &Json) -> Result<ToolDefinition, Error> {
+    let obj = item
+        .as_object()
+        .ok_or_else(|| Error::new(ErrorKind::Syntax, "a tool definition must be an object"))?;
+    if let Some(inner @ Json::Object(_)) = obj.get("function") {
+        return one(inner);
+    }
+    let str_field = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| obj.get(*k).and_then(Json::as_str))
+            .map(str::to_string)
+    };
+    let name = str_field(&["name", "func_name"])
+        .ok_or_else(|| Error::new(ErrorKind::Syntax, "a tool definition needs a string `name`"))?;
+    if !valid_name(&name) {
+        return Err(Error::new(
+            ErrorKind::Syntax,
+            format!(
+                "tool name `{}` cannot be called from Python (identifiers joined by dots)",
+                clip(&name, 60)
+            ),
+        ));
+    }
+    let description = str_field(&["description", "func_desc"]).unwrap_or_default();
+    let parameters = [
+        "parameters",
+        "input_schema",
+        "inputSchema",
+        "func_parameters",
+    ]
+    .iter()
+    .find_map(|k| obj.get(*k))
+    .map(|p| {
+        let bfcl = p.get("type").and_then(Json::as_str) == Some("dict");
+        let mut schema = normalize_schema(p, 0);
+        if bfcl {
+            optional_take_none(&mut schema);
+        }
+        schema
+    })
+    .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+    let mut def = ToolDefinition::new(name, description, parameters);
+    if let Some(returns) = ["returns", "outputSchema", "response"]
+        .iter()
+        .find_map(|k| obj.get(*k))
+        .filter(|r| r.is_object())
+    {
+        def = def.with_returns(normalize_schema(returns, 0));
+    }
+    Ok(def)
+}
+
+/// BFCL docs describe Python functions whose optional parameters default to `None`: each
+/// parameter that is not required also accepts `None` (meaning "not given").
+fn optional_take_none(schema: &mut Json) {
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Json::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Json::Object(props)) = schema.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let (false, Json::Object(p)) = (required.contains(name), prop) {
+                p.insert("nullable".into(), Json::Bool(true));
+                // An `enum` is read before `nullable`: it lists `None` itself.
+                if let Some(Json::Array(values)) = p.get_mut("enum") {
+                    if !values.contains(&Json::Null) {
+                        values.push(Json::Null);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A schema with BFCL's type names replaced by JSON Schema's, at every level.
+///
+/// ```
+/// let s = fexpr::tooldefs::normalize_schema(&serde_json::json!(
+///     {"type": "dict", "properties": {"xs": {"type": "tuple", "items": {"type": "float"}}}}), 0);
+/// assert_eq!(s, serde_json::json!(
+///     {"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "number"}}}}));
+/// ```
+pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
+    let Some(obj) = schema.as_object() else {
+        return schema.clone();
+    };
+    if depth > MAX_SCHEMA_DEPTH {
+        return schema.clone();
+    }
+    let mut out = Map::with_capacity(obj.len());
+    for (key, value) in obj {
+        let value = match key.as_str() {
+            "type" => match value {
+                Json::String(t) => match json_type(t) {
+                    Some(t) => Json::String(t.to_string()),
+                    None => continue, // `any`: no constraint
+                },
+                Json::Array(ts) => {
+                    let ts: Vec<Json> = ts
+                        .iter()
+                        .filter_map(Json::as_str)
+                        .filter_map(json_type)
+                        .map(|t| Json::String(t.to_string()))
+                        .collect();
+                    if ts.is_empty() {
+                        continue;
+                    }
+                    Json::Array(ts)
+                }
+                other => other.clone(),
+            },
+            "properties" | "$defs" | "definitions" | "patternProperties" => match value {
+                Json::Object(props) => Json::Object(
+                    props
+                        .iter()
+                        .map(|(k, v)| (k.clone(), normalize_schema(v, depth + 1)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            },
+            "items" | "additionalProperties" | "not" | "contains" => match value {
+                Json::Array(items) => Json::Array(
+                    items
+                        .iter()
+                        .map(|v| normalize_schema(v, depth + 1))
+                        .collect(),
+                ),
+                v => normalize_schema(v, depth + 1),
+            },
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => match value {
+                Json::Array(items) => Json::Array(
+                    items
+                        .iter()
+                        .map(|v| normalize_schema(v, depth + 1))
+                        .collect(),
+                ),
+                other => other.clone(),
+            },
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    // BFCL writes the allowed values of an array's items as the array's own `enum`.
+    if out.get("type").and_then(Json::as_str) == Some("array") {
+        let scalar_enum = out
+            .get("enum")
+            .and_then(Json::as_array)
+            .is_some_and(|vs| vs.iter().all(|v| !v.is_array() && !v.is_object()));
+        if scalar_enum {
+            if let Some(values) = out.remove("enum") {
+                let mut items = match out.remove("items") {
+                    Some(Json::Object(items)) => items,
+                    _ => Map::new(),
+                };
+                items.insert("enum".into(), values);
+                out.insert("items".into(), Json::Object(items));
+            }
+        }
+    }
+    Json::Object(out)
+}
+
+/// JSON Schema's name for a BFCL (or JSON Schema) type name; `None` for "anything".
+fn json_type(t: &str) -> Option<&'static str> {
+    Some(match t.to_ascii_lowercase().as_str() {
+        "dict" | "object" | "hashmap" | "map" => "object",
+        "float" | "number" | "double" => "number",
+        "integer" | "int" | "long" => "integer",
+        "tuple" | "array" | "list" => "array",
+        "boolean" | "bool" => "boolean",
+        "string" | "str" | "char" => "string",
+        "null" | "none" => "null",
+        _ => return None,
+    })
+}
+
+/// A context holding the definitions' signatures as tools (enough to check calls).
+pub fn context(defs: &[ToolDefinition]) -> Context {
+    let mut ctx = Context::new();
+    for def in defs {
+        ctx.insert(def.name.clone(), Entry::Tool(Arc::clone(&def.signature)));
+    }
+    ctx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_shape_is_read() {
+        let params =
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+        let shapes = json!({"tools": [
+            {"type": "function", "function": {"name": "a", "description": "A", "parameters": params}},
+            {"name": "b", "input_schema": params},
+            {"name": "c", "inputSchema": params, "outputSchema": {"type": "integer"}},
+            {"func_name": "d", "func_desc": "D", "func_parameters": params},
+        ]});
+        let defs = from_json(&shapes).unwrap();
+        let sigs: Vec<String> = defs.iter().map(|d| d.python_signature()).collect();
+        assert_eq!(
+            sigs,
+            ["a(q: str)", "b(q: str)", "c(q: str) -> int", "d(q: str)"]
+        );
+        assert_eq!(defs[0].description, "A");
+    }
+
+    #[test]
+    fn bad_definitions_are_errors() {
+        assert!(from_json(&json!([{"description": "no name"}])).is_err());
+        let e = from_json(&json!([{"name": "ok"}, {"name": "not a name"}])).unwrap_err();
+        assert!(e.message.starts_with("tool definition 1:"), "{}", e.message);
+        assert!(from_json(&json!(3)).is_err());
+    }
+
+    #[test]
+    fn bfcl_types_nested() {
+        let defs = from_json(&json!({"name": "f", "parameters": {"type": "dict", "properties": {
+            "opts": {"type": "dict", "properties": {"n": {"type": "integer"}, "w": {"type": "float"}}},
+            "pair": {"type": "tuple", "items": {"type": "String"}},
+            "free": {"type": "any"}, "flag": {"type": "boolean", "default": false}},
+            "required": ["opts"]}}))
+        .unwrap();
+        assert_eq!(
+            defs[0].python_signature(),
+            "f(opts: object, pair: list[str] | None = None, free: Any = None, flag: bool | None = False)"
+        );
+    }
+}
