@@ -4,7 +4,7 @@
 #![cfg(feature = "mcp")]
 
 use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};
-use fexpr::{ErrorKind, FunctionOutput, FunctionTool, Tool, ToolManager, Value};
+use fexpr::{ErrorKind, FunctionOutput, FunctionTool, ToolManager, Value};
 use serde_json::{json, Value as Json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -359,7 +359,7 @@ fn schemas_become_signatures() {
         assert_eq!(sig("echo"), "echo(message: str)");
         assert_eq!(
             sig("convert_time"),
-            "convert_time(source_timezone: str, time: str, target_timezone: str)"
+            "convert_time(source_timezone: str, target_timezone: str, time: str) -> TimeConversionResult"
         );
         // Defaults make parameters optional.
         let long = sig("trigger_long_running_operation");
