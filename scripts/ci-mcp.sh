@@ -6,10 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../mcp-servers"
 
-if ! command -v npm >/dev/null || ! command -v python3 >/dev/null; then
+missing=()
+command -v npm >/dev/null || missing+=(nodejs npm)
+command -v python3 >/dev/null || missing+=(python3)
+if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then missing+=(python3-venv); fi
+if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update
-    apt-get install -y --no-install-recommends nodejs npm python3 python3-venv
+    apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" -lt 18 ]; then
