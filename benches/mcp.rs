@@ -2,12 +2,15 @@
 //!
 //! - `mcp_echo/raw`: a `tools/call` of server-everything's `echo` with rmcp's client peer
 //!   (`Peer::call_tool`), the JSON-RPC round trip through the server's stdio.
+//! - `mcp_echo/server_call_tool`: the same through `McpServer::call_tool` (connection check,
+//!   timeout), without parsing and binding.
 //! - `mcp_echo/fexpr`: `echo(message="hi")` through `ToolManager::execute_func_expr` on the same
 //!   connection: parse, resolve, bind against the server's schema, the same round trip, the
 //!   result back into a `Value`.
 //!
-//! Run `scripts/ci-mcp.sh` first, then `cargo bench --bench mcp`; without the server the
-//! benchmark says so and does nothing. The ratio of the two medians is printed at the end.
+//! Run `scripts/ci-mcp.sh` first, then `cargo bench --bench mcp` (or, without building
+//! wasmtime, `cargo bench --no-default-features --features mcp --bench mcp`); without the
+//! server the benchmark says so and does nothing. The ratio of the two medians is printed at the end.
 
 use criterion::Criterion;
 use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};
@@ -85,6 +88,12 @@ fn main() {
                 ),
             )
             .expect("raw echo")
+        })
+    });
+    group.bench_function("server_call_tool", |b| {
+        b.iter(|| {
+            rt.block_on(server.call_tool("echo", arguments.clone()))
+                .expect("echo")
         })
     });
     group.bench_function("fexpr", |b| {
