@@ -41,6 +41,8 @@ pub mod wire;
 pub mod demo;
 #[cfg(feature = "native")]
 pub mod manager;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 #[cfg(feature = "native")]
 pub mod observe;
 #[cfg(feature = "native")]

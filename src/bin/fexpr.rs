@@ -4,14 +4,18 @@
 //! fexpr exec --tools demo 'add(a=2, b=3)'
 //! echo '[add(a=2, b=3), search(query="q")]' | fexpr exec --tools demo -
 //! fexpr tools --tools demo --format openai
+//! fexpr exec --mcp-config mcp_servers.json 'get_sum(a=2, b=3)'
+//! fexpr tools --mcp-config mcp_servers.json --format python
 //! fexpr check --tools-json tools.json 'get_weather(city="Paris", metric=true)'
 //! ```
 //! `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`.
 //! The exit code is 0 whenever the input was processed, even if calls failed.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::{Error, ErrorKind, FunctionOutput, ToolManager};
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -35,6 +39,8 @@ enum Command {
         /// Evaluate inside the wasmtime sandbox.
         #[arg(long)]
         sandbox: bool,
+        #[command(flatten)]
+        mcp: McpArgs,
         /// Expressions to run, or `-` to read the model output from stdin.
         #[arg(required = true)]
         exprs: Vec<String>,
@@ -56,13 +62,35 @@ enum Command {
     },
     /// Print the tool definitions a model should see.
     Tools {
-        /// The toolset to describe.
-        #[arg(long, value_enum, default_value_t = Toolset::Demo)]
-        tools: Toolset,
+        /// The toolset to describe [default: demo, or none with --mcp-config].
+        #[arg(long, value_enum)]
+        tools: Option<Toolset>,
+        #[command(flatten)]
+        mcp: McpArgs,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
     },
+}
+
+/// MCP servers as tool sources.
+#[derive(clap::Args)]
+struct McpArgs {
+    /// Add the tools of the MCP servers in this file (`{"mcpServers": {name: {command, args,
+    /// env} | {url, headers}}}`).
+    #[arg(long, value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
+    /// Name MCP tools `server.tool` instead of `tool`.
+    #[arg(long, requires = "mcp_config")]
+    mcp_namespaced: bool,
+    /// Seconds one MCP tool call may take.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60.0,
+        requires = "mcp_config"
+    )]
+    mcp_timeout: f64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -94,21 +122,87 @@ fn manager(tools: Toolset) -> ToolManager {
     }
 }
 
+/// Connect to the MCP servers of `args` (if any) and add their tools to `manager`.
+async fn add_mcp(manager: &mut ToolManager, args: &McpArgs) -> Result<Option<McpTools>, Error> {
+    let Some(path) = &args.mcp_config else {
+        return Ok(None);
+    };
+    let config = McpConfig::load(path)?;
+    let progress = std::io::stderr().is_terminal();
+    let call_timeout = std::time::Duration::try_from_secs_f64(args.mcp_timeout)
+        .map_err(|e| Error::new(ErrorKind::Value, format!("--mcp-timeout: {e}")))?;
+    let options = McpOptions {
+        namespaced: args.mcp_namespaced,
+        call_timeout,
+        progress,
+        ..McpOptions::default()
+    };
+    if progress {
+        eprintln!(
+            "fexpr: starting {} MCP server(s): {}",
+            config.servers.len(),
+            config
+                .servers
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mcp = McpTools::connect(&config, options).await?;
+    let names = mcp.register(manager);
+    if progress {
+        eprintln!("fexpr: {} MCP tool(s) ready", names.len());
+    }
+    Ok(Some(mcp))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("fexpr: cannot start the runtime: {e}");
+            ExitCode::from(1)
+        })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Exec {
-            tools,
-            sandbox,
-            exprs,
-        } => exec(manager(tools), sandbox, exprs),
-        Command::Check {
-            tools_json,
-            strict,
-            exprs,
-        } => check(&tools_json, strict, exprs),
-        Command::Tools { tools, format } => {
-            let m = manager(tools);
+    if let Command::Check {
+        tools_json,
+        strict,
+        exprs,
+    } = cli.command
+    {
+        return check(&tools_json, strict, exprs);
+    }
+    let runtime = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let (mut m, mcp_args) = match &cli.command {
+        Command::Exec { tools, mcp, .. } => (manager(*tools), mcp),
+        Command::Tools { tools, mcp, .. } => {
+            let default = match mcp.mcp_config {
+                Some(_) => Toolset::None,
+                None => Toolset::Demo,
+            };
+            (manager(tools.unwrap_or(default)), mcp)
+        }
+        Command::Check { .. } => return ExitCode::from(2),
+    };
+    let mcp = match runtime.block_on(add_mcp(&mut m, mcp_args)) {
+        Ok(mcp) => mcp,
+        Err(e) => {
+            eprintln!("fexpr: {}", e.message);
+            return ExitCode::from(1);
+        }
+    };
+    let code = match cli.command {
+        Command::Exec { sandbox, exprs, .. } => exec(&runtime, m, sandbox, exprs),
+        Command::Check { .. } => ExitCode::from(2),
+        Command::Tools { format, .. } => {
             let text = match format {
                 Format::Json => m.json_definitions(),
                 Format::Openai => pretty(&m.openai_tools()),
@@ -123,24 +217,23 @@ fn main() -> ExitCode {
             println!("{text}");
             ExitCode::SUCCESS
         }
+    };
+    if let Some(mcp) = mcp {
+        runtime.block_on(mcp.close());
     }
+    code
 }
 
 fn pretty(json: &serde_json::Value) -> String {
     serde_json::to_string_pretty(json).unwrap_or_default()
 }
 
-fn exec(manager: ToolManager, sandbox: bool, exprs: Vec<String>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fexpr: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
+fn exec(
+    runtime: &tokio::runtime::Runtime,
+    manager: ToolManager,
+    sandbox: bool,
+    exprs: Vec<String>,
+) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     for expr in exprs {
         let outputs = if expr == "-" {
