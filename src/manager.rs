@@ -303,11 +303,7 @@ impl ToolManager {
                     .at(request.span),
             );
         }
-        if !matches!(def.return_type, crate::types::Type::Any) {
-            if let Ok(typed) = def.return_type.coerce(out.output.clone(), "result") {
-                out.output = typed;
-            }
-        }
+        out.output = def.return_type.coerce_result(out.output);
         Ok(out)
     }
 }

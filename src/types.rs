@@ -114,6 +114,40 @@ impl Type {
         coerce(self, value, &Path::Name(path), 0)
     }
 
+    /// Give a tool's result this type where it fits (a dict becomes a record, an int a
+    /// float); a result that does not fit is kept as it is.
+    ///
+    /// ```
+    /// use fexpr::{types::Type, Value};
+    /// assert_eq!(Type::Float.coerce_result(Value::Int(2)), Value::Float(2.0));
+    /// assert_eq!(Type::Int.coerce_result(Value::Str("a".into())), Value::Str("a".into()));
+    /// ```
+    pub fn coerce_result(&self, value: Value) -> Value {
+        if self.takes_as_is(&value) {
+            return value;
+        }
+        match coerce(self, value.clone(), &Path::Name("result"), 0) {
+            Ok(typed) => typed,
+            Err(_) => value,
+        }
+    }
+
+    /// Whether `coerce` would return this value unchanged, known without converting it: any
+    /// type, a scalar of its exact type, or a union whose chosen alternative is one of those.
+    fn takes_as_is(&self, value: &Value) -> bool {
+        match self {
+            Type::Any => true,
+            Type::None | Type::Bool | Type::Int | Type::Float | Type::Str | Type::Bytes => {
+                exact_match(self, value)
+            }
+            Type::Union(alts) => alts
+                .iter()
+                .find(|t| exact_match(t, value))
+                .is_some_and(|t| t.takes_as_is(value)),
+            _ => false,
+        }
+    }
+
     fn accepts_none(&self) -> bool {
         match self {
             Type::Any | Type::None => true,
@@ -618,10 +652,27 @@ fn coerce_items(
 
 fn coerce_record(
     rt: &RecordType,
-    given: Vec<(String, Value)>,
+    mut given: Vec<(String, Value)>,
     path: &Path,
     depth: usize,
 ) -> Result<Value, Error> {
+    // Every field given once, in declaration order (a record built as this type): coerce the
+    // values in place, keeping the names. Same result and errors as the general case below.
+    if given.len() == rt.fields.len()
+        && given
+            .iter()
+            .zip(&rt.fields)
+            .all(|((name, _), field)| *name == field.name)
+    {
+        for ((name, slot), field) in given.iter_mut().zip(&rt.fields) {
+            let value = std::mem::replace(slot, Value::None);
+            *slot = coerce(&field.ty, value, &Path::Field(path, name), depth + 1)?;
+        }
+        return Ok(Value::Record(Record {
+            name: rt.name.clone(),
+            fields: given,
+        }));
+    }
     let mut slots: Vec<Option<Value>> = vec![None; rt.fields.len()];
     for (name, value) in given {
         match rt.fields.iter().position(|f| f.name == name) {
