@@ -152,18 +152,51 @@ fn first_tool_call(expr: &Expr, ctx: &dyn Resolve) -> Option<Span> {
 }
 
 fn push_children<'e>(e: &'e Expr, stack: &mut Vec<&'e Expr>) {
+    stack.extend(children(e));
+}
+
+/// The direct children of a node, in source order (without allocating).
+fn children(e: &Expr) -> Children<'_> {
     match &e.kind {
         ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
-            stack.extend(items.iter())
+            Children::Items(items.iter())
         }
-        ExprKind::Dict(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),
-        ExprKind::Unary(_, x) => stack.push(x),
-        ExprKind::Binary(_, a, b) => stack.extend([&**a, &**b]),
-        ExprKind::Call(c) => {
-            stack.extend(c.args.iter());
-            stack.extend(c.kwargs.iter().map(|k| &k.value));
+        ExprKind::Dict(pairs) => Children::Pairs(pairs.iter(), None),
+        ExprKind::Unary(_, x) => Children::Two(Some(x), None),
+        ExprKind::Binary(_, a, b) => Children::Two(Some(a), Some(b)),
+        ExprKind::Call(c) => Children::Call(c.args.iter(), c.kwargs.iter()),
+        _ => Children::Two(None, None),
+    }
+}
+
+/// Iterator over a node's children: see [`children`].
+enum Children<'e> {
+    Items(std::slice::Iter<'e, Expr>),
+    /// Dict pairs, and the value of the pair whose key was just returned.
+    Pairs(std::slice::Iter<'e, (Expr, Expr)>, Option<&'e Expr>),
+    Two(Option<&'e Expr>, Option<&'e Expr>),
+    Call(
+        std::slice::Iter<'e, Expr>,
+        std::slice::Iter<'e, crate::syntax::Keyword>,
+    ),
+}
+
+impl<'e> Iterator for Children<'e> {
+    type Item = &'e Expr;
+
+    fn next(&mut self) -> Option<&'e Expr> {
+        match self {
+            Children::Items(items) => items.next(),
+            Children::Pairs(pairs, value) => match value.take() {
+                Some(v) => Some(v),
+                None => pairs.next().map(|(k, v)| {
+                    *value = Some(v);
+                    k
+                }),
+            },
+            Children::Two(a, b) => a.take().or_else(|| b.take()),
+            Children::Call(args, kwargs) => args.next().or_else(|| kwargs.next().map(|k| &k.value)),
         }
-        _ => {}
     }
 }
 
@@ -239,10 +272,8 @@ impl<'e> UnitState<'e> {
         let Some(budget) = budget.checked_sub(1) else {
             return Err(Error::new(ErrorKind::Limit, "max_depth limit exceeded").at(e.span));
         };
-        let mut children = Vec::new();
-        push_children(e, &mut children);
         let mut height = 0;
-        for child in children {
+        for child in children(e) {
             height = height.max(self.plan(child, ctx, budget)?);
         }
         let is_tool = matches!(&e.kind, ExprKind::Call(c) if matches!(ctx.get(&c.func), Some(Entry::Tool(_))));
@@ -278,9 +309,11 @@ impl<'e> UnitState<'e> {
         if self.error.is_some() {
             return Vec::new();
         }
-        let nodes = self.waves.get(wave).cloned().unwrap_or_default();
+        let Some(nodes) = self.waves.get(wave) else {
+            return Vec::new();
+        };
         let mut out = Vec::with_capacity(nodes.len());
-        for node in nodes {
+        for &node in nodes {
             let ExprKind::Call(call) = &node.kind else {
                 continue;
             };
@@ -453,9 +486,7 @@ impl<'a> Evaluator<'a> {
                 }
                 _ => {}
             }
-            let mut children = Vec::new();
-            push_children(node, &mut children);
-            stack.extend(children.into_iter().map(|c| (c, depth + 1)));
+            stack.extend(children(node).map(|c| (c, depth + 1)));
         }
         Ok(())
     }

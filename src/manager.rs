@@ -486,11 +486,7 @@ impl ToolManager {
                 Error::limit("max_output_bytes", self.limits.max_output_bytes, size).at(span),
             );
         }
-        if !matches!(def.return_type, crate::types::Type::Any) {
-            if let Ok(typed) = def.return_type.coerce(out.output.clone(), "result") {
-                out.output = typed;
-            }
-        }
+        out.output = def.return_type.coerce_result(out.output);
         if let Some(text) = out.observation.take() {
             out.observation = Some(self.bounded(text));
         }

@@ -492,14 +492,14 @@ fn schema_for(
     (parameters, returns)
 }
 
-fn arg<T: DeserializeOwned>(
+fn arg<T: DeserializeOwned + 'static>(
     args: &mut std::vec::IntoIter<Option<Value>>,
     name: &str,
 ) -> Result<T, Error> {
     args.next()
         .flatten()
         .unwrap_or(Value::None)
-        .deserialize_into()
+        .into_rust()
         .map_err(|e| Error::new(ErrorKind::Type, format!("`{name}`: {}", e.message)))
 }
 

@@ -111,7 +111,41 @@ impl Type {
     /// Check `value` against this type and convert it where the conversion is exact.
     /// `path` names the value in error messages (`p1`, `p1.x`, `arr[0]`).
     pub fn coerce(&self, value: Value, path: &str) -> Result<Value, Error> {
-        coerce(self, value, path, 0)
+        coerce(self, value, &Path::Name(path), 0)
+    }
+
+    /// Give a tool's result this type where it fits (a dict becomes a record, an int a
+    /// float); a result that does not fit is kept as it is.
+    ///
+    /// ```
+    /// use fexpr::{types::Type, Value};
+    /// assert_eq!(Type::Float.coerce_result(Value::Int(2)), Value::Float(2.0));
+    /// assert_eq!(Type::Int.coerce_result(Value::Str("a".into())), Value::Str("a".into()));
+    /// ```
+    pub fn coerce_result(&self, value: Value) -> Value {
+        if self.takes_as_is(&value) {
+            return value;
+        }
+        match coerce(self, value.clone(), &Path::Name("result"), 0) {
+            Ok(typed) => typed,
+            Err(_) => value,
+        }
+    }
+
+    /// Whether `coerce` would return this value unchanged, known without converting it: any
+    /// type, a scalar of its exact type, or a union whose chosen alternative is one of those.
+    fn takes_as_is(&self, value: &Value) -> bool {
+        match self {
+            Type::Any => true,
+            Type::None | Type::Bool | Type::Int | Type::Float | Type::Str | Type::Bytes => {
+                exact_match(self, value)
+            }
+            Type::Union(alts) => alts
+                .iter()
+                .find(|t| exact_match(t, value))
+                .is_some_and(|t| t.takes_as_is(value)),
+            _ => false,
+        }
     }
 
     fn accepts_none(&self) -> bool {
@@ -456,7 +490,32 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn coerce(ty: &Type, value: Value, path: &str, depth: usize) -> Result<Value, Error> {
+/// Where a value sits inside an argument, for error messages (`p1`, `p1.x`, `arr[0]`, `d['k']`);
+/// written out only when an error names it.
+enum Path<'a> {
+    /// The argument or value itself.
+    Name(&'a str),
+    /// A field of a record (or a record read as a dict).
+    Field(&'a Path<'a>, &'a str),
+    /// An element of a list, tuple or set.
+    Index(&'a Path<'a>, usize),
+    /// The value under a dict key.
+    Key(&'a Path<'a>, &'a Value),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Paths are at most MAX_SCHEMA_DEPTH + 2 long: `coerce` stops descending past it.
+        match self {
+            Path::Name(name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            Path::Key(parent, key) => write!(f, "{parent}[{}]", clip(&key.repr(), 40)),
+        }
+    }
+}
+
+fn coerce(ty: &Type, value: Value, path: &Path, depth: usize) -> Result<Value, Error> {
     if depth > MAX_SCHEMA_DEPTH {
         return Ok(value);
     }
@@ -465,7 +524,7 @@ fn coerce(ty: &Type, value: Value, path: &str, depth: usize) -> Result<Value, Er
             ErrorKind::Type,
             format!(
                 "`{}` expects {}, got {}",
-                clip(path, 60),
+                clip(&path.to_string(), 60),
                 ty,
                 describe(value)
             ),
@@ -486,7 +545,7 @@ fn coerce(ty: &Type, value: Value, path: &str, depth: usize) -> Result<Value, Er
         (Type::Set(item), Value::Set(items)) => items
             .into_iter()
             .enumerate()
-            .map(|(i, v)| coerce(item, v, &format!("{path}[{i}]"), depth + 1))
+            .map(|(i, v)| coerce(item, v, &Path::Index(path, i), depth + 1))
             .collect::<Result<_, _>>()
             .map(Value::Set),
         (Type::Set(item), Value::List(items) | Value::Tuple(items)) => {
@@ -506,15 +565,15 @@ fn coerce(ty: &Type, value: Value, path: &str, depth: usize) -> Result<Value, Er
                 .iter()
                 .zip(items)
                 .enumerate()
-                .map(|(i, (t, v))| coerce(t, v, &format!("{path}[{i}]"), depth + 1))
+                .map(|(i, (t, v))| coerce(t, v, &Path::Index(path, i), depth + 1))
                 .collect::<Result<_, _>>()
                 .map(Value::Tuple)
         }
         (Type::Dict(item), Value::Dict(map)) => map
             .into_iter()
             .map(|(k, v)| {
-                let key_path = format!("{path}[{}]", clip(&k.repr(), 40));
-                coerce(item, v, &key_path, depth + 1).map(|v| (k, v))
+                let v = coerce(item, v, &Path::Key(path, &k), depth + 1)?;
+                Ok((k, v))
             })
             .collect::<Result<_, _>>()
             .map(Value::Dict),
@@ -522,7 +581,8 @@ fn coerce(ty: &Type, value: Value, path: &str, depth: usize) -> Result<Value, Er
             .fields
             .into_iter()
             .map(|(k, v)| {
-                coerce(item, v, &format!("{path}.{k}"), depth + 1).map(|v| (Value::Str(k), v))
+                let v = coerce(item, v, &Path::Field(path, &k), depth + 1)?;
+                Ok((Value::Str(k), v))
             })
             .collect::<Result<_, _>>()
             .map(Value::Dict),
@@ -577,7 +637,7 @@ fn coerce(ty: &Type, value: Value, path: &str, depth: usize) -> Result<Value, Er
 fn coerce_items(
     item: &Type,
     items: Vec<Value>,
-    path: &str,
+    path: &Path,
     depth: usize,
 ) -> Result<Vec<Value>, Error> {
     if matches!(item, Type::Any) {
@@ -586,16 +646,33 @@ fn coerce_items(
     items
         .into_iter()
         .enumerate()
-        .map(|(i, v)| coerce(item, v, &format!("{path}[{i}]"), depth + 1))
+        .map(|(i, v)| coerce(item, v, &Path::Index(path, i), depth + 1))
         .collect()
 }
 
 fn coerce_record(
     rt: &RecordType,
-    given: Vec<(String, Value)>,
-    path: &str,
+    mut given: Vec<(String, Value)>,
+    path: &Path,
     depth: usize,
 ) -> Result<Value, Error> {
+    // Every field given once, in declaration order (a record built as this type): coerce the
+    // values in place, keeping the names. Same result and errors as the general case below.
+    if given.len() == rt.fields.len()
+        && given
+            .iter()
+            .zip(&rt.fields)
+            .all(|((name, _), field)| *name == field.name)
+    {
+        for ((name, slot), field) in given.iter_mut().zip(&rt.fields) {
+            let value = std::mem::replace(slot, Value::None);
+            *slot = coerce(&field.ty, value, &Path::Field(path, name), depth + 1)?;
+        }
+        return Ok(Value::Record(Record {
+            name: rt.name.clone(),
+            fields: given,
+        }));
+    }
     let mut slots: Vec<Option<Value>> = vec![None; rt.fields.len()];
     for (name, value) in given {
         match rt.fields.iter().position(|f| f.name == name) {
@@ -604,7 +681,7 @@ fn coerce_record(
                 slots[i] = Some(coerce(
                     &field.ty,
                     value,
-                    &format!("{path}.{name}"),
+                    &Path::Field(path, &name),
                     depth + 1,
                 )?);
             }

@@ -15,6 +15,8 @@ use std::hash::{Hash, Hasher};
 
 use crate::error::{Error, ErrorKind};
 
+mod convert;
+
 /// An ordered Python dict. Keys are hashable values (`Value::is_hashable`).
 pub type Dict = IndexMap<Value, Value>;
 /// An ordered Python set (insertion order is kept so output is deterministic).
@@ -107,6 +109,14 @@ impl Value {
     /// The Python type name: `int`, `str`, `Point`, `ndarray`, ...
     pub fn type_name(&self) -> &str {
         match self {
+            Value::Record(r) => &r.name,
+            other => other.builtin_type_name(),
+        }
+    }
+
+    /// The type name of a built-in value (`record` for a record).
+    fn builtin_type_name(&self) -> &'static str {
+        match self {
             Value::None => "NoneType",
             Value::Bool(_) => "bool",
             Value::Int(_) | Value::BigInt(_) => "int",
@@ -117,7 +127,7 @@ impl Value {
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
             Value::Set(_) => "set",
-            Value::Record(r) => &r.name,
+            Value::Record(_) => "record",
             Value::Array(_) => "ndarray",
         }
     }
@@ -259,18 +269,70 @@ impl Value {
     }
 
     /// Convert any serializable Rust value (a tool's return value) into a `Value`.
+    ///
+    /// The result is what the JSON form gives (`Value::from_json(&serde_json::to_value(x))`):
+    /// structs and maps become dicts with str keys, sequences lists.
+    ///
+    /// ```
+    /// let v = fexpr::Value::from_serialize(&(1u8, "a", Some(2.5))).unwrap();
+    /// assert_eq!(v.repr(), "[1, 'a', 2.5]");
+    /// ```
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Result<Value, Error> {
-        serde_json::to_value(value)
-            .map(|j| Value::from_json(&j))
+        value
+            .serialize(convert::Build)
             .map_err(|e| Error::new(ErrorKind::ToolFailed, format!("cannot convert result: {e}")))
     }
 
     /// Convert into a Rust type (a tool's parameter) through its `Deserialize` impl.
     pub fn deserialize_into<T: serde::de::DeserializeOwned>(&self) -> Result<T, Error> {
-        serde_json::from_value(self.to_json()).map_err(|e| {
+        self.clone().deserialize_owned()
+    }
+
+    /// Convert into a Rust type (a tool's parameter), consuming the value.
+    ///
+    /// The result is what the JSON form gives (`serde_json::from_value(self.to_json())`), so
+    /// a record or a dict becomes a struct, a list or tuple a `Vec`, an int a float.
+    ///
+    /// ```
+    /// let v = fexpr::Value::from_json(&serde_json::json!([1, 2.5]));
+    /// let pair: (f64, f64) = v.into_rust().unwrap();
+    /// assert_eq!(pair, (1.0, 2.5));
+    /// ```
+    pub fn into_rust<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, Error> {
+        // An ndarray parameter takes the array as it is when the JSON form would rebuild the
+        // same array (non-empty, finite elements); the detour would only copy it twice.
+        if let Value::Array(a) = self {
+            let same = !a.is_empty()
+                && match &a {
+                    NdArray::Float(f) => f.iter().all(|x| x.is_finite()),
+                    NdArray::Int(_) | NdArray::Bool(_) => true,
+                };
+            let mut slot = Some(a);
+            if same {
+                if let Some(taken) = (&mut slot as &mut dyn std::any::Any)
+                    .downcast_mut::<Option<T>>()
+                    .and_then(Option::take)
+                {
+                    return Ok(taken);
+                }
+            }
+            return match slot {
+                Some(a) => Value::Array(a).deserialize_owned(),
+                None => Err(Error::new(ErrorKind::Type, "array already taken")),
+            };
+        }
+        self.deserialize_owned()
+    }
+
+    fn deserialize_owned<T: serde::de::DeserializeOwned>(self) -> Result<T, Error> {
+        let type_name: std::borrow::Cow<'static, str> = match &self {
+            Value::Record(r) => r.name.clone().into(),
+            other => other.builtin_type_name().into(),
+        };
+        T::deserialize(convert::Owned(self)).map_err(|e| {
             Error::new(
                 ErrorKind::Type,
-                format!("cannot convert {} value: {e}", self.type_name()),
+                format!("cannot convert {type_name} value: {e}"),
             )
         })
     }
