@@ -593,7 +593,9 @@ mod tests {
             assert_eq!(e.kind, ErrorKind::Limit, "{}: {e}", clip(input));
             assert!(e.message.starts_with("max_depth"), "{}: {e}", clip(input));
         }
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // A guard against quadratic or hanging scans, not a speed claim: generous for a loaded
+        // machine running a debug build.
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }
 
     #[test]
