@@ -100,6 +100,15 @@ pub async fn run<D: Dispatch>(
         .iter()
         .map(|root| UnitState::new(root, &eval))
         .collect();
+    // `max_calls` bounds the whole input: a list of calls that is too long runs none of them.
+    let calls = states.iter().fold(0usize, |n, s| n.saturating_add(s.calls));
+    if calls > limits.max_calls {
+        let error = Error::limit("max_calls", limits.max_calls, calls);
+        for state in states.iter_mut().filter(|s| s.error.is_none()) {
+            state.error = Some(error.clone());
+            state.waves.clear();
+        }
+    }
     let max_wave = states.iter().map(|s| s.waves.len()).max().unwrap_or(0);
     for wave in 0..max_wave {
         let mut requests = Vec::new();
@@ -199,6 +208,8 @@ struct UnitState<'e> {
     pending: Vec<&'e Expr>,
     call: Option<Function>,
     error: Option<Error>,
+    /// Calls (tools, constructors, functions) counted in this unit.
+    calls: usize,
 }
 
 impl<'e> UnitState<'e> {
@@ -211,6 +222,7 @@ impl<'e> UnitState<'e> {
             pending: Vec::new(),
             call: None,
             error: None,
+            calls: 0,
         };
         if let Err(e) = state.prepare(eval) {
             state.error = Some(e);
@@ -228,7 +240,9 @@ impl<'e> UnitState<'e> {
             .at(self.root.span));
         };
         let mut calls = 0;
-        eval.check(self.root, &mut calls)?;
+        let checked = eval.check(self.root, &mut calls);
+        self.calls = calls;
+        checked?;
         self.plan(self.root, eval.ctx, eval_depth_cap(eval.limits))?;
         self.prefill(self.root, eval)
     }
@@ -491,10 +505,12 @@ impl<'a> Evaluator<'a> {
             ExprKind::BigInt(b) => Ok(Value::from_bigint(b.clone())),
             ExprKind::Float(f) => Ok(Value::Float(*f)),
             ExprKind::Str(s) => {
+                self.check_bytes(wide(s.len()), span)?;
                 self.charge(s.len(), span)?;
                 Ok(Value::Str(s.clone()))
             }
             ExprKind::Bytes(b) => {
+                self.check_bytes(wide(b.len()), span)?;
                 self.charge(b.len(), span)?;
                 Ok(Value::Bytes(b.clone()))
             }
@@ -530,6 +546,10 @@ impl<'a> Evaluator<'a> {
                     dict.insert(key, value);
                 }
                 self.check_len(dict.len(), span)?;
+                let elements = dict
+                    .iter()
+                    .map(|(k, v)| k.element_count().saturating_add(v.element_count()));
+                self.check_len(elements.fold(0, usize::saturating_add), span)?;
                 Ok(Value::Dict(dict))
             }
             ExprKind::Unary(op, x) => {
@@ -558,7 +578,14 @@ impl<'a> Evaluator<'a> {
             )
             .at(span));
         }
-        items.iter().map(|item| self.eval(item, memo)).collect()
+        let values = items
+            .iter()
+            .map(|item| self.eval(item, memo))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Elements are counted recursively, as for the results of `+` and `*`.
+        let elements = values.iter().map(Value::element_count);
+        self.check_len(elements.fold(0, usize::saturating_add), span)?;
+        Ok(values)
     }
 
     fn check_len(&self, len: usize, span: Span) -> Result<(), Error> {
@@ -841,7 +868,7 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-const NODE: usize = std::mem::size_of::<Value>();
+const NODE: usize = crate::value::NODE_BYTES;
 
 fn shallow_size(v: &Value) -> usize {
     match v {

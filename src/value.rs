@@ -28,7 +28,7 @@ pub type Set = IndexSet<Value>;
 /// assert_eq!(v.to_json(), serde_json::json!({"x": 1, "y": [2.5, "a"]}));
 /// assert_eq!(v.repr(), "{'x': 1, 'y': [2.5, 'a']}");
 /// ```
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 pub enum Value {
     /// `None`
     None,
@@ -57,6 +57,72 @@ pub enum Value {
     /// An n-dimensional array (`np.array`).
     Array(NdArray),
 }
+
+/// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
+/// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
+pub const MAX_DECODE_DEPTH: usize = 256;
+
+thread_local! {
+    /// The nesting depth of the `Value` being deserialized on this thread.
+    static DECODE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of `Value` deserialization; leaving the level (also on error) pops it.
+struct DecodeLevel;
+
+impl DecodeLevel {
+    fn enter() -> Option<DecodeLevel> {
+        let depth = DECODE_DEPTH.with(|d| d.get());
+        if depth >= MAX_DECODE_DEPTH {
+            return None;
+        }
+        DECODE_DEPTH.with(|d| d.set(depth + 1));
+        Some(DecodeLevel)
+    }
+}
+
+impl Drop for DecodeLevel {
+    fn drop(&mut self) {
+        DECODE_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    /// The derived form, with nesting bounded by [`MAX_DECODE_DEPTH`].
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        use serde::de::Error as _;
+        let _level = DecodeLevel::enter().ok_or_else(|| {
+            D::Error::custom(format!(
+                "value nested deeper than {MAX_DECODE_DEPTH} levels"
+            ))
+        })?;
+        ValueDef::deserialize(d)
+    }
+}
+
+/// `Value`'s derived deserialization, which [`Value::deserialize`] wraps with a depth bound.
+#[derive(Deserialize)]
+#[serde(remote = "Value")]
+enum ValueDef {
+    None,
+    Bool(bool),
+    Int(i64),
+    BigInt(Box<BigInt>),
+    Float(f64),
+    Str(String),
+    Bytes(Vec<u8>),
+    List(Vec<Value>),
+    Tuple(Vec<Value>),
+    Dict(Dict),
+    Set(Set),
+    Record(Record),
+    Array(NdArray),
+}
+
+/// Bytes accounted per value node in budgets. Fixed (the size of `Value` on 64-bit targets)
+/// rather than `size_of::<Value>()`, so that native and sandboxed (wasm32) evaluation reach
+/// `max_eval_bytes` and `max_output_bytes` at the same point.
+pub(crate) const NODE_BYTES: usize = 24;
 
 /// An instance of a record type: its type name and its fields in declaration order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -157,7 +223,7 @@ impl Value {
 
     /// An approximate count of bytes this value occupies, for budgets.
     pub fn approx_size(&self) -> usize {
-        const NODE: usize = std::mem::size_of::<Value>();
+        const NODE: usize = NODE_BYTES;
         let mut total = 0usize;
         let mut stack = vec![self];
         while let Some(v) = stack.pop() {

@@ -266,6 +266,34 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_values_from_a_peer_are_errors_not_stack_overflows() {
+        // `Value::List` is variant 7; each level is [7, 1] (one element), then `None` (0).
+        let nested = |levels: usize| {
+            let mut bytes = [7u8, 1].repeat(levels);
+            bytes.push(0);
+            bytes
+        };
+        let at_limit = nested(crate::value::MAX_DECODE_DEPTH - 1);
+        assert!(decode::<Value>(&at_limit).is_ok());
+        for levels in [crate::value::MAX_DECODE_DEPTH, 1_000_000] {
+            let error = decode::<Value>(&nested(levels)).expect_err("too deep");
+            assert_eq!(error.kind, ErrorKind::Sandbox);
+            // A failed decode leaves no depth behind: a shallow value still decodes.
+            assert!(decode::<Value>(&nested(3)).is_ok());
+        }
+        let outcome = UnitOutcome {
+            span: crate::error::Span::default(),
+            call: None,
+            result: Ok(Value::None),
+        };
+        let mut response = encode(&GuestResponse::Units(vec![outcome])).expect("encodes");
+        // Replace the trailing `None` with a million levels of lists.
+        response.pop();
+        response.extend(nested(1_000_000));
+        assert!(decode::<GuestResponse>(&response).is_err());
+    }
+
+    #[test]
     fn truncated_requests_are_errors() {
         let bytes = encode_context(crate::demo::manager().get_context()).expect("encodes");
         let request = encode_request("add(a=2, b=3)", &Limits::default(), &bytes).expect("encodes");
