@@ -387,7 +387,7 @@ struct Evaluator<'a> {
     ctx: &'a dyn Resolve,
     limits: &'a Limits,
     /// Approximate bytes materialized so far in this evaluation.
-    used: Cell<usize>,
+    used: Cell<u64>,
     budget: usize,
 }
 
@@ -402,9 +402,14 @@ impl<'a> Evaluator<'a> {
     }
 
     fn charge(&self, bytes: usize, span: Span) -> Result<(), Error> {
+        self.charge_wide(wide(bytes), span)
+    }
+
+    /// [`Evaluator::charge`] in 64 bits, so that a 32-bit guest reports what native does.
+    fn charge_wide(&self, bytes: u64, span: Span) -> Result<(), Error> {
         let used = self.used.get().saturating_add(bytes);
         self.used.set(used);
-        if used > self.budget {
+        if used > wide(self.budget) {
             return Err(Error::limit("max_eval_bytes", self.budget, used).at(span));
         }
         Ok(())
@@ -748,10 +753,10 @@ impl<'a> Evaluator<'a> {
         }
         let bytes = x
             .iter()
-            .map(Value::approx_size)
-            .fold(0usize, usize::saturating_add)
-            .saturating_mul(usize::try_from(times).unwrap_or(usize::MAX));
-        self.charge(bytes, span)
+            .map(|v| wide(v.approx_size()))
+            .fold(0u64, u64::saturating_add)
+            .saturating_mul(times);
+        self.charge_wide(bytes, span)
     }
 
     fn arith(&self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value, Error> {
