@@ -1,0 +1,23 @@
+//! Any text: `fexpr::syntax::parse` returns (an IR or an error) and never panics; an IR it
+//! returns prints to source that parses back to the same IR.
+#![no_main]
+
+use fexpr::Limits;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let limits = Limits::default();
+    if let Ok(mut expr) = fexpr::syntax::parse(text, &limits) {
+        let printed = expr.to_string();
+        let mut again = match fexpr::syntax::parse(&printed, &limits) {
+            Ok(again) => again,
+            Err(e) => panic!("{text:?} printed as {printed:?}, which does not parse: {e}"),
+        };
+        expr.strip_spans();
+        again.strip_spans();
+        assert_eq!(expr, again, "{text:?} printed as {printed:?}");
+    }
+});
