@@ -190,6 +190,13 @@ fn run_all(args: &[&str], name: &str) {
             }
         }
     }
+    let peak = children_peak_rss();
+    assert!(peak > 0, "getrusage reports no children");
+    eprintln!(
+        "{args:?}: {} cases, children's peak RSS {} MiB",
+        all.len(),
+        peak >> 20
+    );
     let _ = std::fs::remove_dir_all(&cwd);
     let _ = std::fs::remove_dir_all(&home);
     assert!(
