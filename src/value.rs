@@ -58,6 +58,10 @@ pub enum Value {
     Array(NdArray),
 }
 
+/// A deserialized array without elements may have other dimensions whose product (zero
+/// dimensions counted as 1) is at most this.
+const MAX_DECODE_EMPTY_EXTENT: usize = 1 << 20;
+
 /// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
 /// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
 pub const MAX_DECODE_DEPTH: usize = 256;
@@ -759,16 +763,27 @@ impl<'de> Deserialize<'de> for NdArray {
                 .map_err(|e| D::Error::custom(e.message));
         }
         let shape_err = |e: ndarray::ShapeError| D::Error::custom(format!("bad array: {e}"));
+        // An empty array can have any other dimensions; walking it (printing, JSON) visits
+        // their product. Bound that product as if the zero dimensions were 1.
+        let check = |shape: &[usize], len: usize| {
+            let extent = shape
+                .iter()
+                .fold(1usize, |n, d| n.saturating_mul((*d).max(1)));
+            if extent > len.max(MAX_DECODE_EMPTY_EXTENT) {
+                return Err(D::Error::custom("bad array: too many empty rows"));
+            }
+            Ok(())
+        };
         match ArrayWire::deserialize(d)? {
-            ArrayWire::Int(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
-                .map(NdArray::Int)
-                .map_err(shape_err),
-            ArrayWire::Float(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
-                .map(NdArray::Float)
-                .map_err(shape_err),
-            ArrayWire::Bool(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
-                .map(NdArray::Bool)
-                .map_err(shape_err),
+            ArrayWire::Int(shape, data) => check(&shape, data.len())
+                .and_then(|()| ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(shape_err))
+                .map(NdArray::Int),
+            ArrayWire::Float(shape, data) => check(&shape, data.len())
+                .and_then(|()| ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(shape_err))
+                .map(NdArray::Float),
+            ArrayWire::Bool(shape, data) => check(&shape, data.len())
+                .and_then(|()| ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(shape_err))
+                .map(NdArray::Bool),
         }
     }
 }

@@ -294,6 +294,19 @@ mod tests {
     }
 
     #[test]
+    fn empty_arrays_with_huge_dimensions_do_not_decode() {
+        let array = |shape: &[usize]| {
+            let a = ndarray::ArrayD::<i64>::from_shape_vec(ndarray::IxDyn(shape), vec![])
+                .expect("an empty array");
+            encode(&Value::Array(crate::NdArray::Int(a))).expect("encodes")
+        };
+        // Walking this one (repr, JSON) would visit 2^60 empty rows.
+        assert!(decode::<Value>(&array(&[1 << 30, 1 << 30, 0])).is_err());
+        assert!(decode::<Value>(&array(&[1000, 0, 1000])).is_ok());
+        assert!(decode::<Value>(&array(&[0])).is_ok());
+    }
+
+    #[test]
     fn truncated_requests_are_errors() {
         let bytes = encode_context(crate::demo::manager().get_context()).expect("encodes");
         let request = encode_request("add(a=2, b=3)", &Limits::default(), &bytes).expect("encodes");
