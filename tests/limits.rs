@@ -240,3 +240,33 @@ fn eval_bytes() {
         .expect("two halves exceed the budget");
     edge(&limits, "max_eval_bytes", &halves(over - 1), &halves(over));
 }
+
+#[test]
+fn builtin_bombs_end_quickly() {
+    // Built-ins and numpy helpers driven by huge arguments: an error or a small value, fast.
+    let limits = Limits::default();
+    for text in [
+        "round(1.5, 10**9)",
+        "round(10**4299, -4000)",
+        "round(1e308, -10**18)",
+        "sum([10**4299] * 1000)",
+        "max([[1] * 1000] * 99)",
+        "min(np.zeros((300, 300)))",
+        "np.mean(np.arange(0, 100000, 1e-300))",
+        "abs(-(10**4299) * 10)",
+        "len(np.ones((0, 100000, 100000)))",
+        "np.sum(np.zeros((100000, 100000, 0)))",
+        "np.array([[[]] * 1000] * 1000)",
+    ] {
+        let started = std::time::Instant::now();
+        let result = run(&limits, text);
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed < std::time::Duration::from_secs(2),
+            "{text}: {elapsed:?}"
+        );
+        if let Ok(v) = result {
+            assert!(v.approx_size() < 1 << 20, "{text}: {}", v.repr().len());
+        }
+    }
+}
