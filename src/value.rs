@@ -59,8 +59,9 @@ pub enum Value {
 }
 
 /// A deserialized array without elements may have other dimensions whose product (zero
-/// dimensions counted as 1) is at most this.
-const MAX_DECODE_EMPTY_EXTENT: usize = 1 << 20;
+/// dimensions counted as 1) is at most this: `Limits::default().max_collection_len`, which
+/// bounds the same product in `np.zeros` and `np.ones`.
+const MAX_DECODE_EMPTY_EXTENT: usize = 100_000;
 
 /// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
 /// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
