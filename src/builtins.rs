@@ -372,20 +372,22 @@ fn shape_of(v: &Value, limits: &Limits) -> Result<Vec<usize>, Error> {
             .collect::<Result<_, _>>()?,
         other => return Err(type_error("shape", other)),
     };
-    let mut total: usize = 1;
+    // Counted in u64 (so that a 32-bit guest and a 64-bit host agree), zero dimensions as 1:
+    // `np.zeros((10**5, 10**5, 0))` has no elements, but walking it visits 10**10 empty rows.
+    let too_many = |n: u64| Error::limit("max_collection_len", limits.max_collection_len, n);
+    let mut total: u64 = 1;
     let mut shape = Vec::with_capacity(dims.len());
     for d in dims {
-        let d = usize::try_from(d)
+        let d = u64::try_from(d)
             .map_err(|_| Error::new(ErrorKind::Value, "negative dimensions are not allowed"))?;
-        total = total.saturating_mul(d);
-        shape.push(d);
+        total = total.saturating_mul(d.max(1));
+        match usize::try_from(d) {
+            Ok(d) if d <= limits.max_collection_len => shape.push(d),
+            _ => return Err(too_many(d)),
+        }
     }
-    if total > limits.max_collection_len {
-        return Err(Error::limit(
-            "max_collection_len",
-            limits.max_collection_len,
-            total,
-        ));
+    if total > limits.max_collection_len as u64 {
+        return Err(too_many(total));
     }
     Ok(shape)
 }

@@ -100,6 +100,15 @@ pub async fn run<D: Dispatch>(
         .iter()
         .map(|root| UnitState::new(root, &eval))
         .collect();
+    // `max_calls` bounds the whole input: a list of calls that is too long runs none of them.
+    let calls = states.iter().fold(0usize, |n, s| n.saturating_add(s.calls));
+    if calls > limits.max_calls {
+        let error = Error::limit("max_calls", limits.max_calls, calls);
+        for state in states.iter_mut().filter(|s| s.error.is_none()) {
+            state.error = Some(error.clone());
+            state.waves.clear();
+        }
+    }
     let max_wave = states.iter().map(|s| s.waves.len()).max().unwrap_or(0);
     for wave in 0..max_wave {
         let mut requests = Vec::new();
@@ -232,6 +241,8 @@ struct UnitState<'e> {
     pending: Vec<&'e Expr>,
     call: Option<Function>,
     error: Option<Error>,
+    /// Calls (tools, constructors, functions) counted in this unit.
+    calls: usize,
 }
 
 impl<'e> UnitState<'e> {
@@ -244,6 +255,7 @@ impl<'e> UnitState<'e> {
             pending: Vec::new(),
             call: None,
             error: None,
+            calls: 0,
         };
         if let Err(e) = state.prepare(eval) {
             state.error = Some(e);
@@ -261,7 +273,9 @@ impl<'e> UnitState<'e> {
             .at(self.root.span));
         };
         let mut calls = 0;
-        eval.check(self.root, &mut calls)?;
+        let checked = eval.check(self.root, &mut calls);
+        self.calls = calls;
+        checked?;
         self.plan(self.root, eval.ctx, eval_depth_cap(eval.limits))?;
         self.prefill(self.root, eval)
     }
@@ -406,7 +420,7 @@ struct Evaluator<'a> {
     ctx: &'a dyn Resolve,
     limits: &'a Limits,
     /// Approximate bytes materialized so far in this evaluation.
-    used: Cell<usize>,
+    used: Cell<u64>,
     budget: usize,
 }
 
@@ -421,9 +435,14 @@ impl<'a> Evaluator<'a> {
     }
 
     fn charge(&self, bytes: usize, span: Span) -> Result<(), Error> {
+        self.charge_wide(wide(bytes), span)
+    }
+
+    /// [`Evaluator::charge`] in 64 bits, so that a 32-bit guest reports what native does.
+    fn charge_wide(&self, bytes: u64, span: Span) -> Result<(), Error> {
         let used = self.used.get().saturating_add(bytes);
         self.used.set(used);
-        if used > self.budget {
+        if used > wide(self.budget) {
             return Err(Error::limit("max_eval_bytes", self.budget, used).at(span));
         }
         Ok(())
@@ -522,10 +541,12 @@ impl<'a> Evaluator<'a> {
             ExprKind::BigInt(b) => Ok(Value::from_bigint(b.clone())),
             ExprKind::Float(f) => Ok(Value::Float(*f)),
             ExprKind::Str(s) => {
+                self.check_bytes(wide(s.len()), span)?;
                 self.charge(s.len(), span)?;
                 Ok(Value::Str(s.clone()))
             }
             ExprKind::Bytes(b) => {
+                self.check_bytes(wide(b.len()), span)?;
                 self.charge(b.len(), span)?;
                 Ok(Value::Bytes(b.clone()))
             }
@@ -561,6 +582,10 @@ impl<'a> Evaluator<'a> {
                     dict.insert(key, value);
                 }
                 self.check_len(dict.len(), span)?;
+                let elements = dict
+                    .iter()
+                    .map(|(k, v)| k.element_count().saturating_add(v.element_count()));
+                self.check_len(elements.fold(0, usize::saturating_add), span)?;
                 Ok(Value::Dict(dict))
             }
             ExprKind::Unary(op, x) => {
@@ -589,7 +614,14 @@ impl<'a> Evaluator<'a> {
             )
             .at(span));
         }
-        items.iter().map(|item| self.eval(item, memo)).collect()
+        let values = items
+            .iter()
+            .map(|item| self.eval(item, memo))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Elements are counted recursively, as for the results of `+` and `*`.
+        let elements = values.iter().map(Value::element_count);
+        self.check_len(elements.fold(0, usize::saturating_add), span)?;
+        Ok(values)
     }
 
     fn check_len(&self, len: usize, span: Span) -> Result<(), Error> {
@@ -752,10 +784,10 @@ impl<'a> Evaluator<'a> {
         }
         let bytes = x
             .iter()
-            .map(Value::approx_size)
-            .fold(0usize, usize::saturating_add)
-            .saturating_mul(usize::try_from(times).unwrap_or(usize::MAX));
-        self.charge(bytes, span)
+            .map(|v| wide(v.approx_size()))
+            .fold(0u64, u64::saturating_add)
+            .saturating_mul(times);
+        self.charge_wide(bytes, span)
     }
 
     fn arith(&self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value, Error> {
@@ -872,7 +904,7 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-const NODE: usize = std::mem::size_of::<Value>();
+const NODE: usize = crate::value::NODE_BYTES;
 
 fn shallow_size(v: &Value) -> usize {
     match v {

@@ -30,7 +30,7 @@ pub type Set = IndexSet<Value>;
 /// assert_eq!(v.to_json(), serde_json::json!({"x": 1, "y": [2.5, "a"]}));
 /// assert_eq!(v.repr(), "{'x': 1, 'y': [2.5, 'a']}");
 /// ```
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 pub enum Value {
     /// `None`
     None,
@@ -59,6 +59,77 @@ pub enum Value {
     /// An n-dimensional array (`np.array`).
     Array(NdArray),
 }
+
+/// A deserialized array without elements may have other dimensions whose product (zero
+/// dimensions counted as 1) is at most this: `Limits::default().max_collection_len`, which
+/// bounds the same product in `np.zeros` and `np.ones`.
+const MAX_DECODE_EMPTY_EXTENT: usize = 100_000;
+
+/// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
+/// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
+pub const MAX_DECODE_DEPTH: usize = 256;
+
+thread_local! {
+    /// The nesting depth of the `Value` being deserialized on this thread.
+    static DECODE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of `Value` deserialization; leaving the level (also on error) pops it.
+struct DecodeLevel;
+
+impl DecodeLevel {
+    fn enter() -> Option<DecodeLevel> {
+        let depth = DECODE_DEPTH.with(|d| d.get());
+        if depth >= MAX_DECODE_DEPTH {
+            return None;
+        }
+        DECODE_DEPTH.with(|d| d.set(depth + 1));
+        Some(DecodeLevel)
+    }
+}
+
+impl Drop for DecodeLevel {
+    fn drop(&mut self) {
+        DECODE_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    /// The derived form, with nesting bounded by [`MAX_DECODE_DEPTH`].
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        use serde::de::Error as _;
+        let _level = DecodeLevel::enter().ok_or_else(|| {
+            D::Error::custom(format!(
+                "value nested deeper than {MAX_DECODE_DEPTH} levels"
+            ))
+        })?;
+        ValueDef::deserialize(d)
+    }
+}
+
+/// `Value`'s derived deserialization, which [`Value::deserialize`] wraps with a depth bound.
+#[derive(Deserialize)]
+#[serde(remote = "Value")]
+enum ValueDef {
+    None,
+    Bool(bool),
+    Int(i64),
+    BigInt(Box<BigInt>),
+    Float(f64),
+    Str(String),
+    Bytes(Vec<u8>),
+    List(Vec<Value>),
+    Tuple(Vec<Value>),
+    Dict(Dict),
+    Set(Set),
+    Record(Record),
+    Array(NdArray),
+}
+
+/// Bytes accounted per value node in budgets. Fixed (the size of `Value` on 64-bit targets)
+/// rather than `size_of::<Value>()`, so that native and sandboxed (wasm32) evaluation reach
+/// `max_eval_bytes` and `max_output_bytes` at the same point.
+pub(crate) const NODE_BYTES: usize = 24;
 
 /// An instance of a record type: its type name and its fields in declaration order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -167,7 +238,7 @@ impl Value {
 
     /// An approximate count of bytes this value occupies, for budgets.
     pub fn approx_size(&self) -> usize {
-        const NODE: usize = std::mem::size_of::<Value>();
+        const NODE: usize = NODE_BYTES;
         let mut total = 0usize;
         let mut stack = vec![self];
         while let Some(v) = stack.pop() {
@@ -755,16 +826,27 @@ impl<'de> Deserialize<'de> for NdArray {
                 .map_err(|e| D::Error::custom(e.message));
         }
         let shape_err = |e: ndarray::ShapeError| D::Error::custom(format!("bad array: {e}"));
+        // An empty array can have any other dimensions; walking it (printing, JSON) visits
+        // their product. Bound that product as if the zero dimensions were 1.
+        let check = |shape: &[usize], len: usize| {
+            let extent = shape
+                .iter()
+                .fold(1usize, |n, d| n.saturating_mul((*d).max(1)));
+            if extent > len.max(MAX_DECODE_EMPTY_EXTENT) {
+                return Err(D::Error::custom("bad array: too many empty rows"));
+            }
+            Ok(())
+        };
         match ArrayWire::deserialize(d)? {
-            ArrayWire::Int(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
-                .map(NdArray::Int)
-                .map_err(shape_err),
-            ArrayWire::Float(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
-                .map(NdArray::Float)
-                .map_err(shape_err),
-            ArrayWire::Bool(shape, data) => ArrayD::from_shape_vec(IxDyn(&shape), data)
-                .map(NdArray::Bool)
-                .map_err(shape_err),
+            ArrayWire::Int(shape, data) => check(&shape, data.len())
+                .and_then(|()| ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(shape_err))
+                .map(NdArray::Int),
+            ArrayWire::Float(shape, data) => check(&shape, data.len())
+                .and_then(|()| ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(shape_err))
+                .map(NdArray::Float),
+            ArrayWire::Bool(shape, data) => check(&shape, data.len())
+                .and_then(|()| ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(shape_err))
+                .map(NdArray::Bool),
         }
     }
 }

@@ -266,6 +266,48 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_values_from_a_peer_are_errors_not_stack_overflows() {
+        // `Value::List` is variant 7; each level is [7, 1] (one element), then `None` (0).
+        let nested = |levels: usize| {
+            let mut bytes = [7u8, 1].repeat(levels);
+            bytes.push(0);
+            bytes
+        };
+        let at_limit = nested(crate::value::MAX_DECODE_DEPTH - 1);
+        assert!(decode::<Value>(&at_limit).is_ok());
+        for levels in [crate::value::MAX_DECODE_DEPTH, 1_000_000] {
+            let error = decode::<Value>(&nested(levels)).expect_err("too deep");
+            assert_eq!(error.kind, ErrorKind::Sandbox);
+            // A failed decode leaves no depth behind: a shallow value still decodes.
+            assert!(decode::<Value>(&nested(3)).is_ok());
+        }
+        let outcome = UnitOutcome {
+            span: crate::error::Span::default(),
+            call: None,
+            result: Ok(Value::None),
+        };
+        let mut response = encode(&GuestResponse::Units(vec![outcome])).expect("encodes");
+        // Replace the trailing `None` with a million levels of lists.
+        response.pop();
+        response.extend(nested(1_000_000));
+        assert!(decode::<GuestResponse>(&response).is_err());
+    }
+
+    #[test]
+    fn empty_arrays_with_huge_dimensions_do_not_decode() {
+        let array = |shape: &[usize]| {
+            let a = ndarray::ArrayD::<i64>::from_shape_vec(ndarray::IxDyn(shape), vec![])
+                .expect("an empty array");
+            encode(&Value::Array(crate::NdArray::Int(a))).expect("encodes")
+        };
+        // Walking this one (repr, JSON) would visit 2^60 empty rows.
+        assert!(decode::<Value>(&array(&[1 << 30, 1 << 30, 0])).is_err());
+        assert!(decode::<Value>(&array(&[1000, 0, 100])).is_ok());
+        assert!(decode::<Value>(&array(&[12, 1663, 19, 0])).is_err());
+        assert!(decode::<Value>(&array(&[0])).is_ok());
+    }
+
+    #[test]
     fn truncated_requests_are_errors() {
         let bytes = encode_context(crate::demo::manager().get_context()).expect("encodes");
         let request = encode_request("add(a=2, b=3)", &Limits::default(), &bytes).expect("encodes");

@@ -1,0 +1,29 @@
+//! Any text: `fexpr::syntax::parse` returns (an IR or an error) and never panics; an IR it
+//! returns prints to source that parses back to the same IR. (The printer parenthesizes every
+//! nested operator, which the pre-parse depth estimate counts, so the reparse gets a larger
+//! `max_depth`.)
+#![no_main]
+
+use fexpr::Limits;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let limits = Limits::default();
+    if let Ok(mut expr) = fexpr::syntax::parse(text, &limits) {
+        let printed = expr.to_string();
+        let relaxed = Limits {
+            max_depth: limits.max_depth * 3 + 10,
+            ..Limits::default()
+        };
+        let mut again = match fexpr::syntax::parse(&printed, &relaxed) {
+            Ok(again) => again,
+            Err(e) => panic!("{text:?} printed as {printed:?}, which does not parse: {e}"),
+        };
+        expr.strip_spans();
+        again.strip_spans();
+        assert_eq!(expr, again, "{text:?} printed as {printed:?}");
+    }
+});

@@ -1,0 +1,366 @@
+//! Properties over random inputs (proptest):
+//! - random IR → printed source → parsed → the same IR (spans stripped);
+//! - random values → JSON → the same value (for the JSON-shaped values, where it is lossless),
+//!   and any value → the sandbox wire → the same value;
+//! - native result ≡ sandboxed result for random well-formed expressions over the demo toolset
+//!   (`common::execute` asserts it);
+//! - no random text or byte string makes parsing or executing panic.
+
+mod common;
+
+use fexpr::syntax::{parse, BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
+use fexpr::{Limits, Span, Value};
+use num_bigint::BigInt;
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------- IR round trip
+
+fn node(kind: ExprKind) -> Expr {
+    Expr {
+        kind,
+        span: Span::default(),
+    }
+}
+
+/// Names and dotted names that are identifiers (never keywords or dunders).
+const NAMES: &[&str] = &[
+    "x",
+    "y",
+    "np.array",
+    "Point",
+    "a_b",
+    "f1",
+    "match",
+    "np.ma.core",
+];
+
+fn leaf() -> impl Strategy<Value = Expr> {
+    prop_oneof![
+        Just(ExprKind::None),
+        any::<bool>().prop_map(ExprKind::Bool),
+        (0..=i64::MAX).prop_map(ExprKind::Int),
+        // Ints beyond i64 (digits well under max_int_digits).
+        "[1-9][0-9]{19,60}".prop_filter_map("beyond i64", |digits| {
+            let big: BigInt = digits.parse().ok()?;
+            (i64::try_from(&big).is_err()).then_some(ExprKind::BigInt(big))
+        }),
+        // Non-negative finite floats (the parser makes `-1.5` a unary minus).
+        (0.0..f64::MAX).prop_map(ExprKind::Float),
+        prop_oneof![Just(0.0), Just(1e-310), Just(5e-324), Just(1e300)].prop_map(ExprKind::Float),
+        any::<String>().prop_map(ExprKind::Str),
+        proptest::collection::vec(any::<u8>(), 0..20).prop_map(ExprKind::Bytes),
+        proptest::sample::select(NAMES).prop_map(|n| ExprKind::Name(n.to_string())),
+    ]
+    .prop_map(node)
+}
+
+fn unary_op() -> impl Strategy<Value = UnaryOp> {
+    prop_oneof![Just(UnaryOp::Neg), Just(UnaryOp::Pos), Just(UnaryOp::Not)]
+}
+
+fn binary_op() -> impl Strategy<Value = BinaryOp> {
+    prop_oneof![
+        Just(BinaryOp::Add),
+        Just(BinaryOp::Sub),
+        Just(BinaryOp::Mul),
+        Just(BinaryOp::Div),
+        Just(BinaryOp::FloorDiv),
+        Just(BinaryOp::Mod),
+        Just(BinaryOp::Pow),
+    ]
+}
+
+fn ir() -> impl Strategy<Value = Expr> {
+    leaf().prop_recursive(4, 48, 5, |inner| {
+        let items = proptest::collection::vec(inner.clone(), 0..5);
+        prop_oneof![
+            items.clone().prop_map(|v| node(ExprKind::List(v))),
+            items.clone().prop_map(|v| node(ExprKind::Tuple(v))),
+            // A set literal needs an element (`set()` is a call).
+            proptest::collection::vec(inner.clone(), 1..5).prop_map(|v| node(ExprKind::Set(v))),
+            proptest::collection::vec((inner.clone(), inner.clone()), 0..4)
+                .prop_map(|v| node(ExprKind::Dict(v))),
+            (unary_op(), inner.clone()).prop_map(|(op, x)| node(ExprKind::Unary(op, Box::new(x)))),
+            (binary_op(), inner.clone(), inner.clone())
+                .prop_map(|(op, a, b)| node(ExprKind::Binary(op, Box::new(a), Box::new(b)))),
+            (
+                proptest::sample::select(NAMES),
+                items,
+                proptest::collection::btree_map("[a-z][a-z0-9_]{0,5}", inner, 0..3)
+            )
+                .prop_filter("no keyword as a keyword argument", |(_, _, kwargs)| {
+                    kwargs.keys().all(|k| !is_keyword(k))
+                })
+                .prop_map(|(func, args, kwargs)| node(ExprKind::Call(Call {
+                    func: func.to_string(),
+                    func_span: Span::default(),
+                    args,
+                    kwargs: kwargs
+                        .into_iter()
+                        .map(|(name, value)| Keyword {
+                            name,
+                            name_span: Span::default(),
+                            value,
+                        })
+                        .collect(),
+                }))),
+        ]
+    })
+}
+
+fn is_keyword(word: &str) -> bool {
+    [
+        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+        "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+        "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with",
+        "yield",
+    ]
+    .contains(&word)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn printed_ir_parses_back_to_the_same_ir(expr in ir()) {
+        let printed = expr.to_string();
+        let mut parsed = parse(&printed, &Limits::default())
+            .map_err(|e| TestCaseError::fail(format!("{printed:?} does not parse: {e}")))?;
+        parsed.strip_spans();
+        prop_assert_eq!(parsed, expr, "printed as {:?}", printed);
+    }
+}
+
+// ---------------------------------------------------------------- values
+
+/// Values with a lossless JSON form: None, bools, ints, finite floats (JSON keeps `1.0` a
+/// float), strings, lists, and dicts with str keys in sorted order.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::None),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::Int),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::Float),
+        any::<String>().prop_map(Value::Str),
+    ];
+    leaf.prop_recursive(4, 64, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::List),
+            // Keys in sorted order: serde_json's map (without `preserve_order`) sorts them.
+            proptest::collection::btree_map(any::<String>(), inner, 0..6).prop_map(|pairs| {
+                Value::Dict(pairs.into_iter().map(|(k, v)| (Value::Str(k), v)).collect())
+            }),
+        ]
+    })
+}
+
+/// Any value: the JSON-shaped ones plus big ints, bytes, tuples, sets, records and arrays.
+fn any_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        json_value(),
+        "-?[1-9][0-9]{19,40}".prop_map(|d| Value::from_bigint(d.parse().expect("digits"))),
+        any::<f64>().prop_map(Value::Float),
+        proptest::collection::vec(any::<u8>(), 0..10).prop_map(Value::Bytes),
+        proptest::collection::vec(any::<i64>(), 0..6).prop_map(|v| {
+            Value::Array(fexpr::NdArray::Int(
+                ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[v.len()]), v)
+                    .expect("a 1-D array"),
+            ))
+        }),
+    ];
+    leaf.prop_recursive(3, 32, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Tuple),
+            proptest::collection::vec(any::<i64>(), 0..4)
+                .prop_map(|v| Value::Set(v.into_iter().map(Value::Int).collect())),
+            (inner.clone(), inner).prop_map(|(x, y)| Value::Record(fexpr::Record {
+                name: "Point".into(),
+                fields: vec![("x".into(), x), ("y".into(), y)],
+            })),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn json_shaped_values_survive_json(value in json_value()) {
+        let json = value.to_json();
+        let text = json.to_string();
+        let back: serde_json::Value = serde_json::from_str(&text).expect("our JSON parses");
+        prop_assert_eq!(Value::from_json(&back), value);
+    }
+
+    #[test]
+    fn every_value_survives_the_sandbox_wire(value in any_value()) {
+        let bytes = fexpr::wire::encode(&value).expect("encodes");
+        let back: Value = fexpr::wire::decode(&bytes).expect("decodes");
+        prop_assert_eq!(back, value);
+    }
+}
+
+// ---------------------------------------------------------------- native ≡ sandbox
+
+/// An int-valued expression over literals, the context's `x` and `y`, and the operators.
+fn int_expr() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        (-1000i64..1000).prop_map(|i| i.to_string()),
+        Just("x".to_string()),
+        Just("y".to_string()),
+        Just("9223372036854775807".to_string()),
+    ];
+    leaf.prop_recursive(3, 12, 2, |inner| {
+        prop_oneof![
+            (
+                inner.clone(),
+                proptest::sample::select(&["+", "-", "*", "//", "%"][..]),
+                inner.clone()
+            )
+                .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+            (inner.clone(), 0u32..5).prop_map(|(a, e)| format!("({a} ** {e})")),
+            inner.clone().prop_map(|a| format!("-{a}")),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("add(a={a}, b={b})")),
+        ]
+    })
+}
+
+fn str_expr() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-zé😀 ]{0,8}".prop_map(|s| format!("{s:?}")),
+        ("[a-z]{0,4}", 0usize..4).prop_map(|(s, n)| format!("'{s}' * {n}")),
+        ("[a-z]{0,4}", "[a-z]{0,4}").prop_map(|(a, b)| format!("'{a}' + \"{b}\"")),
+    ]
+}
+
+/// A call of the demo toolset with random (sometimes wrong) arguments.
+fn demo_call() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (int_expr(), int_expr()).prop_map(|(a, b)| format!("add(a={a}, b={b})")),
+        (int_expr(), int_expr()).prop_map(|(a, b)| format!("multiply(a={a}, b={b})")),
+        (int_expr(), int_expr()).prop_map(|(a, b)| format!("divide(a={a}, b={b})")),
+        str_expr().prop_map(|q| format!("search(query={q})")),
+        proptest::collection::vec(int_expr(), 0..4)
+            .prop_map(|v| format!("numpy_sum(arr=np.array([{}]))", v.join(", "))),
+        (int_expr(), int_expr(), int_expr(), int_expr()).prop_map(|(a, b, c, d)| format!(
+            "add_points(p1=Point(x={a}, y={b}), p2={{'x': {c}, 'y': {d}}})"
+        )),
+        // Wrong on purpose: unknown tools, missing and extra arguments, wrong types.
+        Just("add(a=1)".to_string()),
+        Just("add(a=1, b=2, c=3)".to_string()),
+        Just("nope(a=1)".to_string()),
+        str_expr().prop_map(|q| format!("add(a={q}, b=1)")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn native_and_sandboxed_results_agree(calls in proptest::collection::vec(demo_call(), 1..4)) {
+        let manager = fexpr::demo::manager();
+        let text = if calls.len() == 1 {
+            calls[0].clone()
+        } else {
+            format!("[{}]", calls.join(", "))
+        };
+        // `common::execute` runs both ways and asserts equal outputs.
+        let outputs = common::execute(&manager, &text);
+        prop_assert_eq!(outputs.len(), calls.len(), "{}", text);
+        for out in &outputs {
+            prop_assert!(out.output.is_some() != out.error.is_some(), "{:?}", out);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- no panics
+
+/// Fragments that reach deep into the parser and evaluator when combined.
+const FRAGMENTS: &[&str] = &[
+    "add(",
+    "a=",
+    "b=",
+    ")",
+    "(",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "1",
+    "0",
+    "-",
+    "+",
+    "*",
+    "**",
+    "/",
+    "//",
+    "%",
+    "x",
+    "y",
+    "np.array(",
+    "np.zeros(",
+    "np.arange(",
+    "Point(",
+    "x=",
+    "'a'",
+    "b'b'",
+    "\"s\"",
+    "10**",
+    "9",
+    "not ",
+    "1.5",
+    "1e308",
+    "True",
+    "None",
+    " ",
+    "\n",
+    ";",
+    "__class__",
+    ".",
+    "search(query=",
+    "numpy_sum(arr=",
+    "lambda",
+    "if",
+    "else",
+    "\\",
+    "#",
+    "'''",
+    "\u{feff}",
+    "é",
+    "0x",
+    "1_0",
+    "[add(a=1, b=2), ",
+];
+
+fn fragments() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn no_text_panics(text in prop_oneof![fragments(), any::<String>()]) {
+        let _ = parse(&text, &Limits::default());
+        let manager = fexpr::demo::manager();
+        let outputs = common::runtime().block_on(manager.execute(&text));
+        for out in &outputs {
+            prop_assert!(out.output.is_some() != out.error.is_some(), "{:?}", out);
+        }
+    }
+
+    #[test]
+    fn no_bytes_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = parse(&text, &Limits::default());
+        let _ = fexpr::wire::decode::<fexpr::wire::GuestResponse>(&bytes);
+        let _ = fexpr::wire::decode::<Vec<fexpr::eval::ToolRequest>>(&bytes);
+        let _ = fexpr::wire::decode::<Value>(&bytes);
+        let manager = fexpr::demo::manager();
+        let _ = common::runtime().block_on(manager.execute(&text));
+    }
+}

@@ -1,0 +1,95 @@
+//! SECURITY.md's limits table quotes the defaults in the code: `Limits::default()` and
+//! `SandboxConfig::default()`. Every field is in the table, with its default, and nothing else.
+
+use fexpr::Limits;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const SECURITY_MD: &str = include_str!("../SECURITY.md");
+
+/// The rows of the limits table: first column (without backticks) to second column.
+fn table() -> BTreeMap<String, String> {
+    SECURITY_MD
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].trim_matches('`').to_string(), cells[2].to_string())
+        })
+        .collect()
+}
+
+fn duration(text: &str) -> Duration {
+    let (n, unit) = text.split_once(' ').expect("a duration is `N unit`");
+    let n: u64 = n.parse().expect("a number");
+    match unit {
+        "s" => Duration::from_secs(n),
+        "ms" => Duration::from_millis(n),
+        other => panic!("unknown unit {other}"),
+    }
+}
+
+/// The defaults in the code, rendered as the table writes them.
+fn defaults() -> BTreeMap<String, String> {
+    let mut expected = BTreeMap::new();
+    // Every field of `Limits`, through serde, so that a new field cannot be forgotten here.
+    let json = serde_json::to_value(Limits::default()).expect("limits serialize");
+    let limits = Limits::default();
+    for (name, value) in json.as_object().expect("an object") {
+        let text = if name == "deadline" {
+            String::new() // compared as a duration below
+        } else {
+            value.to_string()
+        };
+        expected.insert(name.clone(), text);
+    }
+    expected.insert("deadline".into(), format!("{:?}", limits.deadline));
+    #[cfg(feature = "sandbox")]
+    {
+        let config = fexpr::sandbox::SandboxConfig::default();
+        let mut add = |name: &str, value: String| {
+            expected.insert(format!("SandboxConfig::{name}"), value);
+        };
+        add("max_instances", config.max_instances.to_string());
+        add("max_memory_bytes", config.max_memory_bytes.to_string());
+        add(
+            "max_wasm_stack_bytes",
+            config.max_wasm_stack_bytes.to_string(),
+        );
+        add("epoch_tick", format!("{:?}", config.epoch_tick));
+    }
+    expected
+}
+
+#[test]
+fn the_limits_table_matches_the_defaults_in_the_code() {
+    let mut table = table();
+    // Durations are written `5 s`, `5 ms`; compare them as durations.
+    for value in table.values_mut() {
+        if value.ends_with(" s") || value.ends_with(" ms") {
+            *value = format!("{:?}", duration(value));
+        }
+    }
+    if !cfg!(feature = "sandbox") {
+        table.retain(|name, _| !name.starts_with("SandboxConfig::"));
+    }
+    assert_eq!(table, defaults());
+}
+
+#[test]
+fn the_table_is_found_and_complete() {
+    let table = table();
+    assert!(table.len() >= 13, "{table:?}");
+    assert_eq!(table.get("max_depth").map(String::as_str), Some("100"));
+    assert_eq!(table.get("deadline").map(String::as_str), Some("5 s"));
+}
+
+#[test]
+fn the_decode_depth_constant_is_quoted() {
+    let quoted = format!(
+        "`fexpr::value::MAX_DECODE_DEPTH` ({})",
+        fexpr::value::MAX_DECODE_DEPTH
+    );
+    let text = SECURITY_MD.replace('\n', " ");
+    assert!(text.contains(&quoted), "SECURITY.md must quote {quoted:?}");
+}
