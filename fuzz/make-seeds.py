@@ -3,6 +3,7 @@
 
 - fuzz/seeds/parse/ and fuzz/seeds/evaluate/: the expressions of tests/*.rs (Rust string
   literals that look like calls) and the small cases of tests/adversarial/cases.jsonl.
+- fuzz/seeds/frontend/: the model outputs of tests/data/model_outputs.jsonl.
 - fuzz/seeds/wire_decode/: written by `cargo run --example fuzz_wire_seeds` (real wire messages
   need the encoder), which this script runs last.
 """
@@ -52,6 +53,15 @@ def main():
             data = text.encode()
             (out / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)
     print(f"{len(texts)} expressions -> fuzz/seeds/{{parse,evaluate}}")
+    out = ROOT / "fuzz/seeds/frontend"
+    out.mkdir(parents=True, exist_ok=True)
+    outputs = [json.loads(line)["output"]
+               for line in (ROOT / "tests/data/model_outputs.jsonl").read_text().splitlines()
+               if line.strip()]
+    for text in outputs:
+        data = text.encode()
+        (out / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)
+    print(f"{len(outputs)} model outputs -> fuzz/seeds/frontend")
     subprocess.run(["cargo", "run", "-q", "--example", "fuzz_wire_seeds", "--",
                     str(ROOT / "fuzz/seeds/wire_decode")], cwd=ROOT, check=True)
 

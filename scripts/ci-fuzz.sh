@@ -9,8 +9,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 SECONDS_PER_TARGET=${1:-60}
 CARGO_FUZZ_VERSION=0.13.1
-# The targets; the front-end target is added here when it exists (see fuzz/Cargo.toml).
-TARGETS=(parse evaluate wire_decode)
+# The targets (fuzz/Cargo.toml).
+TARGETS=(parse evaluate wire_decode frontend)
 
 if ! rustup toolchain list | grep -q '^nightly'; then
     rustup toolchain install nightly --profile minimal
