@@ -54,36 +54,18 @@ impl Owned {
     }
 
     /// The fields of a record or a dict with str keys, when the JSON object would hold them
-    /// in the same order (strictly ascending names, as `serde_json::Map` sorts them).
-    fn sorted_fields(self) -> Result<Vec<(String, Value)>, Owned> {
-        let ascending = |names: &mut dyn Iterator<Item = &str>| -> bool {
-            let mut last: Option<&str> = None;
-            for name in names {
-                if last.is_some_and(|l| l >= name) {
-                    return false;
-                }
-                last = Some(name);
-            }
-            true
-        };
+    /// as they are: in the same order (`serde_json::Map` keeps insertion order) and with no
+    /// name twice (a record with a repeated field name takes the JSON route).
+    fn object_fields(self) -> Result<Vec<(String, Value)>, Owned> {
         match self.0 {
-            Value::Record(r) if ascending(&mut r.fields.iter().map(|(n, _)| n.as_str())) => {
-                Ok(r.fields)
-            }
-            Value::Dict(d)
-                if d.keys().all(|k| matches!(k, Value::Str(_)))
-                    && ascending(&mut d.keys().filter_map(|k| match k {
-                        Value::Str(s) => Some(s.as_str()),
-                        _ => None,
-                    })) =>
-            {
-                Ok(d.into_iter()
-                    .filter_map(|(k, v)| match k {
-                        Value::Str(k) => Some((k, v)),
-                        _ => None,
-                    })
-                    .collect())
-            }
+            Value::Record(r) if distinct(r.fields.iter().map(|(n, _)| n.as_str())) => Ok(r.fields),
+            Value::Dict(d) if d.keys().all(|k| matches!(k, Value::Str(_))) => Ok(d
+                .into_iter()
+                .filter_map(|(k, v)| match k {
+                    Value::Str(k) => Some((k, v)),
+                    _ => None,
+                })
+                .collect()),
             other => Err(Owned(other)),
         }
     }
@@ -258,7 +240,7 @@ impl<'de> de::Deserializer<'de> for Owned {
             other => match Owned(other).elements() {
                 Ok(items) => visit_seq(items, visitor),
                 Err(other) => match other.0 {
-                    Value::Record(_) => match other.sorted_fields() {
+                    Value::Record(_) => match other.object_fields() {
                         Ok(fields) => visit_fields(fields, visitor),
                         Err(other) => other.json().deserialize_any(visitor),
                     },
@@ -361,7 +343,7 @@ impl<'de> de::Deserializer<'de> for Owned {
     ) -> Result<V::Value, Error> {
         match self.elements() {
             Ok(items) => visit_seq(items, visitor),
-            Err(other) => match other.sorted_fields() {
+            Err(other) => match other.object_fields() {
                 Ok(given) => visit_fields(given, visitor),
                 Err(other) => other.json().deserialize_struct(name, fields, visitor),
             },
@@ -405,17 +387,22 @@ fn float(f: f64) -> Value {
     }
 }
 
-/// Fields or map entries as the JSON object holds them: sorted by key, the last of equal keys
-/// winning.
-fn object(mut entries: Vec<(String, Value)>) -> Value {
-    if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-    }
+/// Fields or map entries as the JSON object holds them: in the order given, a repeated key
+/// keeping its first place and its last value (as `serde_json::Map` with `preserve_order`).
+fn object(entries: Vec<(String, Value)>) -> Value {
     let mut dict = Dict::with_capacity(entries.len());
     for (k, v) in entries {
         dict.insert(Value::Str(k), v);
     }
     Value::Dict(dict)
+}
+
+/// Whether no name occurs twice (records have a handful of fields: a quadratic scan is cheapest).
+fn distinct<'a>(names: impl Iterator<Item = &'a str> + Clone) -> bool {
+    names
+        .clone()
+        .enumerate()
+        .all(|(i, name)| names.clone().skip(i + 1).all(|other| other != name))
 }
 
 fn tagged(variant: &str, value: Value) -> Value {
