@@ -117,3 +117,31 @@ fn unusable_command_lines_fail() {
         .unwrap();
     assert_ne!(status.code(), Some(0));
 }
+
+/// `FEXPR_MODULE_CACHE=DIR` puts the compiled guest there and nowhere else (`off` takes the
+/// same path with no directory at all).
+#[test]
+fn module_cache_goes_where_fexpr_module_cache_says() {
+    let base = std::env::temp_dir().join(format!("fexpr-cli-cache-{}", std::process::id()));
+    let (home, cache) = (base.join("home"), base.join("cache"));
+    std::fs::create_dir_all(&home).expect("home");
+    let out = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args(["exec", "--tools", "demo", "--sandbox", "add(a=2, b=3)"])
+        .env("HOME", &home)
+        .env("XDG_CACHE_HOME", home.join("xdg"))
+        .env("FEXPR_MODULE_CACHE", &cache)
+        .output()
+        .expect("run fexpr");
+    assert_eq!(out.status.code(), Some(0));
+    let line: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(line["output"], json!(5), "{line}");
+    let entries: Vec<_> = std::fs::read_dir(&cache)
+        .expect("the cache directory was created")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].ends_with(".cwasm"), "{entries:?}");
+    let written_in_home = std::fs::read_dir(&home).expect("home").count();
+    assert_eq!(written_in_home, 0, "nothing is written under HOME");
+    std::fs::remove_dir_all(&base).expect("clean up");
+}

@@ -126,6 +126,14 @@ async fn acceptance(manager: &ToolManager, sandbox: bool) {
     let bad = run(manager, sandbox, "get_sum(a=\"two\", b=3)").await;
     assert_eq!(err(&bad).kind, ErrorKind::Type, "{bad:?}");
 
+    // Out of the schema's bounds (`count`: 1 to 10): refused before sending.
+    let links = run(manager, sandbox, "get_resource_links(count=2)").await;
+    ok(&links);
+    let many = run(manager, sandbox, "get_resource_links(count=11)").await;
+    let e = err(&many);
+    assert_eq!(e.kind, ErrorKind::Value, "{e:?}");
+    assert_eq!(e.message, "`count` must be at most 10, got 11", "{e:?}");
+
     let missing = run(manager, sandbox, "echo()").await;
     assert_eq!(err(&missing).kind, ErrorKind::Arguments, "{missing:?}");
 

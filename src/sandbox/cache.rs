@@ -22,8 +22,9 @@ use wasmtime::{Engine, Module};
 /// Where compiled guest modules are cached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ModuleCache {
+    /// `$FEXPR_MODULE_CACHE` when set (`off` for no cache, else a directory); otherwise
     /// `$XDG_CACHE_HOME/fexpr`, or `$HOME/.cache/fexpr` when `XDG_CACHE_HOME` is unset; no
-    /// cache if neither is set. The default.
+    /// cache if none is set. The default.
     #[default]
     Default,
     /// This directory (created if missing, mode 0700).
@@ -43,8 +44,14 @@ impl ModuleCache {
     }
 }
 
+/// The environment variable that overrides [`ModuleCache::Default`]: `off`, or a directory.
+pub const MODULE_CACHE_ENV: &str = "FEXPR_MODULE_CACHE";
+
 fn default_dir() -> Option<PathBuf> {
     let nonempty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(setting) = nonempty(MODULE_CACHE_ENV) {
+        return (setting != "off").then(|| PathBuf::from(setting));
+    }
     if let Some(xdg) = nonempty("XDG_CACHE_HOME") {
         return Some(PathBuf::from(xdg).join("fexpr"));
     }

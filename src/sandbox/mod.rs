@@ -49,7 +49,7 @@ mod host;
 
 pub(crate) use host::ManagerSandbox;
 
-pub use cache::{ModuleCache, ModuleSource};
+pub use cache::{ModuleCache, ModuleSource, MODULE_CACHE_ENV};
 pub use guest::{ALLOWED_IMPORTS, HOST_MODULE};
 
 pub use crate::call::Receipt;
