@@ -341,13 +341,9 @@ impl Scanner<'_> {
             }) => call.func.clone(),
             _ => source[..dotted_ident_end(source.as_bytes(), 0)].to_string(),
         };
-        let parsed = parsed.and_then(|e| match e.kind {
-            ExprKind::Call(_) => Ok(e),
-            _ => Err(Error::new(
-                ErrorKind::Unsupported,
-                "expected a function call like `name(arg=...)`",
-            )
-            .at(e.span)),
+        let parsed = parsed.and_then(|e| {
+            e.as_call()?;
+            Ok(e)
         });
         self.found.push(FoundCall {
             name,
@@ -563,14 +559,10 @@ impl Scanner<'_> {
                         }) => call.func.clone(),
                         _ => name,
                     };
-                    let parsed = parsed.and_then(|e| match e.kind {
-                        ExprKind::Call(_) => Ok(e),
-                        _ => Err(Error::new(
-                            ErrorKind::Unsupported,
-                            "expected a function call like `name(arg=...)`",
-                        )
-                        .at(e.span)),
-                    });
+                    let parsed = parsed.and_then(|e| {
+            e.as_call()?;
+            Ok(e)
+        });
                     self.found.push(FoundCall {
                         name,
                         span: at,

@@ -229,13 +229,7 @@ impl ToolManager {
     /// Arguments that are themselves tool calls are refused here (they would have to run).
     pub fn parse_func_expr(&self, expr: &str) -> Result<Function, Error> {
         let parsed = syntax::parse(expr, &self.limits)?;
-        let ExprKind::Call(call) = &parsed.kind else {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                "expected a function call like `name(arg=...)`",
-            )
-            .at(parsed.span));
-        };
+        let call = parsed.as_call()?;
         let args = call
             .args
             .iter()

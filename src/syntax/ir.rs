@@ -3,7 +3,7 @@
 //! It is produced only by [`crate::syntax::parse`], which rejects everything outside the
 //! accepted subset, so every consumer can match exhaustively without a "not supported" arm.
 
-use crate::error::Span;
+use crate::error::{Error, ErrorKind, Span};
 use num_bigint::BigInt;
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +14,29 @@ pub struct Expr {
     pub kind: ExprKind,
     /// Where it is in the source.
     pub span: Span,
+}
+
+impl Expr {
+    /// The call this expression is, or an `Unsupported` error at its span saying that a call
+    /// was expected.
+    ///
+    /// ```
+    /// let limits = fexpr::Limits::default();
+    /// let call = fexpr::syntax::parse("add(a=1)", &limits).unwrap();
+    /// assert_eq!(call.as_call().unwrap().func, "add");
+    /// let name = fexpr::syntax::parse("add", &limits).unwrap();
+    /// assert_eq!(name.as_call().unwrap_err().kind, fexpr::ErrorKind::Unsupported);
+    /// ```
+    pub fn as_call(&self) -> Result<&Call, Error> {
+        match &self.kind {
+            ExprKind::Call(call) => Ok(call),
+            _ => Err(Error::new(
+                ErrorKind::Unsupported,
+                "expected a function call like `name(arg=...)`",
+            )
+            .at(self.span)),
+        }
+    }
 }
 
 /// The accepted expression forms.
