@@ -560,9 +560,9 @@ impl Scanner<'_> {
                         _ => name,
                     };
                     let parsed = parsed.and_then(|e| {
-            e.as_call()?;
-            Ok(e)
-        });
+                        e.as_call()?;
+                        Ok(e)
+                    });
                     self.found.push(FoundCall {
                         name,
                         span: at,
