@@ -13,7 +13,7 @@ use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
 use crate::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
 use crate::session::{self, CallContext, Dependencies, EventKind, Session};
-use crate::syntax::{self, ExprKind};
+use crate::syntax;
 use crate::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::value::Value;
 
