@@ -930,8 +930,8 @@ fn call_source(
     Ok(source)
 }
 
-/// Python's reserved words: not usable as keyword-argument names.
-const PYTHON_KEYWORDS: &[&str] = &[
+/// Python's reserved words: not usable as keyword-argument names (or tool names).
+pub(crate) const PYTHON_KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
     "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
     "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",

@@ -65,6 +65,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
 
 use crate::error::{clip, Error, ErrorKind};
+use crate::front::PYTHON_KEYWORDS;
 use crate::manager::ToolManager;
 use crate::tool::{Tool, ToolDefinition, ToolFuture, ToolOutput};
 use crate::value::Value;
@@ -867,13 +868,6 @@ pub fn observation(result: &Json, max: usize) -> String {
     }
     clip(&parts.join("\n"), max)
 }
-
-const PYTHON_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
-    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-    "with", "yield",
-];
 
 /// The Python identifier an MCP name is exposed as (see the [module docs](self)).
 ///

@@ -287,11 +287,8 @@ impl FunctionTool {
     ) -> FunctionTool {
         let (parameters, returns) = schema_for(F::names(&params), F::schemas);
         let f = Arc::new(f);
-        let invoke: Arc<Invoke> = Arc::new(move |args| {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| f.invoke(args)))
-                .unwrap_or_else(|panic| Err(panicked(panic)));
-            Box::pin(std::future::ready(result.map(ToolOutput::from)))
-        });
+        let invoke: Arc<Invoke> =
+            Arc::new(move |args| catch_sync(|| f.invoke(args).map(ToolOutput::from)));
         FunctionTool::build(name.into(), parameters, returns, invoke)
     }
 
@@ -304,16 +301,9 @@ impl FunctionTool {
         let (parameters, returns) = schema_for(F::names(&params), F::schemas);
         let f = Arc::new(f);
         let invoke: Arc<Invoke> = Arc::new(move |args| {
-            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f.invoke(args))) {
-                Ok(fut) => fut,
-                Err(panic) => return Box::pin(std::future::ready(Err(panicked(panic)))),
-            };
-            Box::pin(async move {
-                AssertUnwindSafe(fut)
-                    .catch_unwind()
-                    .await
-                    .unwrap_or_else(|panic| Err(panicked(panic)))
-                    .map(ToolOutput::from)
+            catch_async(|| {
+                let fut = f.invoke(args);
+                async move { fut.await.map(ToolOutput::from) }
             })
         });
         FunctionTool::build(name.into(), parameters, returns, invoke)
@@ -444,6 +434,31 @@ fn on_blocking_thread(invoke: impl FnOnce() -> ToolFuture + Send + 'static) -> T
                 format!("the tool's thread failed: {e}"),
             )),
         }
+    })
+}
+
+/// Runs a sync tool body; a panic becomes a `ToolFailed` error of the call.
+fn catch_sync(run: impl FnOnce() -> Result<ToolOutput, Error>) -> ToolFuture {
+    let result = std::panic::catch_unwind(AssertUnwindSafe(run))
+        .unwrap_or_else(|panic| Err(panicked(panic)));
+    Box::pin(std::future::ready(result))
+}
+
+/// Starts an async tool body and runs it; a panic while starting or while running becomes a
+/// `ToolFailed` error of the call.
+fn catch_async<Fut>(start: impl FnOnce() -> Fut) -> ToolFuture
+where
+    Fut: Future<Output = Result<ToolOutput, Error>> + Send + 'static,
+{
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
+        Ok(fut) => fut,
+        Err(panic) => return Box::pin(std::future::ready(Err(panicked(panic)))),
+    };
+    Box::pin(async move {
+        AssertUnwindSafe(fut)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(panicked(panic)))
     })
 }
 
@@ -829,11 +844,8 @@ impl FunctionTool {
     ) -> FunctionTool {
         let (parameters, returns) = schema_for(F::names(&params), F::schemas);
         let f = Arc::new(f);
-        let invoke_in: Arc<InvokeIn> = Arc::new(move |args, context| {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| f.invoke(context, args)))
-                .unwrap_or_else(|panic| Err(panicked(panic)));
-            Box::pin(std::future::ready(result))
-        });
+        let invoke_in: Arc<InvokeIn> =
+            Arc::new(move |args, context| catch_sync(|| f.invoke(context, args)));
         FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
     }
 
@@ -847,18 +859,8 @@ impl FunctionTool {
     ) -> FunctionTool {
         let (parameters, returns) = schema_for(F::names(&params), F::schemas);
         let f = Arc::new(f);
-        let invoke_in: Arc<InvokeIn> = Arc::new(move |args, context| {
-            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f.invoke(context, args))) {
-                Ok(fut) => fut,
-                Err(panic) => return Box::pin(std::future::ready(Err(panicked(panic)))),
-            };
-            Box::pin(async move {
-                AssertUnwindSafe(fut)
-                    .catch_unwind()
-                    .await
-                    .unwrap_or_else(|panic| Err(panicked(panic)))
-            })
-        });
+        let invoke_in: Arc<InvokeIn> =
+            Arc::new(move |args, context| catch_async(|| f.invoke(context, args)));
         FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
     }
 

@@ -884,3 +884,47 @@ fn memoised_tools_run_once_per_canonical_arguments_within_a_bound() {
     one(&manager, "lookup(key=3)");
     assert_eq!(count(), 6);
 }
+
+// ---------------------------------------------------------------- panics
+
+#[test]
+fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
+    let manager = ToolManager::new()
+        .tool(FunctionTool::new("sync_boom", [], || -> i64 {
+            panic!("boom")
+        }))
+        .tool(FunctionTool::new_async("async_boom", [], || async {
+            tokio::task::yield_now().await;
+            if true {
+                panic!("boom");
+            }
+            1i64
+        }))
+        .tool(FunctionTool::with_context(
+            "context_boom",
+            [],
+            |_ctx: CallContext| -> i64 { panic!("boom") },
+        ))
+        .tool(FunctionTool::with_context_async(
+            "context_async_boom",
+            [],
+            |_ctx: CallContext| async {
+                tokio::task::yield_now().await;
+                if true {
+                    panic!("boom");
+                }
+                1i64
+            },
+        ));
+    let outs = run(
+        &manager,
+        Session::new(),
+        "[sync_boom(), async_boom(), context_boom(), context_async_boom()]",
+    );
+    assert_eq!(outs.len(), 4);
+    for out in &outs {
+        let e = out.error.as_ref().expect("an error, not an output");
+        assert_eq!(e.kind, ErrorKind::ToolFailed, "{out}");
+        assert_eq!(e.message, "the tool panicked: boom", "{out}");
+    }
+}
