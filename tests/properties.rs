@@ -4,11 +4,13 @@
 //!   and any value → the sandbox wire → the same value;
 //! - native result ≡ sandboxed result for random well-formed expressions over the demo toolset
 //!   (`common::execute` asserts it);
+//! - the parser's fast path and the ruff path give the same result (tree with spans, or
+//!   error) on random text built from tokens at the fast path's edges;
 //! - no random text or byte string makes parsing or executing panic.
 
 mod common;
 
-use fexpr::syntax::{parse, BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
+use fexpr::syntax::{parse, parse_with_ruff, BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
 use fexpr::{Limits, Span, Value};
 use num_bigint::BigInt;
 use proptest::prelude::*;
@@ -362,5 +364,115 @@ proptest! {
         let _ = fexpr::wire::decode::<Value>(&bytes);
         let manager = fexpr::demo::manager();
         let _ = common::runtime().block_on(manager.execute(&text));
+    }
+}
+
+// ---------------------------------------------------------------- fast path ≡ ruff path
+
+/// Tokens at the edges of the parser's fast path: what it takes, and the near misses it must
+/// leave to ruff (keywords, dunders, numeric forms, string prefixes, escapes, comments, line
+/// breaks, operators, non-ASCII).
+const EDGE_TOKENS: &[&str] = &[
+    "f",
+    "add",
+    "np",
+    "array",
+    "Point",
+    "x",
+    "_",
+    "__",
+    "__x__",
+    "x_1",
+    "True",
+    "False",
+    "None",
+    "if",
+    "not",
+    "lambda",
+    "match",
+    "type",
+    "é",
+    ".",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "=",
+    "==",
+    "-",
+    "+",
+    "*",
+    "**",
+    "0",
+    "00",
+    "1",
+    "12",
+    "007",
+    "1.5",
+    "0.0",
+    "1.",
+    ".5",
+    "1e3",
+    "1_0",
+    "1j",
+    "0x1f",
+    "9223372036854775807",
+    "9223372036854775808",
+    "99999999999999999999",
+    "'a'",
+    "\"b c\"",
+    "''",
+    "\"\"",
+    "'''t'''",
+    "'é'",
+    "'\\n'",
+    "b'x'",
+    "f'x'",
+    "r'x'",
+    "'",
+    "\"",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\\\n",
+    "#c",
+    ";",
+    "\u{feff}",
+];
+
+fn edge_text() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(EDGE_TOKENS), 1..24).prop_map(|v| v.concat())
+}
+
+/// Mostly well-formed calls with edge tokens in argument position.
+fn edge_call() -> impl Strategy<Value = String> {
+    let arg = proptest::collection::vec(proptest::sample::select(EDGE_TOKENS), 1..4)
+        .prop_map(|v| v.concat());
+    let kwarg = (
+        proptest::sample::select(&["a", "b", "x", "if", "True", "__"][..]),
+        arg.clone(),
+    )
+        .prop_map(|(k, v)| format!("{k}={v}"));
+    (
+        proptest::sample::select(&["f", "np.array", "[f", "f ", " f"][..]),
+        proptest::collection::vec(prop_oneof![arg, kwarg], 0..4),
+        proptest::sample::select(&[")", ",)", ")]", ") \n", ")x"][..]),
+    )
+        .prop_map(|(head, args, tail)| format!("{head}({}{tail}", args.join(", ")))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn fast_path_and_ruff_agree(text in prop_oneof![edge_text(), edge_call(), demo_call()]) {
+        let limits = Limits::default();
+        prop_assert_eq!(parse(&text, &limits), parse_with_ruff(&text, &limits), "{:?}", text);
     }
 }

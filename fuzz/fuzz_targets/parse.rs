@@ -1,7 +1,7 @@
 //! Any text: `fexpr::syntax::parse` returns (an IR or an error) and never panics; an IR it
 //! returns prints to source that parses back to the same IR. (The printer parenthesizes every
 //! nested operator, which the pre-parse depth estimate counts, so the reparse gets a larger
-//! `max_depth`.)
+//! `max_depth`.) The parser's fast path and the ruff-only path give the same result.
 #![no_main]
 
 use fexpr::Limits;
@@ -12,7 +12,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let limits = Limits::default();
-    if let Ok(mut expr) = fexpr::syntax::parse(text, &limits) {
+    let parsed = fexpr::syntax::parse(text, &limits);
+    assert_eq!(
+        parsed,
+        fexpr::syntax::parse_with_ruff(text, &limits),
+        "fast path and ruff differ on {text:?}"
+    );
+    if let Ok(mut expr) = parsed {
         let printed = expr.to_string();
         let relaxed = Limits {
             max_depth: limits.max_depth * 3 + 10,

@@ -5,10 +5,11 @@
 //! construct and its span. [`Expr`] implements `Display`, printing Python source that parses
 //! back to the same tree.
 
+mod fast;
 mod ir;
 mod parse;
 mod print;
 mod scan;
 
 pub use ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
-pub use parse::parse;
+pub use parse::{parse, parse_with_ruff};

@@ -2,7 +2,7 @@
 //! conversion of ruff's tree into fexpr's IR that rejects everything outside the accepted subset.
 
 use super::ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
-use super::scan;
+use super::{fast, scan};
 use crate::error::{clip, Error, ErrorKind, Span};
 use crate::limits::Limits;
 use num_bigint::BigInt;
@@ -53,6 +53,30 @@ const QUOTE_CHARS: usize = 40;
 /// ```
 pub fn parse(source: &str, limits: &Limits) -> Result<Expr, Error> {
     scan::precheck(source, limits)?;
+    if let Some(expr) = fast::parse(source, limits) {
+        return Ok(expr);
+    }
+    ruff_path(source, limits)
+}
+
+/// [`parse`] without its fast path: every input goes through `ruff_python_parser`. The two
+/// give the same result on every input; this one is the reference the tests and the `parse`
+/// fuzz target compare the fast path with.
+///
+/// ```
+/// use fexpr::syntax::{parse, parse_with_ruff};
+/// use fexpr::Limits;
+///
+/// let text = "add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})";
+/// assert_eq!(parse(text, &Limits::default()), parse_with_ruff(text, &Limits::default()));
+/// ```
+pub fn parse_with_ruff(source: &str, limits: &Limits) -> Result<Expr, Error> {
+    scan::precheck(source, limits)?;
+    ruff_path(source, limits)
+}
+
+/// `ruff_python_parser` and the conversion of its tree; the scan has run.
+fn ruff_path(source: &str, limits: &Limits) -> Result<Expr, Error> {
     let start = body_start(source);
     let range = TextRange::new(text_size(start), text_size(source.len()));
     match guarded(|| ruff_python_parser::parse_expression_range(source, range))? {

@@ -1,0 +1,476 @@
+//! A fast path for the plain shapes models write most often, such as
+//! `add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))`: it builds the IR directly from the
+//! bytes and answers `None` for anything else, which then goes to `ruff_python_parser`.
+//!
+//! It accepts only a strict subset whose meaning is not in doubt: names and dotted names
+//! (ASCII, not keywords, not dunder), calls with positional then keyword arguments (no repeated
+//! keyword), decimal ints that fit in `i64` (no `_`, no leading zero), floats written
+//! `digits.digits`, `-` directly before such a number, single-line string literals without
+//! prefix or backslash, `True`/`False`/`None`, and lists and dicts of these. Tokens may be
+//! separated by spaces and tabs; the text may end in whitespace. On everything it accepts it
+//! gives exactly the tree (spans included) that the ruff path gives; `tests/properties.rs` and
+//! the `parse` fuzz target check this against [`super::parse_with_ruff`].
+//!
+//! Recursion is bounded by [`Limits::max_depth`]: deeper input is left to the ruff path.
+
+use super::ir::{Call, Expr, ExprKind, Keyword, UnaryOp};
+use crate::error::Span;
+use crate::limits::Limits;
+
+/// The expression `source` holds, when it is of the plain shape described above.
+/// The caller has run the pre-parse scan (size, NUL bytes, depth) already.
+pub(super) fn parse(source: &str, limits: &Limits) -> Option<Expr> {
+    let mut p = Fast {
+        text: source,
+        src: source.as_bytes(),
+        pos: 0,
+        max_depth: limits.max_depth,
+        max_int_digits: limits.max_int_digits,
+        open: 0,
+    };
+    let expr = p.expr(1)?;
+    while matches!(p.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        p.pos += 1;
+    }
+    (p.pos == p.src.len()).then_some(expr)
+}
+
+/// Python's keywords and soft keywords: never names on the fast path.
+const KEYWORDS: &[&str] = &[
+    "and", "as", "assert", "async", "await", "break", "case", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+    "lambda", "match", "nonlocal", "not", "or", "pass", "raise", "return", "try", "type", "while",
+    "with", "yield", "_",
+];
+
+struct Fast<'a> {
+    text: &'a str,
+    src: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+    max_int_digits: usize,
+    /// Open brackets at the cursor: inside them, line breaks are blanks too.
+    open: usize,
+}
+
+impl<'a> Fast<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, offset: usize) -> Option<u8> {
+        self.src.get(self.pos + offset).copied()
+    }
+
+    fn skip_blanks(&mut self) {
+        while let Some(b) = self.peek() {
+            let blank = match b {
+                b' ' | b'\t' => true,
+                b'\n' | b'\r' => self.open > 0,
+                _ => false,
+            };
+            if !blank {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// Consume `byte` (after blanks) or fail.
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.skip_blanks();
+        (self.peek() == Some(byte)).then(|| self.pos += 1)
+    }
+
+    fn span(&self, start: usize) -> Span {
+        // The pre-parse scan rejected sources longer than `u32::MAX`.
+        let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Span::new(at(start), at(self.pos))
+    }
+
+    fn expr(&mut self, depth: usize) -> Option<Expr> {
+        if depth > self.max_depth {
+            return None;
+        }
+        self.skip_blanks();
+        let start = self.pos;
+        let kind = match self.peek()? {
+            b'[' => {
+                self.pos += 1;
+                self.open += 1;
+                let items = self.items(b']', depth + 1)?;
+                self.open -= 1;
+                ExprKind::List(items)
+            }
+            b'{' => {
+                self.pos += 1;
+                self.open += 1;
+                let pairs = self.pairs(depth + 1)?;
+                self.open -= 1;
+                ExprKind::Dict(pairs)
+            }
+            b'"' | b'\'' => ExprKind::Str(self.string()?),
+            b'0'..=b'9' => self.number()?,
+            b'-' if self.peek_at(1).is_some_and(|b| b.is_ascii_digit()) => {
+                if depth + 1 > self.max_depth {
+                    return None;
+                }
+                self.pos += 1;
+                let operand_start = self.pos;
+                let operand = self.number()?;
+                let operand = Expr {
+                    kind: operand,
+                    span: self.span(operand_start),
+                };
+                ExprKind::Unary(UnaryOp::Neg, Box::new(operand))
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => return self.name_or_call(depth),
+            _ => return None,
+        };
+        Some(Expr {
+            kind,
+            span: self.span(start),
+        })
+    }
+
+    /// Comma-separated expressions up to `close` (a trailing comma allowed).
+    fn items(&mut self, close: u8, depth: usize) -> Option<Vec<Expr>> {
+        let mut items = Vec::new();
+        loop {
+            self.skip_blanks();
+            if self.peek()? == close {
+                self.pos += 1;
+                return Some(items);
+            }
+            items.push(self.expr(depth)?);
+            if !self.comma_or(close)? {
+                return Some(items);
+            }
+        }
+    }
+
+    /// After an element: `,` (true: more may follow) or `close` (false: done).
+    fn comma_or(&mut self, close: u8) -> Option<bool> {
+        self.skip_blanks();
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Some(true)
+            }
+            b if b == close => {
+                self.pos += 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// `key: value` pairs up to `}` (the `{` is consumed).
+    fn pairs(&mut self, depth: usize) -> Option<Vec<(Expr, Expr)>> {
+        let mut pairs = Vec::new();
+        loop {
+            self.skip_blanks();
+            if self.peek()? == b'}' {
+                self.pos += 1;
+                return Some(pairs);
+            }
+            let key = self.expr(depth)?;
+            self.expect(b':')?;
+            let value = self.expr(depth)?;
+            pairs.push((key, value));
+            if !self.comma_or(b'}')? {
+                return Some(pairs);
+            }
+        }
+    }
+
+    /// A single-line string literal without prefix, escapes or triple quotes.
+    fn string(&mut self) -> Option<String> {
+        let quote = self.peek()?;
+        let start = self.pos + 1;
+        if self.peek_at(1) == Some(quote) && self.peek_at(2) == Some(quote) {
+            return None;
+        }
+        let len = self.src.get(start..)?.iter().position(|&b| b == quote)?;
+        let end = start + len;
+        let body = self.text.get(start..end)?;
+        if body.bytes().any(|b| b == b'\\' || b < 0x20 || b == 0x7f) {
+            return None;
+        }
+        self.pos = end + 1;
+        Some(body.to_owned())
+    }
+
+    /// A decimal int that fits in `i64`, or a float `digits.digits`.
+    fn number(&mut self) -> Option<ExprKind> {
+        let start = self.pos;
+        let digits = self.digits();
+        let kind = if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return None;
+            }
+            ExprKind::Float(self.text.get(start..self.pos)?.parse().ok()?)
+        } else {
+            if digits > 19
+                || digits > self.max_int_digits
+                || (digits > 1 && self.src[start] == b'0')
+            {
+                return None;
+            }
+            ExprKind::Int(self.text.get(start..self.pos)?.parse().ok()?)
+        };
+        // `1e3`, `1_000`, `1j`, `0x1`, `1.5.2`: the ruff path decides.
+        if self
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b >= 0x80)
+        {
+            return None;
+        }
+        Some(kind)
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    /// An ASCII identifier that is not a keyword, not dunder, and not followed by more
+    /// identifier characters (non-ASCII ones included).
+    fn ident(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        while self
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            self.pos += 1;
+        }
+        if self.pos == start
+            || self.src[start].is_ascii_digit()
+            || self.peek().is_some_and(|b| b >= 0x80)
+        {
+            return None;
+        }
+        let word = self.text.get(start..self.pos)?;
+        // The same rule as the ruff path's: `__import__`, `__`, `___`.
+        let dunder = word.starts_with("__") && word.ends_with("__");
+        (!dunder && !KEYWORDS.contains(&word)).then_some(word)
+    }
+
+    fn name_or_call(&mut self, depth: usize) -> Option<Expr> {
+        let start = self.pos;
+        let literal = |name: &str| match name {
+            "True" => Some(ExprKind::Bool(true)),
+            "False" => Some(ExprKind::Bool(false)),
+            "None" => Some(ExprKind::None),
+            _ => None,
+        };
+        let first = self.ident()?;
+        if let Some(kind) = literal(first) {
+            return Some(Expr {
+                kind,
+                span: self.span(start),
+            });
+        }
+        let mut path = first.to_owned();
+        while self.peek() == Some(b'.') {
+            self.pos += 1;
+            let part = self.ident()?;
+            if literal(part).is_some() {
+                return None;
+            }
+            path.push('.');
+            path.push_str(part);
+        }
+        let func_span = self.span(start);
+        self.skip_blanks();
+        if self.peek() != Some(b'(') {
+            return Some(Expr {
+                kind: ExprKind::Name(path),
+                span: func_span,
+            });
+        }
+        self.pos += 1;
+        self.open += 1;
+        let (args, kwargs) = self.arguments(depth + 1)?;
+        self.open -= 1;
+        Some(Expr {
+            kind: ExprKind::Call(Call {
+                func: path,
+                func_span,
+                args,
+                kwargs,
+            }),
+            span: self.span(start),
+        })
+    }
+
+    /// Call arguments up to `)` (the `(` is consumed): positional ones, then keywords.
+    fn arguments(&mut self, depth: usize) -> Option<(Vec<Expr>, Vec<Keyword>)> {
+        let mut args = Vec::new();
+        let mut kwargs: Vec<Keyword> = Vec::new();
+        loop {
+            self.skip_blanks();
+            if self.peek()? == b')' {
+                self.pos += 1;
+                return Some((args, kwargs));
+            }
+            if let Some((name, name_span)) = self.keyword_name() {
+                if kwargs.iter().any(|k| k.name == name) {
+                    return None;
+                }
+                let value = self.expr(depth)?;
+                kwargs.push(Keyword {
+                    name: name.to_owned(),
+                    name_span,
+                    value,
+                });
+            } else if kwargs.is_empty() {
+                args.push(self.expr(depth)?);
+            } else {
+                return None;
+            }
+            if !self.comma_or(b')')? {
+                return Some((args, kwargs));
+            }
+        }
+    }
+
+    /// `name =` (not `==`) at the cursor: consumes it and returns the name and its span.
+    fn keyword_name(&mut self) -> Option<(&'a str, Span)> {
+        let start = self.pos;
+        if !self
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        {
+            return None;
+        }
+        let found = self
+            .ident()
+            .filter(|name| !matches!(*name, "True" | "False" | "None"));
+        let found = found.and_then(|name| {
+            let span = self.span(start);
+            self.skip_blanks();
+            (self.peek() == Some(b'=') && self.peek_at(1) != Some(b'=')).then(|| {
+                self.pos += 1;
+                (name, span)
+            })
+        });
+        if found.is_none() {
+            self.pos = start;
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fast(source: &str) -> Option<Expr> {
+        parse(source, &Limits::default())
+    }
+
+    fn ruff(source: &str) -> Expr {
+        super::super::parse_with_ruff(source, &Limits::default()).expect("ruff parses it")
+    }
+
+    #[test]
+    fn plain_calls_take_the_fast_path_and_match_ruff() {
+        for source in [
+            "add(a=2, b=3)",
+            "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))",
+            "numpy_sum(arr=np.array([[1, 2], [3, 4]]))",
+            "[get_weather(city=\"Paris\"), add(a=2, b=x)]",
+            "divide(a=2.0, b=-3.25)",
+            "f(1, 'x', None, True, False, k={'a': [1, 2,], \"b\": {}},)",
+            "f ( a = 1 )  \n",
+            "[f(a=1),\n g(b=[1,\r\n 2])]\n",
+            "a.b.c(d=e.f)",
+            "search(query=\"naïve café\")",
+            "f(-9223372036854775807, 0, 00.5)",
+            "[]",
+            "x",
+            " \tadd(a=1)",
+        ] {
+            assert_eq!(fast(source).as_ref(), Some(&ruff(source)), "{source}");
+        }
+    }
+
+    #[test]
+    fn anything_unusual_is_left_to_ruff() {
+        for source in [
+            "add(a=1); import os",
+            "add(a=1) # comment",
+            "add(a=1)\nadd(a=2)",
+            "f(a=1, a=2)",
+            "f(a=1, 2)",
+            "f(*a)",
+            "f(**a)",
+            "f(a == 1)",
+            "f(a=1 + 2)",
+            "f(x=1e3)",
+            "f(x=1_000)",
+            "f(x=0x10)",
+            "f(x=01)",
+            "f(x=1j)",
+            "f(x=1.)",
+            "f(x=.5)",
+            "f(x=99999999999999999999)",
+            "f(x=\"a\\n\")",
+            "f(x='''a''')",
+            "f(x=b'a')",
+            "f(x=f'{a}')",
+            "f(x='a' 'b')",
+            "f('it''s')",
+            "f(True=1)",
+            "f(__=1)",
+            "f(x=___)",
+            "f(x=(1, 2))",
+            "f(x={1, 2})",
+            "f(x=-y)",
+            "f(x=not y)",
+            "f(x=y[0])",
+            "f(x=y.__class__)",
+            "__import__(name='os')",
+            "f(lambda=1)",
+            "if(a=1)",
+            "np.True(a=1)",
+            "None(a=1)",
+            "f(x=é)",
+            "fé(x=1)",
+            "f(x=1)\n(y)",
+            "f\n(x=1)",
+            "\u{feff}f(x=1)",
+            "f(x='a\tb')",
+            "f(x=1",
+        ] {
+            assert_eq!(fast(source), None, "{source}");
+        }
+    }
+
+    #[test]
+    fn depth_and_digit_limits_leave_the_input_to_ruff() {
+        let limits = Limits {
+            max_depth: 3,
+            max_int_digits: 2,
+            ..Limits::default()
+        };
+        assert!(parse("f(a=[1])", &limits).is_some());
+        assert_eq!(parse("f(a=[[1]])", &limits), None);
+        assert_eq!(
+            parse(
+                "f(a=-1)",
+                &Limits {
+                    max_depth: 2,
+                    ..limits.clone()
+                }
+            ),
+            None
+        );
+        assert_eq!(parse("f(a=100)", &limits), None);
+    }
+}
