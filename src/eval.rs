@@ -96,6 +96,11 @@ pub async fn run<D: Dispatch>(
     dispatch: &D,
 ) -> Vec<UnitOutcome> {
     let eval = Evaluator::new(ctx, limits);
+    if let [root] = units {
+        if let Some(outcome) = single_call(root, &eval, dispatch).await {
+            return vec![outcome];
+        }
+    }
     let mut states: Vec<UnitState> = units
         .iter()
         .map(|root| UnitState::new(root, &eval))
@@ -130,6 +135,78 @@ pub async fn run<D: Dispatch>(
         }
     }
     states.into_iter().map(|s| s.finish(&eval)).collect()
+}
+
+/// The most common unit, one tool call whose arguments call no tool, without the waves of
+/// [`UnitState`]: the same checks, the same order of evaluation (the arguments last to first,
+/// as `prefill` takes them from its stack), the same outcome. `None` for any other unit.
+async fn single_call<D: Dispatch>(
+    root: &Expr,
+    eval: &Evaluator<'_>,
+    dispatch: &D,
+) -> Option<UnitOutcome> {
+    let ExprKind::Call(call) = &root.kind else {
+        return None;
+    };
+    if !matches!(eval.ctx.get(&call.func), Some(Entry::Tool(_))) {
+        return None;
+    }
+    let span = root.span;
+    let failed = |e: Error| UnitOutcome {
+        span,
+        call: None,
+        result: Err(e),
+    };
+    let mut calls = 0;
+    if let Err(e) = eval.check(root, &mut calls) {
+        return Some(failed(e));
+    }
+    if children(root).any(|child| calls_a_tool(child, eval.ctx)) {
+        return None;
+    }
+    let mut memo = Memo::default();
+    let mut values = Vec::with_capacity(call.args.len() + call.kwargs.len());
+    let last_first = call.kwargs.iter().rev().map(|k| &k.value);
+    for child in last_first.chain(call.args.iter().rev()) {
+        match eval.eval(child, &mut memo) {
+            Ok(v) => values.push(v),
+            Err(e) => return Some(failed(e)),
+        }
+    }
+    let args = call.args.iter().map(|a| (values.pop(), a.span));
+    let args = args.map(|(v, s)| (v.unwrap_or(Value::None), s)).collect();
+    let kwargs = call.kwargs.iter().map(|k| {
+        let v = values.pop().unwrap_or(Value::None);
+        (k.name.clone(), v, k.value.span)
+    });
+    let request = ToolRequest {
+        name: call.func.clone(),
+        span,
+        args,
+        kwargs: kwargs.collect(),
+    };
+    let function = request.function();
+    let result = dispatch.dispatch(vec![request]).await.pop();
+    Some(UnitOutcome {
+        span,
+        call: Some(function),
+        result: result.unwrap_or_else(|| Err(Error::new(ErrorKind::Sandbox, "no result"))),
+    })
+}
+
+/// Whether `e` contains a call of a tool (leaves are answered without allocating).
+fn calls_a_tool(e: &Expr, ctx: &dyn Resolve) -> bool {
+    match &e.kind {
+        ExprKind::None
+        | ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::BigInt(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bytes(_)
+        | ExprKind::Name(_) => false,
+        _ => first_tool_call(e, ctx).is_some(),
+    }
 }
 
 /// Evaluate one expression that contains no tool calls (a record, a literal, `np.array(...)`).
@@ -477,16 +554,13 @@ impl<'a> Evaluator<'a> {
                             Error::limit("max_calls", self.limits.max_calls, *calls).at(node.span)
                         );
                     }
-                    let keywords: Vec<(&str, Span)> = call
-                        .kwargs
-                        .iter()
-                        .map(|k| (k.name.as_str(), k.name_span))
-                        .collect();
+                    let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
                     match self.ctx.get(&call.func) {
                         Some(Entry::Tool(sig) | Entry::Record(sig)) => {
-                            sig.check_shape(call.args.len(), &keywords, node.span)?
+                            sig.check_keywords(call.args.len(), keywords, node.span)?
                         }
                         Some(Entry::Function(b)) => {
+                            let keywords: Vec<(&str, Span)> = keywords.collect();
                             b.check_shape(&call.func, call.args.len(), &keywords, node.span)?
                         }
                         Some(Entry::Variable { value, .. }) => {

@@ -356,6 +356,17 @@ impl RecordType {
         keywords: &[(&str, Span)],
         call: Span,
     ) -> Result<(), Error> {
+        self.check_keywords(positional, keywords.iter().copied(), call)
+    }
+
+    /// [`RecordType::check_shape`] over any sequence of keywords (no allocation unless the
+    /// record has more than 64 fields or the shape is wrong).
+    pub(crate) fn check_keywords<'k>(
+        &self,
+        positional: usize,
+        keywords: impl Iterator<Item = (&'k str, Span)>,
+        call: Span,
+    ) -> Result<(), Error> {
         if positional > self.fields.len() {
             return Err(self
                 .error(format!(
@@ -367,10 +378,12 @@ impl RecordType {
                 ))
                 .at(call));
         }
-        let mut given = vec![false; self.fields.len()];
-        given.iter_mut().take(positional).for_each(|g| *g = true);
+        let mut given = Given::new(self.fields.len());
+        (0..positional).for_each(|i| {
+            given.set(i);
+        });
         for (name, span) in keywords {
-            let Some(index) = self.fields.iter().position(|f| f.name == *name) else {
+            let Some(index) = self.fields.iter().position(|f| f.name == name) else {
                 let mut hint = format!("signature: {self}");
                 if let Some(near) = closest(name, self.fields.iter().map(|f| f.name.as_str())) {
                     hint = format!("did you mean `{near}`? {hint}");
@@ -383,24 +396,24 @@ impl RecordType {
                         clip(name, 40)
                     ),
                 )
-                .at(*span)
+                .at(span)
                 .with_hint(hint));
             };
-            if std::mem::replace(&mut given[index], true) {
+            if given.set(index) {
                 return Err(self
                     .error(format!(
                         "{}() got multiple values for argument `{}`",
                         self.name, name
                     ))
-                    .at(*span));
+                    .at(span));
             }
         }
         let missing: Vec<&str> = self
             .fields
             .iter()
-            .zip(&given)
-            .filter(|(f, g)| f.required && !**g)
-            .map(|(f, _)| f.name.as_str())
+            .enumerate()
+            .filter(|(i, f)| f.required && !given.get(*i))
+            .map(|(_, f)| f.name.as_str())
             .collect();
         if !missing.is_empty() {
             return Err(self
@@ -430,8 +443,8 @@ impl RecordType {
         kwargs: Vec<(String, Value, Span)>,
         call: Span,
     ) -> Result<Vec<Option<Value>>, Error> {
-        let keywords: Vec<(&str, Span)> = kwargs.iter().map(|(k, _, s)| (k.as_str(), *s)).collect();
-        self.check_shape(args.len(), &keywords, call)?;
+        let keywords = kwargs.iter().map(|(k, _, s)| (k.as_str(), *s));
+        self.check_keywords(args.len(), keywords, call)?;
         let mut slots: Vec<Option<(Value, Span)>> = vec![None; self.fields.len()];
         for (slot, arg) in slots.iter_mut().zip(args) {
             *slot = Some(arg);
@@ -479,6 +492,51 @@ impl RecordType {
 
     fn error(&self, message: String) -> Error {
         Error::new(ErrorKind::Arguments, message).with_hint(format!("signature: {self}"))
+    }
+}
+
+/// Which of a record's fields were given: a bit mask for up to 64 fields, else a vector.
+enum Given {
+    Bits(u64),
+    Many(Vec<bool>),
+}
+
+impl Given {
+    fn new(fields: usize) -> Given {
+        if fields <= 64 {
+            Given::Bits(0)
+        } else {
+            Given::Many(vec![false; fields])
+        }
+    }
+
+    /// Mark field `i`; whether it was marked already.
+    fn set(&mut self, i: usize) -> bool {
+        match self {
+            Given::Bits(bits) => {
+                let mask = 1u64
+                    .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
+                    .unwrap_or(0);
+                let was = *bits & mask != 0;
+                *bits |= mask;
+                was
+            }
+            Given::Many(flags) => flags
+                .get_mut(i)
+                .is_some_and(|flag| std::mem::replace(flag, true)),
+        }
+    }
+
+    fn get(&self, i: usize) -> bool {
+        match self {
+            Given::Bits(bits) => {
+                let mask = 1u64
+                    .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
+                    .unwrap_or(0);
+                *bits & mask != 0
+            }
+            Given::Many(flags) => flags.get(i).copied().unwrap_or(false),
+        }
     }
 }
 

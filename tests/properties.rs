@@ -277,6 +277,27 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A call on its own (the evaluator's single-call path when no argument calls a tool) and
+    /// the same call first in a list of two (the general path) give the same result.
+    #[test]
+    fn a_call_alone_and_in_a_list_agree(call in demo_call(), other in demo_call()) {
+        let manager = fexpr::demo::manager();
+        let rt = common::runtime();
+        let alone = rt.block_on(manager.execute(&call));
+        let listed = rt.block_on(manager.execute(&format!("[{call}, {other}]")));
+        prop_assert_eq!(alone.len(), 1);
+        prop_assert_eq!(listed.len(), 2);
+        let (a, b) = (&alone[0], &listed[0]);
+        prop_assert_eq!(&a.output, &b.output, "{}", call);
+        prop_assert_eq!(&a.parsed_input, &b.parsed_input, "{}", call);
+        let error = |o: &fexpr::FunctionOutput| o.error.as_ref().map(|e| (e.kind, e.message.clone()));
+        prop_assert_eq!(error(a), error(b), "{}", call);
+    }
+}
+
 // ---------------------------------------------------------------- no panics
 
 /// Fragments that reach deep into the parser and evaluator when combined.
