@@ -144,6 +144,19 @@ impl Type {
                 .iter()
                 .find(|t| exact_match(t, value))
                 .is_some_and(|t| t.takes_as_is(value)),
+            // A record of this type with every field in declaration order, each taken as is.
+            // Recursion follows the record types, whose nesting the schema reader bounds.
+            Type::Record(rt) => match value {
+                Value::Record(r) => {
+                    r.name == rt.name
+                        && r.fields.len() == rt.fields.len()
+                        && r.fields
+                            .iter()
+                            .zip(&rt.fields)
+                            .all(|((name, v), f)| *name == f.name && f.ty.takes_as_is(v))
+                }
+                _ => false,
+            },
             _ => false,
         }
     }
@@ -645,7 +658,7 @@ fn coerce(ty: &Type, value: Value, path: &Path, depth: usize) -> Result<Value, E
             .collect::<Result<_, _>>()
             .map(Value::Dict),
         (Type::Record(rt), Value::Record(r)) if r.name == rt.name => {
-            coerce_record(rt, r.fields, path, depth)
+            coerce_record(rt, r.name, r.fields, path, depth)
         }
         (Type::Record(rt), Value::Dict(map)) => {
             let mut fields = Vec::with_capacity(map.len());
@@ -664,7 +677,7 @@ fn coerce(ty: &Type, value: Value, path: &Path, depth: usize) -> Result<Value, E
                     }
                 }
             }
-            coerce_record(rt, fields, path, depth)
+            coerce_record(rt, rt.name.clone(), fields, path, depth)
         }
         (Type::Array, v @ Value::Array(_)) => Ok(v),
         (Type::Array, v @ (Value::List(_) | Value::Tuple(_))) => {
@@ -708,8 +721,10 @@ fn coerce_items(
         .collect()
 }
 
+/// `name` is `rt.name` (passed in so that a record of this type keeps its own string).
 fn coerce_record(
     rt: &RecordType,
+    name: String,
     mut given: Vec<(String, Value)>,
     path: &Path,
     depth: usize,
@@ -727,7 +742,7 @@ fn coerce_record(
             *slot = coerce(&field.ty, value, &Path::Field(path, name), depth + 1)?;
         }
         return Ok(Value::Record(Record {
-            name: rt.name.clone(),
+            name,
             fields: given,
         }));
     }

@@ -35,13 +35,23 @@ pub(super) fn parse(source: &str, limits: &Limits) -> Option<Expr> {
     (p.pos == p.src.len()).then_some(expr)
 }
 
-/// Python's keywords and soft keywords: never names on the fast path.
-const KEYWORDS: &[&str] = &[
-    "and", "as", "assert", "async", "await", "break", "case", "class", "continue", "def", "del",
-    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-    "lambda", "match", "nonlocal", "not", "or", "pass", "raise", "return", "try", "type", "while",
-    "with", "yield", "_",
-];
+/// Python's keywords and soft keywords (and `_`): never names on the fast path.
+fn is_keyword(word: &str) -> bool {
+    let same_length: &[&str] = match word.len() {
+        1 => &["_"],
+        2 => &["as", "if", "in", "is", "or"],
+        3 => &["and", "def", "del", "for", "not", "try"],
+        4 => &["case", "elif", "else", "from", "pass", "type", "with"],
+        5 => &[
+            "async", "await", "break", "class", "match", "raise", "while", "yield",
+        ],
+        6 => &["assert", "except", "global", "import", "lambda", "return"],
+        7 => &["finally"],
+        8 => &["continue", "nonlocal"],
+        _ => return false,
+    };
+    same_length.contains(&word)
+}
 
 struct Fast<'a> {
     text: &'a str,
@@ -257,7 +267,7 @@ impl<'a> Fast<'a> {
         let word = self.text.get(start..self.pos)?;
         // The same rule as the ruff path's: `__import__`, `__`, `___`.
         let dunder = word.starts_with("__") && word.ends_with("__");
-        (!dunder && !KEYWORDS.contains(&word)).then_some(word)
+        (!dunder && !is_keyword(word)).then_some(word)
     }
 
     fn name_or_call(&mut self, depth: usize) -> Option<Expr> {
