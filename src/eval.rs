@@ -61,6 +61,15 @@ pub trait Dispatch {
         &self,
         requests: Vec<ToolRequest>,
     ) -> impl Future<Output = Vec<Result<Value, Error>>>;
+
+    /// Run one request: [`dispatch`](Dispatch::dispatch) of a batch of one, unless the
+    /// implementation has a more direct way.
+    fn dispatch_one(&self, request: ToolRequest) -> impl Future<Output = Result<Value, Error>> {
+        async move {
+            let result = self.dispatch(vec![request]).await.pop();
+            result.unwrap_or_else(|| Err(Error::new(ErrorKind::Sandbox, "no result")))
+        }
+    }
 }
 
 /// What one unit produced: the top-level call as evaluated (when it got that far) and its
@@ -186,11 +195,11 @@ async fn single_call<D: Dispatch>(
         kwargs: kwargs.collect(),
     };
     let function = request.function();
-    let result = dispatch.dispatch(vec![request]).await.pop();
+    let result = dispatch.dispatch_one(request).await;
     Some(UnitOutcome {
         span,
         call: Some(function),
-        result: result.unwrap_or_else(|| Err(Error::new(ErrorKind::Sandbox, "no result"))),
+        result,
     })
 }
 

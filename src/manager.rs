@@ -637,15 +637,17 @@ pub(crate) struct NativeDispatch<'m> {
 }
 
 impl Dispatch for NativeDispatch<'_> {
+    async fn dispatch_one(&self, request: ToolRequest) -> Result<Value, Error> {
+        let span = request.span;
+        let result = self.manager.run_request(request, self.scope).await;
+        self.scope.keep(span, result)
+    }
+
     async fn dispatch(&self, requests: Vec<ToolRequest>) -> Vec<Result<Value, Error>> {
         if let [_] = requests.as_slice() {
             let request = requests.into_iter().next();
             return match request {
-                Some(r) => {
-                    let span = r.span;
-                    let result = self.manager.run_request(r, self.scope).await;
-                    vec![self.scope.keep(span, result)]
-                }
+                Some(r) => vec![self.dispatch_one(r).await],
                 None => vec![],
             };
         }

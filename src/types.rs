@@ -491,6 +491,31 @@ impl RecordType {
         kwargs: Vec<(String, Value, Span)>,
         call: Span,
     ) -> Result<Value, Error> {
+        // Keywords only, every field once in declaration order (`Point(x=1, y=2)`): what
+        // `bind` would do, coercing in place and keeping the keyword strings.
+        if args.is_empty()
+            && kwargs.len() == self.fields.len()
+            && kwargs
+                .iter()
+                .zip(&self.fields)
+                .all(|((k, _, _), f)| *k == f.name)
+        {
+            let fields = kwargs
+                .into_iter()
+                .zip(&self.fields)
+                .map(|((name, value, span), field)| {
+                    field
+                        .ty
+                        .coerce(value, &field.name)
+                        .map(|v| (name, v))
+                        .map_err(|e| e.at(span).with_hint(format!("signature: {self}")))
+                })
+                .collect::<Result<_, _>>()?;
+            return Ok(Value::Record(Record {
+                name: self.name.clone(),
+                fields,
+            }));
+        }
         let values = self.bind(args, kwargs, call)?;
         Ok(Value::Record(Record {
             name: self.name.clone(),
