@@ -498,13 +498,17 @@ def build_report(
         f = sorted(cold["fexpr sandboxed, new process → first result"])
         m = sorted(cold["pydantic-monty 1.4.0, new pool → first result"])
         targets.append(("cold start: monty ÷ fexpr", percentile(m, 0.5) / percentile(f, 0.5), 1))
-    out.append("The issue's targets (fexpr faster by at least this factor), as measured in this run:")
+    out.append("The issue's targets (fexpr faster by at least this factor), as measured in this run. The issue "
+               "states them for `add` (and the cold start); the rows marked *extra* apply the same factors to "
+               "the other two calls, which the issue does not require:")
     out.append("")
     out.append("| target | needed | measured | met |")
     out.append("| --- | ---: | ---: | :---: |")
-    for label, got, need in targets:
+    ordered = sorted(targets, key=lambda t: "`add`" not in t[0] and "cold start" not in t[0])
+    for label, got, need in ordered:
         met = "—" if got is None else ("yes" if got >= need else "**no**")
-        out.append(f"| {label} | {need:g}× | {fmt_ratio(got)} | {met} |")
+        extra = "" if "`add`" in label or "cold start" in label else " (*extra*)"
+        out.append(f"| {label}{extra} | {need:g}× | {fmt_ratio(got)} | {met} |")
     if not any(sandbox.values()):
         out.append("| fexpr sandboxed targets | | not measured | | (compare_fexpr was built without the `sandbox` feature) |")
     out.append("")
