@@ -1,8 +1,10 @@
 //! Syntax: model text → the typed [`Expr`] IR, with byte spans, limits checked before parsing.
 //!
 //! The text is parsed by Astral's `ruff_python_parser` in expression mode and converted into
-//! fexpr's own small IR. Anything outside the accepted subset is an error that names the
-//! construct and its span. [`Expr`] implements `Display`, printing Python source that parses
+//! fexpr's own small IR. The plainest shapes (`f(a=1, p=Point(x=2, y=3))`) are built into the
+//! same IR by a strict fast path first, which leaves everything else to ruff ([`parse_with_ruff`]
+//! is the reference it is tested against). Anything outside the accepted subset is an error that
+//! names the construct and its span. [`Expr`] implements `Display`, printing Python source that parses
 //! back to the same tree.
 
 mod fast;
