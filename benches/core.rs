@@ -41,6 +41,15 @@ fn execute(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // The same texts through ruff only (no fast path): the reference parser's cost.
+    let mut group = c.benchmark_group("native/parse_with_ruff");
+    for (name, expr) in CALLS {
+        group.bench_function(name, |b| {
+            b.iter(|| fexpr::syntax::parse_with_ruff(black_box(expr), &limits))
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, execute);
