@@ -133,11 +133,14 @@ struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     fn new(source: &'a str, start: usize, max_depth: usize) -> Scanner<'a> {
+        // Room for the nesting of ordinary calls without growing (the depth bounds the rest).
+        let mut levels = Vec::with_capacity(8);
+        levels.push(Level::default());
         Scanner {
             bytes: source.as_bytes(),
             pos: start,
             max_depth,
-            levels: vec![Level::default()],
+            levels,
             depth: 0,
             after_operand: false,
         }
