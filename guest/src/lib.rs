@@ -111,7 +111,10 @@ impl Bump {
             return false;
         };
         let end = self.end.get();
-        let Some(needed) = start.checked_add(layout.size()).map(|e| e.saturating_sub(end)) else {
+        let Some(needed) = start
+            .checked_add(layout.size())
+            .map(|e| e.saturating_sub(end))
+        else {
             return false;
         };
         let pages = needed.div_ceil(PAGE).max(1);
