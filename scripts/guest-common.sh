@@ -6,6 +6,13 @@ GUEST_CARGO=/usr/bin/cargo
 WASM_LD=/usr/lib/llvm-19/bin/wasm-ld
 WASI_LIB=/usr/lib/wasm32-wasi
 GUEST_TARGET=wasm32-wasip1
+# The guest's initial linear memory: 1 MiB shadow stack + ~1 MiB data + room for a typical
+# evaluation's heap, including the 1 MiB stack `stacker` allocates around each parse (wasm has
+# no way to tell it how much stack is left), so that such an evaluation never runs
+# `memory.grow` (each grow costs the host an `mprotect`, and another to shrink the pool slot
+# back at the next instance). 3.5 MiB: `add_points(..)` peaks at 3 MiB + 64 KiB. A
+# `Limits::memory_bytes` below it refuses every evaluation with a `Limit` error.
+GUEST_INITIAL_MEMORY=$((56 * 65536))
 
 require_guest_toolchain() {
     local missing=()
@@ -39,6 +46,7 @@ guest_rustflags() {
         "-Clink-self-contained=no" \
         "-L$WASI_LIB" \
         "-Clink-arg=$WASI_LIB/crt1-reactor.o" \
+        "-Clink-arg=--initial-memory=$GUEST_INITIAL_MEMORY" \
         "--remap-path-prefix=$(readlink -f "$rust_src")=/rust-src" \
         "--remap-path-prefix=$rust_src=/rust-src" \
         "--remap-path-prefix=$(readlink -f "$cargo_home")=/cargo" \
