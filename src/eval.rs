@@ -174,25 +174,27 @@ async fn single_call<D: Dispatch>(
         return None;
     }
     let mut memo = Memo::default();
-    let mut values = Vec::with_capacity(call.args.len() + call.kwargs.len());
-    let last_first = call.kwargs.iter().rev().map(|k| &k.value);
-    for child in last_first.chain(call.args.iter().rev()) {
-        match eval.eval(child, &mut memo) {
-            Ok(v) => values.push(v),
+    let mut kwargs = Vec::with_capacity(call.kwargs.len());
+    for k in call.kwargs.iter().rev() {
+        match eval.eval(&k.value, &mut memo) {
+            Ok(v) => kwargs.push((k.name.clone(), v, k.value.span)),
             Err(e) => return Some(failed(e)),
         }
     }
-    let args = call.args.iter().map(|a| (values.pop(), a.span));
-    let args = args.map(|(v, s)| (v.unwrap_or(Value::None), s)).collect();
-    let kwargs = call.kwargs.iter().map(|k| {
-        let v = values.pop().unwrap_or(Value::None);
-        (k.name.clone(), v, k.value.span)
-    });
+    let mut args = Vec::with_capacity(call.args.len());
+    for a in call.args.iter().rev() {
+        match eval.eval(a, &mut memo) {
+            Ok(v) => args.push((v, a.span)),
+            Err(e) => return Some(failed(e)),
+        }
+    }
+    kwargs.reverse();
+    args.reverse();
     let request = ToolRequest {
         name: call.func.clone(),
         span,
         args,
-        kwargs: kwargs.collect(),
+        kwargs,
     };
     let function = request.function();
     let result = dispatch.dispatch_one(request).await;
@@ -205,17 +207,21 @@ async fn single_call<D: Dispatch>(
 
 /// Whether `e` contains a call of a tool (leaves are answered without allocating).
 fn calls_a_tool(e: &Expr, ctx: &dyn Resolve) -> bool {
-    match &e.kind {
+    !is_literal(e) && !matches!(e.kind, ExprKind::Name(_)) && first_tool_call(e, ctx).is_some()
+}
+
+/// A literal leaf: nothing in it to resolve or check.
+fn is_literal(e: &Expr) -> bool {
+    matches!(
+        e.kind,
         ExprKind::None
-        | ExprKind::Bool(_)
-        | ExprKind::Int(_)
-        | ExprKind::BigInt(_)
-        | ExprKind::Float(_)
-        | ExprKind::Str(_)
-        | ExprKind::Bytes(_)
-        | ExprKind::Name(_) => false,
-        _ => first_tool_call(e, ctx).is_some(),
-    }
+            | ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::BigInt(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bytes(_)
+    )
 }
 
 /// Evaluate one expression that contains no tool calls (a record, a literal, `np.array(...)`).
@@ -536,8 +542,11 @@ impl<'a> Evaluator<'a> {
 
     /// Static check: names resolve, calls fit their signatures, the call count is bounded.
     fn check(&self, e: &Expr, calls: &mut usize) -> Result<(), Error> {
-        let mut stack = vec![(e, 0usize)];
-        while let Some((node, depth)) = stack.pop() {
+        // Literals need no check; the stack holds only names, calls and displays (a call of
+        // literals allocates nothing here).
+        let mut stack = Vec::new();
+        let mut next = Some((e, 0usize));
+        while let Some((node, depth)) = next.take().or_else(|| stack.pop()) {
             if depth > eval_depth_cap(self.limits) {
                 return Err(Error::limit("max_depth", self.limits.max_depth, depth).at(node.span));
             }
@@ -588,7 +597,8 @@ impl<'a> Evaluator<'a> {
                 }
                 _ => {}
             }
-            stack.extend(children(node).map(|c| (c, depth + 1)));
+            let checked = children(node).filter(|c| !is_literal(c));
+            stack.extend(checked.map(|c| (c, depth + 1)));
         }
         Ok(())
     }
