@@ -36,6 +36,16 @@ fresh_rustc=$(field rustc "$fresh_dir/fexpr-guest.wasm.info")
 committed_inputs=$(field inputs-sha256 "$info")
 fresh_inputs=$(field inputs-sha256 "$fresh_dir/fexpr-guest.wasm.info")
 
+# The sandbox keys its compiled-module cache by this recorded hash (src/sandbox/cache.rs).
+recorded_wasm=$(field wasm-sha256 "$info")
+actual_wasm=$(sha256sum <"$committed" | cut -d' ' -f1)
+if [[ $recorded_wasm != "$actual_wasm" ]]; then
+    echo "error: guest/fexpr-guest.wasm.info records wasm-sha256 $recorded_wasm," \
+        "but guest/fexpr-guest.wasm hashes to $actual_wasm." >&2
+    echo "       Run scripts/build-guest.sh and commit guest/fexpr-guest.wasm{,.info}." >&2
+    exit 1
+fi
+
 if [[ $committed_rustc == "$fresh_rustc" ]]; then
     if ! cmp -s "$committed" "$fresh_dir/fexpr-guest.wasm"; then
         echo "error: guest/fexpr-guest.wasm is not what its sources build to with $fresh_rustc." >&2

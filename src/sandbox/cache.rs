@@ -68,30 +68,48 @@ pub enum ModuleSource {
     Cached,
 }
 
-/// The cache file name for `bytes` compiled by `engine`.
-fn entry_name(engine: &Engine, bytes: &[u8]) -> String {
+/// The cache file name for `bytes` compiled by `engine`; `sha256` is the module's hash when it
+/// is known already (the embedded guest's, see [`embedded_sha256`]), so that it need not be hashed.
+fn entry_name(engine: &Engine, bytes: &[u8], sha256: Option<&str>) -> String {
     // A fast fixed-seed hash: the key only has to be stable between runs of one build (a
     // changed hash just misses the cache), and hashing the 2 MB guest with SipHash took a
     // noticeable part of a cold start.
     let hasher = foldhash::quality::FixedState::with_seed(0x0fe9_c0de);
+    let module = match sha256 {
+        Some(sha) => format!("s{sha}"),
+        None => format!("{:016x}", hasher.hash_one(bytes)),
+    };
     format!(
-        "guest-{:016x}-{:016x}-{}.cwasm",
+        "guest-{:016x}-{module}-{}.cwasm",
         hasher.hash_one(engine.precompile_compatibility_hash()),
-        hasher.hash_one(bytes),
         bytes.len()
     )
 }
 
+/// The embedded guest's sha256 as recorded in [`super::GUEST_WASM_INFO`]: with it a cold start
+/// neither hashes nor even touches the 2 MB module when its compiled form is cached.
+/// `scripts/build-guest.sh` writes the two together and CI (`scripts/check-guest.sh`) checks
+/// that they match.
+pub(crate) fn embedded_sha256() -> Option<&'static str> {
+    super::GUEST_WASM_INFO
+        .lines()
+        .find_map(|line| line.strip_prefix("wasm-sha256: "))
+        .map(str::trim)
+        .filter(|sha| sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// The compiled module for `bytes`, from the cache in `dir` when possible.
+/// `sha256`: the module's hash if known (see [`entry_name`]).
 pub(crate) fn load_or_compile(
     engine: &Engine,
     bytes: &[u8],
+    sha256: Option<&str>,
     dir: Option<&Path>,
 ) -> wasmtime::Result<(Module, ModuleSource)> {
     let Some(dir) = dir else {
         return Ok((Module::new(engine, bytes)?, ModuleSource::Compiled));
     };
-    let path = dir.join(entry_name(engine, bytes));
+    let path = dir.join(entry_name(engine, bytes, sha256));
     if trusted_entry(dir, &path) {
         // Mapped, not read: see the module docs for why the mapping stays valid.
         // SAFETY: `trusted_entry` checked that the file is one this module wrote (see the
@@ -175,4 +193,15 @@ fn trusted_entry(dir: &Path, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn trusted_entry(_dir: &Path, path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_guest_has_a_recorded_sha256() {
+        let sha = embedded_sha256().expect("guest/fexpr-guest.wasm.info names the sha256");
+        assert_eq!(sha.len(), 64);
+    }
 }

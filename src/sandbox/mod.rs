@@ -73,6 +73,13 @@ pub const GUEST_WASM: &[u8] = include_bytes!(concat!(
     "/guest/fexpr-guest.wasm"
 ));
 
+/// What `scripts/build-guest.sh` wrote beside [`GUEST_WASM`]: the compiler, the inputs' hash and
+/// the module's sha256 (CI checks that they match the committed module).
+pub(crate) const GUEST_WASM_INFO: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/guest/fexpr-guest.wasm.info"
+));
+
 /// Environment variable naming a guest `.wasm` file that [`Sandbox::new`] uses instead of
 /// [`GUEST_WASM`] (CI sets it to a freshly built guest when the compiler has moved on).
 pub const GUEST_WASM_ENV: &str = "FEXPR_GUEST_WASM";
@@ -180,9 +187,9 @@ impl Sandbox {
                         std::path::Path::new(&path).display()
                     ))
                 })?;
-                Sandbox::from_module_bytes(config, &bytes)
+                Sandbox::from_module(config, &bytes, None)
             }
-            None => Sandbox::from_module_bytes(config, GUEST_WASM),
+            None => Sandbox::from_module(config, GUEST_WASM, cache::embedded_sha256()),
         }
     }
 
@@ -190,10 +197,20 @@ impl Sandbox {
     /// implement the guest ABI (see the [module docs](self)) and import nothing outside
     /// [`ALLOWED_IMPORTS`].
     pub fn from_module_bytes(config: SandboxConfig, bytes: &[u8]) -> Result<Sandbox, Error> {
+        Sandbox::from_module(config, bytes, None)
+    }
+
+    /// [`Sandbox::from_module_bytes`] with the module's sha256 when it is known already.
+    fn from_module(
+        config: SandboxConfig,
+        bytes: &[u8],
+        sha256: Option<&str>,
+    ) -> Result<Sandbox, Error> {
         let engine = engine::build_engine(&config)?;
         let cache_dir = config.module_cache.dir();
-        let (module, module_source) = cache::load_or_compile(&engine, bytes, cache_dir.as_deref())
-            .map_err(|e| sandbox_error(format!("invalid guest module: {e}")))?;
+        let (module, module_source) =
+            cache::load_or_compile(&engine, bytes, sha256, cache_dir.as_deref())
+                .map_err(|e| sandbox_error(format!("invalid guest module: {e}")))?;
 
         let imports: Vec<(String, String)> = module
             .imports()
