@@ -170,7 +170,7 @@ async fn single_call<D: Dispatch>(
     if let Err(e) = eval.check(root, &mut calls) {
         return Some(failed(e));
     }
-    if children(root).any(|child| calls_a_tool(child, eval.ctx)) {
+    if children(root).any(|child| first_tool_call(child, eval.ctx).is_some()) {
         return None;
     }
     let mut memo = Memo::default();
@@ -205,25 +205,6 @@ async fn single_call<D: Dispatch>(
     })
 }
 
-/// Whether `e` contains a call of a tool (leaves are answered without allocating).
-fn calls_a_tool(e: &Expr, ctx: &dyn Resolve) -> bool {
-    !is_literal(e) && !matches!(e.kind, ExprKind::Name(_)) && first_tool_call(e, ctx).is_some()
-}
-
-/// A literal leaf: nothing in it to resolve or check.
-fn is_literal(e: &Expr) -> bool {
-    matches!(
-        e.kind,
-        ExprKind::None
-            | ExprKind::Bool(_)
-            | ExprKind::Int(_)
-            | ExprKind::BigInt(_)
-            | ExprKind::Float(_)
-            | ExprKind::Str(_)
-            | ExprKind::Bytes(_)
-    )
-}
-
 /// Evaluate one expression that contains no tool calls (a record, a literal, `np.array(...)`).
 pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Value, Error> {
     let eval = Evaluator::new(ctx, limits);
@@ -240,14 +221,18 @@ pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Valu
 }
 
 fn first_tool_call(expr: &Expr, ctx: &dyn Resolve) -> Option<Span> {
-    let mut stack = vec![expr];
-    while let Some(e) = stack.pop() {
+    // Leaves are never pushed, so a call of literals and names allocates nothing here.
+    let mut stack = Vec::new();
+    let mut next = Some(expr);
+    while let Some(e) = next.take().or_else(|| stack.pop()) {
         if let ExprKind::Call(c) = &e.kind {
             if matches!(ctx.get(&c.func), Some(Entry::Tool(_))) {
                 return Some(e.span);
             }
         }
-        push_children(e, &mut stack);
+        stack.extend(
+            children(e).filter(|c| !c.is_literal() && !matches!(c.kind, ExprKind::Name(_))),
+        );
     }
     None
 }
@@ -597,7 +582,7 @@ impl<'a> Evaluator<'a> {
                 }
                 _ => {}
             }
-            let checked = children(node).filter(|c| !is_literal(c));
+            let checked = children(node).filter(|c| !c.is_literal());
             stack.extend(checked.map(|c| (c, depth + 1)));
         }
         Ok(())

@@ -52,7 +52,7 @@ use serde_json::Value as Json;
 
 use crate::error::{clip, Error, ErrorKind, Span};
 use crate::limits::Limits;
-use crate::syntax::{self, Expr, ExprKind};
+use crate::syntax::{self, Expr, ExprKind, PYTHON_KEYWORDS};
 use crate::value::Value;
 
 /// Chat-template tokens recognised (and reported as [`IgnoreReason::ChatToken`]) wherever they
@@ -929,14 +929,6 @@ fn call_source(
     source.push(')');
     Ok(source)
 }
-
-/// Python's reserved words: not usable as keyword-argument names (or tool names).
-pub(crate) const PYTHON_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
-    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-    "with", "yield",
-];
 
 /// An ASCII Python identifier that is not a reserved word.
 pub fn is_identifier(s: &str) -> bool {

@@ -65,8 +65,8 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
 
 use crate::error::{clip, Error, ErrorKind};
-use crate::front::PYTHON_KEYWORDS;
 use crate::manager::ToolManager;
+use crate::syntax::PYTHON_KEYWORDS;
 use crate::tool::{Tool, ToolDefinition, ToolFuture, ToolOutput};
 use crate::value::Value;
 

@@ -471,11 +471,7 @@ impl RecordType {
             .iter()
             .zip(slots)
             .map(|(field, slot)| match slot {
-                Some((value, span)) => field
-                    .ty
-                    .coerce(value, &field.name)
-                    .map(Some)
-                    .map_err(|e| e.at(span).with_hint(format!("signature: {self}"))),
+                Some((value, span)) => self.coerce_argument(field, value, span).map(Some),
                 None => Ok(field
                     .default
                     .clone()
@@ -504,11 +500,7 @@ impl RecordType {
                 .into_iter()
                 .zip(&self.fields)
                 .map(|((name, value, span), field)| {
-                    field
-                        .ty
-                        .coerce(value, &field.name)
-                        .map(|v| (name, v))
-                        .map_err(|e| e.at(span).with_hint(format!("signature: {self}")))
+                    self.coerce_argument(field, value, span).map(|v| (name, v))
                 })
                 .collect::<Result<_, _>>()?;
             return Ok(Value::Record(Record {
@@ -526,6 +518,14 @@ impl RecordType {
                 .filter_map(|(f, v)| v.map(|v| (f.name.clone(), v)))
                 .collect(),
         }))
+    }
+
+    /// An argument given for `field`, coerced to its type; an error points at the argument.
+    fn coerce_argument(&self, field: &Field, value: Value, span: Span) -> Result<Value, Error> {
+        field
+            .ty
+            .coerce(value, &field.name)
+            .map_err(|e| e.at(span).with_hint(format!("signature: {self}")))
     }
 
     fn error(&self, message: String) -> Error {
@@ -548,15 +548,20 @@ impl Given {
         }
     }
 
+    /// Field `i`'s bit (none past 64: `new` chose `Many` then).
+    fn bit(i: usize) -> u64 {
+        u32::try_from(i)
+            .ok()
+            .and_then(|i| 1u64.checked_shl(i))
+            .unwrap_or(0)
+    }
+
     /// Mark field `i`; whether it was marked already.
     fn set(&mut self, i: usize) -> bool {
         match self {
             Given::Bits(bits) => {
-                let mask = 1u64
-                    .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
-                    .unwrap_or(0);
-                let was = *bits & mask != 0;
-                *bits |= mask;
+                let was = *bits & Given::bit(i) != 0;
+                *bits |= Given::bit(i);
                 was
             }
             Given::Many(flags) => flags
@@ -567,12 +572,7 @@ impl Given {
 
     fn get(&self, i: usize) -> bool {
         match self {
-            Given::Bits(bits) => {
-                let mask = 1u64
-                    .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
-                    .unwrap_or(0);
-                *bits & mask != 0
-            }
+            Given::Bits(bits) => *bits & Given::bit(i) != 0,
             Given::Many(flags) => flags.get(i).copied().unwrap_or(false),
         }
     }

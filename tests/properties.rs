@@ -5,7 +5,7 @@
 //! - native result ≡ sandboxed result for random well-formed expressions over the demo toolset
 //!   (`common::execute` asserts it);
 //! - the parser's fast path and the ruff path give the same result (tree with spans, or
-//!   error) on random text built from tokens at the fast path's edges;
+//!   error) on random text built from fragments, tokens at the fast path's edges and calls;
 //! - no random text or byte string makes parsing or executing panic.
 
 mod common;
@@ -300,7 +300,9 @@ proptest! {
 
 // ---------------------------------------------------------------- no panics
 
-/// Fragments that reach deep into the parser and evaluator when combined.
+/// Fragments that reach deep into the parser and evaluator when combined, and tokens at the
+/// edges of the parser's fast path: what it takes, and the near misses it must leave to ruff
+/// (keywords, dunders, numeric forms, string prefixes, escapes, comments, line breaks).
 const FRAGMENTS: &[&str] = &[
     "add(",
     "a=",
@@ -357,6 +359,49 @@ const FRAGMENTS: &[&str] = &[
     "0x",
     "1_0",
     "[add(a=1, b=2), ",
+    "f",
+    "add",
+    "np",
+    "array",
+    "Point",
+    "_",
+    "__",
+    "__x__",
+    "x_1",
+    "False",
+    "not",
+    "match",
+    "type",
+    "=",
+    "==",
+    "00",
+    "12",
+    "007",
+    "0.0",
+    "1.",
+    ".5",
+    "1e3",
+    "1j",
+    "0x1f",
+    "9223372036854775807",
+    "9223372036854775808",
+    "99999999999999999999",
+    "\"b c\"",
+    "''",
+    "\"\"",
+    "'''t'''",
+    "'é'",
+    "'\\n'",
+    "b'x'",
+    "f'x'",
+    "r'x'",
+    "'",
+    "\"",
+    "  ",
+    "\t",
+    "\r\n",
+    "\\\n",
+    "#c",
 ];
 
 fn fragments() -> impl Strategy<Value = String> {
@@ -390,90 +435,9 @@ proptest! {
 
 // ---------------------------------------------------------------- fast path ≡ ruff path
 
-/// Tokens at the edges of the parser's fast path: what it takes, and the near misses it must
-/// leave to ruff (keywords, dunders, numeric forms, string prefixes, escapes, comments, line
-/// breaks, operators, non-ASCII).
-const EDGE_TOKENS: &[&str] = &[
-    "f",
-    "add",
-    "np",
-    "array",
-    "Point",
-    "x",
-    "_",
-    "__",
-    "__x__",
-    "x_1",
-    "True",
-    "False",
-    "None",
-    "if",
-    "not",
-    "lambda",
-    "match",
-    "type",
-    "é",
-    ".",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ",",
-    ":",
-    "=",
-    "==",
-    "-",
-    "+",
-    "*",
-    "**",
-    "0",
-    "00",
-    "1",
-    "12",
-    "007",
-    "1.5",
-    "0.0",
-    "1.",
-    ".5",
-    "1e3",
-    "1_0",
-    "1j",
-    "0x1f",
-    "9223372036854775807",
-    "9223372036854775808",
-    "99999999999999999999",
-    "'a'",
-    "\"b c\"",
-    "''",
-    "\"\"",
-    "'''t'''",
-    "'é'",
-    "'\\n'",
-    "b'x'",
-    "f'x'",
-    "r'x'",
-    "'",
-    "\"",
-    " ",
-    "  ",
-    "\t",
-    "\n",
-    "\r\n",
-    "\\\n",
-    "#c",
-    ";",
-    "\u{feff}",
-];
-
-fn edge_text() -> impl Strategy<Value = String> {
-    proptest::collection::vec(proptest::sample::select(EDGE_TOKENS), 1..24).prop_map(|v| v.concat())
-}
-
 /// Mostly well-formed calls with edge tokens in argument position.
 fn edge_call() -> impl Strategy<Value = String> {
-    let arg = proptest::collection::vec(proptest::sample::select(EDGE_TOKENS), 1..4)
+    let arg = proptest::collection::vec(proptest::sample::select(FRAGMENTS), 1..4)
         .prop_map(|v| v.concat());
     let kwarg = (
         proptest::sample::select(&["a", "b", "x", "if", "True", "__"][..]),
@@ -492,7 +456,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2048))]
 
     #[test]
-    fn fast_path_and_ruff_agree(text in prop_oneof![edge_text(), edge_call(), demo_call()]) {
+    fn fast_path_and_ruff_agree(text in prop_oneof![fragments(), edge_call(), demo_call()]) {
         let limits = Limits::default();
         prop_assert_eq!(parse(&text, &limits), parse_with_ruff(&text, &limits), "{:?}", text);
     }

@@ -14,6 +14,7 @@
 //! Recursion is bounded by [`Limits::max_depth`]: deeper input is left to the ruff path.
 
 use super::ir::{Call, Expr, ExprKind, Keyword, UnaryOp};
+use super::{is_dunder, PYTHON_KEYWORDS};
 use crate::error::Span;
 use crate::limits::Limits;
 
@@ -35,23 +36,8 @@ pub(super) fn parse(source: &str, limits: &Limits) -> Option<Expr> {
     (p.pos == p.src.len()).then_some(expr)
 }
 
-/// Python's keywords and soft keywords (and `_`): never names on the fast path.
-fn is_keyword(word: &str) -> bool {
-    let same_length: &[&str] = match word.len() {
-        1 => &["_"],
-        2 => &["as", "if", "in", "is", "or"],
-        3 => &["and", "def", "del", "for", "not", "try"],
-        4 => &["case", "elif", "else", "from", "pass", "type", "with"],
-        5 => &[
-            "async", "await", "break", "class", "match", "raise", "while", "yield",
-        ],
-        6 => &["assert", "except", "global", "import", "lambda", "return"],
-        7 => &["finally"],
-        8 => &["continue", "nonlocal"],
-        _ => return false,
-    };
-    same_length.contains(&word)
-}
+/// Soft keywords (and `_`): valid names, but left to ruff, which knows where they are keywords.
+const SOFT_KEYWORDS: &[&str] = &["match", "case", "type", "_"];
 
 struct Fast<'a> {
     text: &'a str,
@@ -265,9 +251,10 @@ impl<'a> Fast<'a> {
             return None;
         }
         let word = self.text.get(start..self.pos)?;
-        // The same rule as the ruff path's: `__import__`, `__`, `___`.
-        let dunder = word.starts_with("__") && word.ends_with("__");
-        (!dunder && !is_keyword(word)).then_some(word)
+        let keyword = PYTHON_KEYWORDS.contains(&word) || SOFT_KEYWORDS.contains(&word);
+        // `True`, `False`, `None` are reserved words the caller turns into literals.
+        let literal = matches!(word, "True" | "False" | "None");
+        (!is_dunder(word) && (literal || !keyword)).then_some(word)
     }
 
     fn name_or_call(&mut self, depth: usize) -> Option<Expr> {

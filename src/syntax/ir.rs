@@ -17,6 +17,20 @@ pub struct Expr {
 }
 
 impl Expr {
+    /// A literal leaf (`None`, a bool, a number, a string, bytes): nothing in it to resolve.
+    pub fn is_literal(&self) -> bool {
+        matches!(
+            self.kind,
+            ExprKind::None
+                | ExprKind::Bool(_)
+                | ExprKind::Int(_)
+                | ExprKind::BigInt(_)
+                | ExprKind::Float(_)
+                | ExprKind::Str(_)
+                | ExprKind::Bytes(_)
+        )
+    }
+
     /// The call this expression is, or an `Unsupported` error at its span saying that a call
     /// was expected.
     ///

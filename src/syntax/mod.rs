@@ -15,3 +15,16 @@ mod scan;
 
 pub use ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
 pub use parse::{parse, parse_with_ruff};
+
+/// Python's reserved words: never names, keyword-argument names or tool names.
+pub(crate) const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// A dunder name (`__import__`, `__`, `___`): rejected wherever a name is accepted.
+pub(crate) fn is_dunder(name: &str) -> bool {
+    name.starts_with("__") && name.ends_with("__")
+}

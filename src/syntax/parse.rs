@@ -160,7 +160,7 @@ fn unsupported(message: impl Into<String>, span: Span) -> Error {
 
 /// Reject dunder names (`__import__`, `__class__`): defense in depth against reflection.
 fn checked_name(name: &str, span: Span) -> Result<String, Error> {
-    if name.starts_with("__") && name.ends_with("__") {
+    if super::is_dunder(name) {
         return Err(unsupported(
             format!(
                 "dunder names are not accepted: `{}`",

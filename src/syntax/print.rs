@@ -373,15 +373,8 @@ mod tests {
     }
 
     fn name_strategy() -> impl Strategy<Value = String> {
-        const KEYWORDS: &[&str] = &[
-            "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-            "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in",
-            "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-            "with", "yield",
-        ];
         "[a-z_][a-z0-9_]{0,6}".prop_filter("a Python name", |n| {
-            let dunder = n.starts_with("__") && n.ends_with("__");
-            !dunder && !KEYWORDS.contains(&n.as_str())
+            !crate::syntax::is_dunder(n) && !crate::syntax::PYTHON_KEYWORDS.contains(&n.as_str())
         })
     }
 
