@@ -6,14 +6,18 @@
 //! - `execute/{native,sandbox}/{add,add_points,numpy_sum}`: the seed's three calls through
 //!   `ToolManager::execute_func_expr` and `execute_func_expr_via_sandbox` (a fresh instance of
 //!   the real guest per call: parse, evaluate, one host call, the tool on the host).
-//! - `cold_start/process`: a new process (this executable, re-run with `FEXPR_COLD_START=1`)
-//!   from spawn to its first sandboxed result, the compiled guest loaded from the disk cache.
+//!   `execute/sandbox_on_demand/*`: the same with [`Allocation::OnDemand`] (each instance
+//!   mapped and unmapped around its call instead of taken from the pool).
+//! - `cold_start/process`: a new process (this executable, re-run with `FEXPR_COLD_START` set)
+//!   from spawn to its first sandboxed result, the compiled guest loaded from the disk cache,
+//!   with the default (pooled) sandbox; `cold_start/process_on_demand` with
+//!   [`Allocation::OnDemand`], as `fexpr exec --sandbox` builds it.
 //!
 //! Run with `cargo bench --bench sandbox`. The medians are in
 //! `target/criterion/*/new/estimates.json`.
 
 use criterion::{criterion_group, Criterion};
-use fexpr::sandbox::{HostCalls, ModuleCache, Sandbox, SandboxConfig};
+use fexpr::sandbox::{Allocation, HostCalls, ModuleCache, Sandbox, SandboxConfig};
 use fexpr::Limits;
 use std::future::Future;
 use std::pin::Pin;
@@ -112,38 +116,58 @@ fn native_and_sandboxed(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let manager = fexpr::demo::manager();
+    let on_demand = fexpr::demo::manager().sandbox(on_demand_sandbox());
     let mut group = c.benchmark_group("execute");
     for (name, text) in CALLS {
         let native = rt.block_on(manager.execute_func_expr(text));
         let sandboxed = rt.block_on(manager.execute_func_expr_via_sandbox(text));
+        let mapped = rt.block_on(on_demand.execute_func_expr_via_sandbox(text));
         assert!(native.error.is_none(), "{name}: {native}");
         assert_eq!(native.output, sandboxed.output, "{name}: {sandboxed}");
+        assert_eq!(native.output, mapped.output, "{name}: {mapped}");
         group.bench_function(format!("native/{name}"), |b| {
             b.iter(|| rt.block_on(manager.execute_func_expr(text)))
         });
         group.bench_function(format!("sandbox/{name}"), |b| {
             b.iter(|| rt.block_on(manager.execute_func_expr_via_sandbox(text)))
         });
+        group.bench_function(format!("sandbox_on_demand/{name}"), |b| {
+            b.iter(|| rt.block_on(on_demand.execute_func_expr_via_sandbox(text)))
+        });
     }
     group.finish();
 }
 
-/// What the child process does: build the default sandbox (the guest from the disk cache),
-/// run one sandboxed call, print its output.
-fn cold_start_child() {
+/// The default sandbox configuration with instances mapped on demand.
+fn on_demand_sandbox() -> Sandbox {
+    let config = SandboxConfig {
+        allocation: Allocation::OnDemand,
+        ..SandboxConfig::default()
+    };
+    Sandbox::new(config).expect("sandbox")
+}
+
+/// What the child process does: build the sandbox (the guest from the disk cache; the default
+/// pooled one, or an on-demand one when `$FEXPR_COLD_START` is `on_demand`), run one sandboxed
+/// call, print its output.
+fn cold_start_child(how: &std::ffi::OsStr) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("runtime");
-    let out = rt.block_on(fexpr::demo::manager().execute_func_expr_via_sandbox("add(a=2, b=3)"));
+    let manager = match how.to_str() {
+        Some("on_demand") => fexpr::demo::manager().sandbox(on_demand_sandbox()),
+        _ => fexpr::demo::manager(),
+    };
+    let out = rt.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));
     println!("{}", out.to_json());
 }
 
 fn cold_start(c: &mut Criterion) {
     let exe = std::env::current_exe().expect("the bench executable");
-    let run = || {
+    let run = |how: &str| {
         let out = Command::new(&exe)
-            .env("FEXPR_COLD_START", "1")
+            .env("FEXPR_COLD_START", how)
             .output()
             .expect("spawn the child");
         assert!(
@@ -153,18 +177,19 @@ fn cold_start(c: &mut Criterion) {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    run(); // fills the module cache
+    run("pooled"); // fills the module cache
     let mut group = c.benchmark_group("cold_start");
     group.sample_size(20);
-    group.bench_function("process", |b| b.iter(run));
+    group.bench_function("process", |b| b.iter(|| run("pooled")));
+    group.bench_function("process_on_demand", |b| b.iter(|| run("on_demand")));
     group.finish();
 }
 
 criterion_group!(benches, round_trips, native_and_sandboxed, cold_start);
 
 fn main() {
-    if std::env::var_os("FEXPR_COLD_START").is_some() {
-        cold_start_child();
+    if let Some(how) = std::env::var_os("FEXPR_COLD_START") {
+        cold_start_child(&how);
         return;
     }
     benches();

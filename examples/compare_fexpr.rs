@@ -5,13 +5,17 @@
 //! ```text
 //! compare_fexpr latency BUDGET_MS WARMUP_MS  {"cases": {"native/add": [ns, ...], ...}}
 //! compare_fexpr throughput CALLS THREADS    {"native": {"calls", "threads", "seconds"}, ...}
-//! compare_fexpr once native|sandbox         runs add(a=2, b=3) once, prints the output's repr
+//! compare_fexpr once native|sandbox|sandbox-pooled
+//!                                           runs add(a=2, b=3) once, prints the output's repr
 //! ```
 //!
 //! Every timed call goes from text to `FunctionOutput`: parse, resolve, evaluate, run the tool.
 //! `native` is `ToolManager::execute_func_expr` on a current-thread tokio runtime; `sandbox`
 //! (built only with `--features sandbox`) is `ToolManager::execute_func_expr_via_sandbox`, a fresh
-//! wasm instance per call. `once` is what the driver spawns to time a cold start.
+//! wasm instance per call. `once` is what the driver spawns to time a cold start: `once sandbox`
+//! maps its one instance on demand, as `fexpr exec --sandbox` does (a process that runs one
+//! evaluation has no use for an instance pool); `once sandbox-pooled` reserves the default pool
+//! first, as a long-running host does.
 
 use fexpr::{FunctionOutput, ToolManager};
 use serde_json::{json, Map, Value as Json};
@@ -197,9 +201,24 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
 }
 
 /// One call, as a fresh process does it: build the manager (and the sandbox), run, print.
-fn once(mode: Mode) -> Result<String, String> {
+fn once(how: &str) -> Result<String, String> {
     let rt = runtime()?;
     let manager = fexpr::demo::manager();
+    let (mode, manager) = match how {
+        #[cfg(feature = "sandbox")]
+        "sandbox" => {
+            use fexpr::sandbox::{Allocation, Sandbox, SandboxConfig};
+            let config = SandboxConfig {
+                allocation: Allocation::OnDemand,
+                ..SandboxConfig::default()
+            };
+            let sandbox = Sandbox::new(config).map_err(|e| e.to_string())?;
+            (Mode::Sandbox, manager.sandbox(sandbox))
+        }
+        #[cfg(feature = "sandbox")]
+        "sandbox-pooled" => (Mode::Sandbox, manager),
+        other => (Mode::parse(other)?, manager),
+    };
     let (_, text, _) = CALLS[0];
     Ok(shown(&mode.run(&rt, &manager, text)))
 }
@@ -215,10 +234,10 @@ fn main() -> Result<(), String> {
     let out = match command.as_str() {
         "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
         "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
-        "once" => Json::String(once(Mode::parse(&args.next().unwrap_or_default())?)?),
+        "once" => Json::String(once(&args.next().unwrap_or_default())?),
         _ => {
             return Err(
-                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox"
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled"
                     .to_owned(),
             )
         }

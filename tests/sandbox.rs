@@ -6,7 +6,7 @@
 
 mod common;
 
-use fexpr::sandbox::{ModuleCache, Sandbox, SandboxConfig};
+use fexpr::sandbox::{Allocation, ModuleCache, Sandbox, SandboxConfig};
 use fexpr::{ErrorKind, FunctionOutput, FunctionTool, Limits, ToolManager, Value};
 use std::time::{Duration, Instant};
 
@@ -229,6 +229,60 @@ fn many_concurrent_evaluations_each_get_a_fresh_instance() {
         fuel.windows(2).all(|w| w[0].abs_diff(w[1]) < 2_000),
         "{fuel:?}"
     );
+}
+
+#[test]
+fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let sandbox = |allocation| {
+        let config = SandboxConfig {
+            allocation,
+            max_instances: 2,
+            ..SandboxConfig::default()
+        };
+        fexpr::demo::manager().sandbox(Sandbox::new(config).expect("sandbox"))
+    };
+    let (pooled, on_demand) = (sandbox(Allocation::Pooled), sandbox(Allocation::OnDemand));
+    // More evaluations than instances at once: they wait for one another, each in a fresh one.
+    let exprs: Vec<fexpr::FunctionExpression> = (0..16)
+        .map(|i| format!("add_points(p1=Point(x={i}, y=1), p2=Point(x=1, y={i}))").into())
+        .collect();
+    let a = rt.block_on(pooled.execute_func_exprs_via_sandbox(&exprs));
+    let b = rt.block_on(on_demand.execute_func_exprs_via_sandbox(&exprs));
+    assert_eq!(a.len(), 16);
+    for (a, b) in a.iter().zip(&b) {
+        assert!(a.error.is_none(), "{a}");
+        assert_eq!((&a.output, &a.error), (&b.output, &b.error));
+        let (ra, rb) = (a.receipt.as_ref(), b.receipt.as_ref());
+        assert_eq!(ra.map(|r| r.fuel_used), rb.map(|r| r.fuel_used));
+        assert_eq!(ra.map(|r| r.host_calls), rb.map(|r| r.host_calls));
+    }
+    // The per-evaluation limits hold the same way.
+    let big = "search(query='a' * 1000000)";
+    let small_memory = Limits {
+        memory_bytes: 4 << 20,
+        ..Limits::default()
+    };
+    let little_fuel = Limits {
+        fuel: 20_000,
+        ..Limits::default()
+    };
+    let bomb = "add(a=9**9**9, b=1)";
+    let cases = [
+        (big, &small_memory, "memory_bytes"),
+        ("add(a=2, b=3)", &little_fuel, "fuel"),
+        (bomb, &Limits::default(), "limit exceeded"),
+    ];
+    for (text, limits, word) in cases {
+        for manager in [&pooled, &on_demand] {
+            let out = rt.block_on(manager.execute_via_sandbox_with(text, limits));
+            expect_error(&out[0], ErrorKind::Limit, &[word]);
+        }
+    }
 }
 
 #[test]

@@ -516,6 +516,52 @@ async fn wasi_has_no_environment_and_discards_output() {
 }
 
 #[tokio::test]
+async fn fd_write_has_no_files_and_checks_its_buffers() {
+    let import = r#"(import "wasi_snapshot_preview1" "fd_write"
+             (func $fd_write (param i32 i32 i32 i32) (result i32)))"#;
+    // p+0: iovec {request, len}, p+8: bytes written; answer: errno of fd 3, errno of 2000
+    // iovecs on stdout, bytes written to stderr.
+    let wat = guest_importing(
+        import,
+        "(local.set $p (i32.and (i32.add (call $alloc (i32.const 32)) (i32.const 7))
+                                (i32.const -8)))
+         (i32.store (local.get $p) (local.get $ptr))
+         (i32.store (i32.add (local.get $p) (i32.const 4)) (local.get $len))
+         (i32.store (i32.add (local.get $p) (i32.const 12))
+           (call $fd_write (i32.const 3) (local.get $p) (i32.const 1)
+                           (i32.add (local.get $p) (i32.const 8))))
+         (i32.store (i32.add (local.get $p) (i32.const 16))
+           (call $fd_write (i32.const 1) (local.get $p) (i32.const 2000)
+                           (i32.add (local.get $p) (i32.const 8))))
+         (drop (call $fd_write (i32.const 2) (local.get $p) (i32.const 1)
+                               (i32.add (local.get $p) (i32.const 20))))
+         (call $pack (i32.add (local.get $p) (i32.const 12)) (i32.const 12))",
+    );
+    let outcome = run(&sandbox_for(&wat), b"to stderr", &Limits::default()).await;
+    let bytes = outcome.result.expect("runs");
+    let words: Vec<u32> = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, [8, 28, 9], "EBADF, EINVAL, bytes written");
+
+    // A buffer outside guest memory stops the guest, naming the function.
+    let wat = guest_importing(
+        import,
+        "(i32.store (i32.const 0) (i32.const 0xfffffff0))
+         (i32.store (i32.const 4) (i32.const 100))
+         (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))
+         (call $pack (i32.const 0) (i32.const 0))",
+    );
+    let outcome = run(&sandbox_for(&wat), b"", &Limits::default()).await;
+    expect_error(
+        &outcome,
+        ErrorKind::Sandbox,
+        &["fd_write", "0xfffffff0+100"],
+    );
+}
+
+#[tokio::test]
 async fn wasi_misuse_is_a_sandbox_error_with_its_cause() {
     let wat = guest_importing(
         r#"(import "wasi_snapshot_preview1" "environ_sizes_get"

@@ -13,6 +13,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
+use fexpr::sandbox::{Allocation, Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, ToolManager};
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -224,6 +225,21 @@ fn main() -> ExitCode {
     code
 }
 
+/// `manager` evaluating in a sandbox that maps each instance on demand: this process runs a few
+/// evaluations and exits, so reserving the instance pool would only delay the first result.
+/// If the sandbox cannot be built, the manager keeps the shared one, whose error every output
+/// then reports.
+fn one_shot_sandbox(manager: ToolManager) -> ToolManager {
+    let config = SandboxConfig {
+        allocation: Allocation::OnDemand,
+        ..SandboxConfig::default()
+    };
+    match Sandbox::new(config) {
+        Ok(sandbox) => manager.sandbox(sandbox),
+        Err(_) => manager,
+    }
+}
+
 fn pretty(json: &serde_json::Value) -> String {
     serde_json::to_string_pretty(json).unwrap_or_default()
 }
@@ -234,6 +250,11 @@ fn exec(
     sandbox: bool,
     exprs: Vec<String>,
 ) -> ExitCode {
+    let manager = if sandbox {
+        one_shot_sandbox(manager)
+    } else {
+        manager
+    };
     let mut stdout = std::io::stdout().lock();
     for expr in exprs {
         let outputs = if expr == "-" {

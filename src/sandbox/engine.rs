@@ -22,32 +22,32 @@ const LINEAR_MEMORY_KEEP_RESIDENT_UNSCANNED: usize = 64 << 10;
 const TABLE_KEEP_RESIDENT: usize = 4 << 10;
 const STACK_KEEP_RESIDENT: usize = 64 << 10;
 
-/// Builds the engine: async calls on fibers, a pooling allocator sized by `config`, fuel,
-/// epoch interruption and a bounded wasm stack.
-pub(crate) fn build_engine(config: &SandboxConfig) -> Result<Engine, Error> {
-    let slots = config.max_instances.max(1);
-    let mut pool = PoolingAllocationConfig::new();
-    pool.total_core_instances(slots)
-        .total_memories(slots)
-        .total_tables(slots)
-        .total_stacks(slots)
-        // A core module only: no component instances, no GC heaps.
-        .total_component_instances(0)
-        .total_gc_heaps(0)
-        .max_memories_per_module(1)
-        .max_tables_per_module(1)
-        .max_memory_size(config.max_memory_bytes)
-        .table_keep_resident(TABLE_KEEP_RESIDENT)
-        .async_stack_keep_resident(STACK_KEEP_RESIDENT);
-    if pagemap_scan_available() {
-        pool.pagemap_scan(wasmtime::Enabled::Auto)
-            .linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT_SCANNED);
-    } else {
-        pool.linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT_UNSCANNED);
-    }
+/// How a [`Sandbox`](super::Sandbox) gets the memory, table and fiber stack of each
+/// evaluation's fresh instance. Either way every evaluation gets a fresh instance with the same
+/// limits ([`Limits::memory_bytes`](crate::Limits) is enforced per store), and at most
+/// [`SandboxConfig::max_instances`] run at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Allocation {
+    /// A pool of [`SandboxConfig::max_instances`] slots, reserved when the sandbox is built and
+    /// reset between evaluations: the fastest fresh instance (the pool setup costs ~0.4 ms once,
+    /// see BENCHMARKS.md). For a process that runs many evaluations. The default.
+    #[default]
+    Pooled,
+    /// Each instance mapped when its evaluation starts and unmapped when it ends: the sandbox is
+    /// ready sooner, each evaluation costs a little more. For a process that runs one or a few
+    /// evaluations and exits, such as `fexpr exec --sandbox`.
+    OnDemand,
+}
 
+/// Builds the engine: async calls on fibers, instances allocated as `config.allocation` says,
+/// fuel, epoch interruption and a bounded wasm stack.
+pub(crate) fn build_engine(config: &SandboxConfig) -> Result<Engine, Error> {
+    let allocation = match config.allocation {
+        Allocation::Pooled => InstanceAllocationStrategy::Pooling(pooling(config)),
+        Allocation::OnDemand => InstanceAllocationStrategy::OnDemand,
+    };
     let mut wasm = Config::new();
-    wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+    wasm.allocation_strategy(allocation)
         .consume_fuel(true)
         .epoch_interruption(true)
         .max_wasm_stack(config.max_wasm_stack_bytes)
@@ -62,6 +62,30 @@ pub(crate) fn build_engine(config: &SandboxConfig) -> Result<Engine, Error> {
             format!("cannot configure the wasmtime engine: {e}"),
         )
     })
+}
+
+/// The pooling allocator: `max_instances` slots of one memory, one table and one fiber stack.
+fn pooling(config: &SandboxConfig) -> PoolingAllocationConfig {
+    let slots = config.max_instances.max(1);
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_core_instances(slots)
+        .total_memories(slots)
+        .total_tables(slots)
+        .total_stacks(slots)
+        // A core module only: no component instances (wasmtime is built without GC).
+        .total_component_instances(0)
+        .max_memories_per_module(1)
+        .max_tables_per_module(1)
+        .max_memory_size(config.max_memory_bytes)
+        .table_keep_resident(TABLE_KEEP_RESIDENT)
+        .async_stack_keep_resident(STACK_KEEP_RESIDENT);
+    if pagemap_scan_available() {
+        pool.pagemap_scan(wasmtime::Enabled::Auto)
+            .linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT_SCANNED);
+    } else {
+        pool.linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT_UNSCANNED);
+    }
+    pool
 }
 
 /// A thread that advances the engine's epoch every `tick`, so that a running guest reaches its

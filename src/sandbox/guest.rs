@@ -5,7 +5,6 @@ use super::HostCalls;
 use crate::{Error, ErrorKind};
 use std::sync::Arc;
 use wasmtime::{Caller, Extern, Linker, Memory, ResourceLimiter};
-use wasmtime_wasi::p1::WasiP1Ctx;
 
 /// The module the guest imports the host calls from.
 pub const HOST_MODULE: &str = "fexpr";
@@ -13,8 +12,8 @@ pub const HOST_MODULE: &str = "fexpr";
 /// Every import a guest module may have; a module importing anything else is refused when the
 /// [`Sandbox`](super::Sandbox) is built. The WASI functions are those Rust's standard library
 /// pulls into the guest (panic message to stderr, environment lookup, exit, the seed of hash
-/// maps); they see no files, no environment, no arguments, a fixed clock and deterministic
-/// randomness.
+/// maps), implemented here without capabilities: no environment, output written nowhere, exit
+/// as an error, and deterministic randomness.
 pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
     (HOST_MODULE, "host_call"),
     (HOST_MODULE, "host_take"),
@@ -28,8 +27,6 @@ pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
 /// Everything one evaluation's store holds.
 pub(crate) struct GuestState {
     pub(crate) limiter: MemoryLimiter,
-    /// Built on the first WASI call only: most evaluations make none.
-    wasi: Option<WasiP1Ctx>,
     host: Arc<dyn HostCalls>,
     /// Host calls started (answered or cancelled by the deadline).
     pub(crate) host_calls: u32,
@@ -53,7 +50,6 @@ impl GuestState {
                 peak: 0,
                 refused: None,
             },
-            wasi: None,
             host,
             host_calls: 0,
             max_host_calls,
@@ -68,25 +64,6 @@ impl GuestState {
         let trap = wasmtime::Error::msg(error.message.clone());
         self.failure.get_or_insert(error);
         trap
-    }
-
-    fn wasi(&mut self) -> &mut WasiP1Ctx {
-        self.wasi.get_or_insert_with(|| {
-            wasmtime_wasi::WasiCtxBuilder::new()
-                // No preopens, env, args, network; stdin closed, stdout/stderr discarded
-                // (the builder's defaults). Time and randomness are fixed so that an
-                // evaluation is a function of its request and its host replies.
-                .wall_clock(FixedClock)
-                .monotonic_clock(FixedClock)
-                .secure_random(SplitMix64(0x5eed_f0e4_0000_0001))
-                .insecure_random(SplitMix64(0x5eed_f0e4_0000_0002))
-                .insecure_random_seed(0)
-                .max_random_size(64 << 10)
-                .allow_tcp(false)
-                .allow_udp(false)
-                .allow_ip_name_lookup(false)
-                .build_p1()
-        })
     }
 }
 
@@ -158,27 +135,6 @@ impl std::fmt::Display for MemoryLimitHit {
 
 impl std::error::Error for MemoryLimitHit {}
 
-/// A wall and monotonic clock stopped at zero (the Unix epoch).
-struct FixedClock;
-
-impl wasmtime_wasi::HostWallClock for FixedClock {
-    fn resolution(&self) -> std::time::Duration {
-        std::time::Duration::from_nanos(1)
-    }
-    fn now(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
-    }
-}
-
-impl wasmtime_wasi::HostMonotonicClock for FixedClock {
-    fn resolution(&self) -> u64 {
-        1
-    }
-    fn now(&self) -> u64 {
-        0
-    }
-}
-
 /// SplitMix64: a fixed-seed generator, so the guest's "random" bytes are the same every run.
 struct SplitMix64(u64);
 
@@ -192,34 +148,14 @@ impl SplitMix64 {
     }
 }
 
-impl rand_core::TryRng for SplitMix64 {
-    type Error = std::convert::Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok((self.try_next_u64()? >> 32) as u32)
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(self.next_word())
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        for chunk in dst.chunks_mut(8) {
-            let word = self.try_next_u64()?.to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-        Ok(())
-    }
-}
-
-/// A linker with the `fexpr` host functions and WASI preview 1.
+/// A linker with the `fexpr` host functions and the WASI functions of [`ALLOWED_IMPORTS`].
 pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<GuestState>> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p1::add_to_linker_async(&mut linker, GuestState::wasi)?;
-    // Every evaluation seeds its hash maps once: answer that without building a WASI context.
-    linker.allow_shadowing(true);
+    linker.func_wrap(WASI_MODULE, "environ_get", environ_get)?;
+    linker.func_wrap(WASI_MODULE, "environ_sizes_get", environ_sizes_get)?;
+    linker.func_wrap(WASI_MODULE, "fd_write", fd_write)?;
+    linker.func_wrap(WASI_MODULE, "proc_exit", proc_exit)?;
     linker.func_wrap(WASI_MODULE, "random_get", random_get)?;
-    linker.allow_shadowing(false);
     linker.func_wrap_async(
         HOST_MODULE,
         "host_call",
@@ -233,15 +169,122 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<Guest
 
 const WASI_MODULE: &str = "wasi_snapshot_preview1";
 
+/// WASI error numbers (`errno`) the functions below answer with.
+const ERRNO_SUCCESS: i32 = 0;
+const ERRNO_BADF: i32 = 8;
+const ERRNO_FAULT: i32 = 21;
+const ERRNO_INVAL: i32 = 28;
+
 /// The most bytes one `random_get` may ask for.
 const MAX_RANDOM_BYTES: usize = 64 << 10;
+
+/// The most buffers one `fd_write` may pass (POSIX's `IOV_MAX`).
+const MAX_IOVECS: u32 = 1024;
+
+/// The guest called `proc_exit(status)`: the trap that ends the evaluation.
+#[derive(Debug)]
+pub(crate) struct GuestExit(pub(crate) i32);
+
+impl std::fmt::Display for GuestExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the guest exited with status {}", self.0)
+    }
+}
+
+impl std::error::Error for GuestExit {}
+
+/// The range of `len` bytes at `ptr` when it lies inside guest memory and `ptr` is a multiple
+/// of `align`; otherwise the guest is stopped with an error naming `function` (as a WASI host
+/// does for a bad pointer).
+fn checked_range(
+    caller: &mut Caller<'_, GuestState>,
+    memory: Memory,
+    function: &str,
+    (ptr, len, align): (i32, i32, u32),
+) -> wasmtime::Result<std::ops::Range<usize>> {
+    let size = memory.data_size(&*caller);
+    match guest_range(ptr, len, size) {
+        Some(range) if (ptr as u32).is_multiple_of(align) => Ok(range),
+        _ => {
+            let error = sandbox_error(format!(
+                "{function}: {} is not {align}-byte aligned inside guest memory ({size} bytes)",
+                show_range(ptr, len)
+            ));
+            Err(caller.data_mut().fail(error))
+        }
+    }
+}
+
+/// Writes the `u32` `value` (little-endian) at the aligned `ptr`.
+fn store_u32(
+    caller: &mut Caller<'_, GuestState>,
+    function: &str,
+    ptr: i32,
+    value: u32,
+) -> wasmtime::Result<()> {
+    let memory = guest_memory(caller)?;
+    let range = checked_range(caller, memory, function, (ptr, 4, 4))?;
+    memory.data_mut(&mut *caller)[range].copy_from_slice(&value.to_le_bytes());
+    Ok(())
+}
+
+/// WASI `environ_sizes_get(count, bytes) -> errno`: no environment variables, of zero bytes.
+fn environ_sizes_get(
+    mut caller: Caller<'_, GuestState>,
+    count: i32,
+    bytes: i32,
+) -> wasmtime::Result<i32> {
+    store_u32(&mut caller, "environ_sizes_get", count, 0)?;
+    store_u32(&mut caller, "environ_sizes_get", bytes, 0)?;
+    Ok(ERRNO_SUCCESS)
+}
+
+/// WASI `environ_get(environ, buf) -> errno`: there is nothing to write.
+fn environ_get(_caller: Caller<'_, GuestState>, _environ: i32, _buf: i32) -> i32 {
+    ERRNO_SUCCESS
+}
+
+/// WASI `fd_write(fd, iovs, iovs_len, nwritten) -> errno`: standard output and error take every
+/// byte and keep none; any other descriptor is bad (there are no files).
+fn fd_write(
+    mut caller: Caller<'_, GuestState>,
+    fd: i32,
+    iovs: i32,
+    iovs_len: i32,
+    nwritten: i32,
+) -> wasmtime::Result<i32> {
+    if fd != 1 && fd != 2 {
+        return Ok(ERRNO_BADF);
+    }
+    if iovs_len as u32 > MAX_IOVECS {
+        return Ok(ERRNO_INVAL);
+    }
+    let memory = guest_memory(&mut caller)?;
+    let list = checked_range(&mut caller, memory, "fd_write", (iovs, iovs_len * 8, 4))?;
+    let mut total: u64 = 0;
+    for i in list.step_by(8) {
+        let data = memory.data(&caller);
+        let word =
+            |at: usize| i32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+        let (buf, len) = (word(i), word(i + 4));
+        checked_range(&mut caller, memory, "fd_write", (buf, len, 1))?;
+        total += u64::from(len as u32);
+    }
+    let Ok(total) = u32::try_from(total) else {
+        return Ok(ERRNO_INVAL);
+    };
+    store_u32(&mut caller, "fd_write", nwritten, total)?;
+    Ok(ERRNO_SUCCESS)
+}
+
+/// WASI `proc_exit(status)`: ends the evaluation with an error.
+fn proc_exit(_caller: Caller<'_, GuestState>, status: i32) -> wasmtime::Result<()> {
+    Err(wasmtime::Error::new(GuestExit(status)))
+}
 
 /// WASI `random_get(buf, len) -> errno`: fills the buffer from a fixed-seed generator, so an
 /// evaluation stays a function of its request (hash-map order included).
 fn random_get(mut caller: Caller<'_, GuestState>, ptr: i32, len: i32) -> wasmtime::Result<i32> {
-    const ERRNO_SUCCESS: i32 = 0;
-    const ERRNO_FAULT: i32 = 21;
-    const ERRNO_INVAL: i32 = 28;
     if len as u32 as usize > MAX_RANDOM_BYTES {
         return Ok(ERRNO_INVAL);
     }
@@ -381,13 +424,10 @@ mod tests {
 
     #[test]
     fn splitmix_is_deterministic() {
-        use rand_core::TryRng;
-        let mut a = SplitMix64(1);
-        let mut b = SplitMix64(1);
-        let (mut x, mut y) = ([0u8; 13], [0u8; 13]);
-        a.try_fill_bytes(&mut x).unwrap();
-        b.try_fill_bytes(&mut y).unwrap();
+        let (mut a, mut b) = (SplitMix64(1), SplitMix64(1));
+        let x: Vec<u64> = (0..4).map(|_| a.next_word()).collect();
+        let y: Vec<u64> = (0..4).map(|_| b.next_word()).collect();
         assert_eq!(x, y);
-        assert_ne!(x, [0; 13]);
+        assert!(x.windows(2).all(|w| w[0] != w[1]), "{x:?}");
     }
 }

@@ -1,8 +1,9 @@
 //! The wasmtime sandbox: evaluations run inside a fresh instance of the fexpr guest module,
 //! bounded in fuel, wall-clock time, memory, stack, host calls and output size.
 //!
-//! The host keeps one [`Sandbox`]: a wasmtime engine with a pooling allocator, the guest
-//! module compiled once (and cached on disk), and an `InstancePre` with the imports linked.
+//! The host keeps one [`Sandbox`]: a wasmtime engine (with a pooling allocator, or instances
+//! mapped on demand: [`Allocation`]), the guest module compiled once (and cached on disk), and
+//! an `InstancePre` with the imports linked.
 //! [`Sandbox::run`] gives every evaluation a fresh instance in its own store, which is dropped
 //! afterwards whatever happened; a trapped instance is never reused. Every way the guest can
 //! stop early becomes a structured [`Error`]: a budget ([`ErrorKind::Limit`], naming the
@@ -22,7 +23,8 @@
 //!   and returns its length;
 //! - `host_take(ptr: i32)`: the host copies the pending reply to `ptr..ptr+reply_len`.
 //!
-//! and at most the WASI functions in [`ALLOWED_IMPORTS`]. The bytes are opaque here.
+//! and at most the WASI functions in [`ALLOWED_IMPORTS`], which the host implements without
+//! capabilities. The bytes are opaque here.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), fexpr::Error> {
@@ -50,6 +52,7 @@ mod host;
 pub(crate) use host::ManagerSandbox;
 
 pub use cache::{ModuleCache, ModuleSource, MODULE_CACHE_ENV};
+pub use engine::Allocation;
 pub use guest::{ALLOWED_IMPORTS, HOST_MODULE};
 
 pub use crate::call::Receipt;
@@ -99,11 +102,14 @@ pub trait HostCalls: Send + Sync {
 /// in [`Limits`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxConfig {
-    /// Evaluations that may hold an instance at once: the size of the pooling allocator
-    /// (instances, memories, tables, fiber stacks). Further calls to [`Sandbox::run`] wait
-    /// for a slot, within their deadline. Each slot reserves (virtual, not resident) address
-    /// space of about 4 GiB plus guard pages. Default 32: two cores run at most two
-    /// evaluations at a time, the rest are waiting on host calls.
+    /// How each evaluation's instance is allocated: from a pool reserved up front (the
+    /// default) or mapped on demand. Default [`Allocation::Pooled`].
+    pub allocation: Allocation,
+    /// Evaluations that may hold an instance at once; further calls to [`Sandbox::run`] wait
+    /// for a slot, within their deadline. With [`Allocation::Pooled`] this is also the size of
+    /// the pool (instances, memories, tables, fiber stacks), each slot reserving (virtual, not
+    /// resident) address space of about 4 GiB plus guard pages. Default 32: two cores run at
+    /// most two evaluations at a time, the rest are waiting on host calls.
     pub max_instances: u32,
     /// Ceiling on any evaluation's linear memory, in bytes: a [`Limits::memory_bytes`] above
     /// it is cut to it. Default 256 MiB.
@@ -122,6 +128,7 @@ pub struct SandboxConfig {
 impl Default for SandboxConfig {
     fn default() -> SandboxConfig {
         SandboxConfig {
+            allocation: Allocation::Pooled,
             max_instances: 32,
             max_memory_bytes: 256 << 20,
             max_wasm_stack_bytes: Limits::default().wasm_stack_bytes,
@@ -487,8 +494,8 @@ fn explain(stop: Stop, store: &mut Store<GuestState>, inner: &Inner, limits: &Li
              shadow stack overflowed)",
         ),
         Some(trap) => sandbox_error(format!("the guest trapped: {trap}")),
-        None => match trap.downcast_ref::<wasmtime_wasi::I32Exit>() {
-            Some(exit) => sandbox_error(format!("the guest exited with status {}", exit.0)),
+        None => match trap.downcast_ref::<guest::GuestExit>() {
+            Some(exit) => sandbox_error(exit.to_string()),
             None => sandbox_error(format!("the guest failed: {}", clip(&describe(&trap), 300))),
         },
     }
