@@ -43,7 +43,7 @@ pub enum Entry {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Context {
-    entries: IndexMap<String, Entry>,
+    entries: IndexMap<String, Entry, foldhash::fast::RandomState>,
 }
 
 /// Where the evaluator looks names up: a [`Context`], or the sandbox guest's view of one

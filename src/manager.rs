@@ -32,7 +32,7 @@ use crate::value::Value;
 /// ```
 #[derive(Clone, Default)]
 pub struct ToolManager {
-    tools: IndexMap<String, Arc<dyn Tool>>,
+    tools: IndexMap<String, Arc<dyn Tool>, foldhash::fast::RandomState>,
     context: Context,
     limits: Limits,
     /// Values tools receive by type ([`CallContext::dependency`]).

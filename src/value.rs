@@ -239,6 +239,12 @@ impl Value {
     /// An approximate count of bytes this value occupies, for budgets.
     pub fn approx_size(&self) -> usize {
         const NODE: usize = NODE_BYTES;
+        // Scalars (most tool results) need no stack.
+        match self {
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => return NODE,
+            Value::Str(s) => return NODE.saturating_add(s.len()),
+            _ => {}
+        }
         let mut total = 0usize;
         let mut stack = vec![self];
         while let Some(v) = stack.pop() {

@@ -119,12 +119,77 @@ struct Level {
     pinned: bool,
 }
 
+/// The open levels, the first [`Levels::INLINE`] without allocating (ordinary calls nest
+/// less), the rest in a vector.
+struct Levels {
+    inline: [Level; Levels::INLINE],
+    len: usize,
+    spill: Vec<Level>,
+}
+
+impl Levels {
+    const INLINE: usize = 16;
+
+    fn new() -> Levels {
+        Levels {
+            inline: [Level::default(); Levels::INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len + self.spill.len()
+    }
+
+    fn push(&mut self, level: Level) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) if self.spill.is_empty() => {
+                *slot = level;
+                self.len += 1;
+            }
+            _ => self.spill.push(level),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Level> {
+        if let Some(level) = self.spill.pop() {
+            return Some(level);
+        }
+        self.len = self.len.checked_sub(1)?;
+        self.inline.get(self.len).copied()
+    }
+
+    fn last(&self) -> Option<&Level> {
+        match self.spill.last() {
+            Some(level) => Some(level),
+            None => self.inline.get(..self.len).and_then(<[Level]>::last),
+        }
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Level> {
+        match self.spill.last_mut() {
+            Some(level) => Some(level),
+            None => self
+                .inline
+                .get_mut(..self.len)
+                .and_then(<[Level]>::last_mut),
+        }
+    }
+
+    fn first_mut(&mut self) -> Option<&mut Level> {
+        self.inline
+            .get_mut(..self.len)
+            .and_then(<[Level]>::first_mut)
+    }
+}
+
 struct Scanner<'a> {
     bytes: &'a [u8],
     pos: usize,
     max_depth: usize,
-    /// `levels[0]` is the top level and is never popped.
-    levels: Vec<Level>,
+    /// The first level is the top level and is never popped.
+    levels: Levels,
     /// The current estimate: top-level ops plus, per open bracket, one plus its ops.
     depth: usize,
     /// Whether the previous token ends an operand, so that a following bracket is a trailer.
@@ -133,8 +198,7 @@ struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     fn new(source: &'a str, start: usize, max_depth: usize) -> Scanner<'a> {
-        // Room for the nesting of ordinary calls without growing (the depth bounds the rest).
-        let mut levels = Vec::with_capacity(8);
+        let mut levels = Levels::new();
         levels.push(Level::default());
         Scanner {
             bytes: source.as_bytes(),
@@ -479,6 +543,27 @@ fn skip_number(bytes: &[u8], start: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn levels_keep_their_order_past_the_inline_ones() {
+        let mut levels = super::Levels::new();
+        let closers: Vec<u8> = (0..40u8).collect();
+        for &closer in &closers {
+            levels.push(super::Level {
+                closer,
+                ..Default::default()
+            });
+            assert_eq!(levels.last().map(|l| l.closer), Some(closer));
+        }
+        assert_eq!(levels.len(), 40);
+        assert_eq!(levels.first_mut().map(|l| l.closer), Some(0));
+        for &closer in closers.iter().rev() {
+            assert_eq!(levels.last_mut().map(|l| l.closer), Some(closer));
+            assert_eq!(levels.pop().map(|l| l.closer), Some(closer));
+        }
+        assert_eq!(levels.len(), 0);
+        assert!(levels.pop().is_none() && levels.last().is_none());
+    }
+
     use super::*;
 
     fn limits(max_depth: usize) -> Limits {
