@@ -20,9 +20,11 @@ if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requi
     cp "$here/requirements.txt" "$venv/requirements.installed"
 fi
 
-echo "== fexpr timer (release) ==" >&2
+echo "== fexpr timer and CLI (release) ==" >&2
 cargo build --release --locked --quiet --example compare_fexpr --features sandbox
+cargo build --release --locked --quiet --bin fexpr
 fexpr_bin="${CARGO_TARGET_DIR:-$root/target}/release/examples/compare_fexpr"
+fexpr_cli="${CARGO_TARGET_DIR:-$root/target}/release/fexpr"
 
 echo "== monty in-process timer (release) ==" >&2
 cargo build --release --locked --quiet --manifest-path "$here/monty_inproc/Cargo.toml"
@@ -30,5 +32,5 @@ monty_bin="${CARGO_TARGET_DIR:-$here/monty_inproc/target}/release/monty-inproc"
 
 # A backtrace setting makes wasmtime slower; the figures are for the default environment.
 env -u RUST_BACKTRACE "$venv/bin/python" "$here/compare.py" \
-    --fexpr "$fexpr_bin" --monty-inproc "$monty_bin" \
+    --fexpr "$fexpr_bin" --fexpr-cli "$fexpr_cli" --monty-inproc "$monty_bin" \
     --out "$root/BENCHMARKS.md" --command "bench/compare/run.sh${*:+ $*}" "$@"
