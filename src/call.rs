@@ -151,6 +151,13 @@ impl From<&str> for FunctionExpression {
     }
 }
 
+/// The action text, so that `&FunctionExpression`, `&str` and `String` all name an expression.
+impl AsRef<str> for FunctionExpression {
+    fn as_ref(&self) -> &str {
+        &self.action
+    }
+}
+
 impl From<String> for FunctionExpression {
     fn from(action: String) -> FunctionExpression {
         FunctionExpression {

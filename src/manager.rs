@@ -278,8 +278,9 @@ impl ToolManager {
         out
     }
 
-    /// Parse and run one call expression.
-    pub async fn execute_func_expr(&self, expr: impl Into<FunctionExpression>) -> FunctionOutput {
+    /// Parse and run one call expression: its text (`&str`, `String`) or a
+    /// [`FunctionExpression`] (its `action`).
+    pub async fn execute_func_expr(&self, expr: impl AsRef<str>) -> FunctionOutput {
         self.execute_func_expr_in(Session::default(), expr).await
     }
 
@@ -287,11 +288,11 @@ impl ToolManager {
     pub async fn execute_func_expr_in(
         &self,
         session: Session,
-        expr: impl Into<FunctionExpression>,
+        expr: impl AsRef<str>,
     ) -> FunctionOutput {
-        let expr = expr.into();
-        let outputs = self.execute_in(session, &expr.action).await;
-        single_output(&expr.action, outputs)
+        let text = expr.as_ref();
+        let outputs = self.execute_in(session, text).await;
+        single_output(text, outputs)
     }
 
     /// Run several call expressions concurrently; outputs in the same order.

@@ -458,6 +458,24 @@ impl RecordType {
     ) -> Result<Vec<Option<Value>>, Error> {
         let keywords = kwargs.iter().map(|(k, _, s)| (k.as_str(), *s));
         self.check_keywords(args.len(), keywords, call)?;
+        // Every field given once, positionally and then by keyword in declaration order
+        // (`add(a=2, b=3)`): the values are already in field order.
+        let in_order = args.len() + kwargs.len() == self.fields.len()
+            && kwargs
+                .iter()
+                .zip(self.fields.iter().skip(args.len()))
+                .all(|((k, _, _), f)| *k == f.name);
+        if in_order {
+            let given = args
+                .into_iter()
+                .chain(kwargs.into_iter().map(|(_, value, span)| (value, span)));
+            return self
+                .fields
+                .iter()
+                .zip(given)
+                .map(|(field, (value, span))| self.coerce_argument(field, value, span).map(Some))
+                .collect();
+        }
         let mut slots: Vec<Option<(Value, Span)>> = vec![None; self.fields.len()];
         for (slot, arg) in slots.iter_mut().zip(args) {
             *slot = Some(arg);

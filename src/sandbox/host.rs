@@ -192,13 +192,10 @@ impl ToolManager {
     /// ));
     /// assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
     /// ```
-    pub async fn execute_func_expr_via_sandbox(
-        &self,
-        expr: impl Into<FunctionExpression>,
-    ) -> FunctionOutput {
-        let expr = expr.into();
-        let outputs = self.execute_via_sandbox(&expr.action).await;
-        single_output(&expr.action, outputs)
+    pub async fn execute_func_expr_via_sandbox(&self, expr: impl AsRef<str>) -> FunctionOutput {
+        let text = expr.as_ref();
+        let outputs = self.execute_via_sandbox(text).await;
+        single_output(text, outputs)
     }
 
     /// [`execute_func_exprs`](ToolManager::execute_func_exprs) inside the sandbox: each
@@ -209,7 +206,7 @@ impl ToolManager {
     ) -> Vec<FunctionOutput> {
         let runs = exprs
             .iter()
-            .map(|expr| self.execute_func_expr_via_sandbox(expr.clone()));
+            .map(|expr| self.execute_func_expr_via_sandbox(expr));
         futures_util::future::join_all(runs).await
     }
 }
