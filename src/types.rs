@@ -973,6 +973,49 @@ mod tests {
     }
 
     #[test]
+    fn binding_in_field_order_and_out_of_it_agree() {
+        let sig = RecordType::from_schema(
+            "f",
+            &json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "integer"},
+                    "c": {"type": "integer", "default": 7}}, "required": ["a", "b"]}),
+        );
+        let kw = |names: &[&str], values: &[i64]| -> Vec<(String, Value, Span)> {
+            names
+                .iter()
+                .zip(values)
+                .map(|(n, v)| (n.to_string(), Value::Int(*v), s()))
+                .collect()
+        };
+        let expected = Ok(vec![
+            Some(Value::Float(1.0)),
+            Some(Value::Int(2)),
+            Some(Value::Int(3)),
+        ]);
+        // In field order (the direct path), reordered, and mixed with positionals.
+        assert_eq!(
+            sig.bind(vec![], kw(&["a", "b", "c"], &[1, 2, 3]), s()),
+            expected
+        );
+        assert_eq!(
+            sig.bind(vec![], kw(&["c", "b", "a"], &[3, 2, 1]), s()),
+            expected
+        );
+        let positional = vec![(Value::Int(1), s())];
+        assert_eq!(
+            sig.bind(positional, kw(&["b", "c"], &[2, 3]), s()),
+            expected
+        );
+        // A default fills the field not given; coercion errors are the same either way.
+        let defaulted = sig.bind(vec![], kw(&["a", "b"], &[1, 2]), s()).unwrap();
+        assert_eq!(defaulted[2], Some(Value::Int(7)));
+        let bad = |kwargs| sig.bind(vec![], kwargs, s()).unwrap_err().kind;
+        let text = |n: &str| (n.to_string(), Value::Str("x".into()), s());
+        let one = |n: &str| (n.to_string(), Value::Int(1), s());
+        assert_eq!(bad(vec![one("a"), text("b"), one("c")]), ErrorKind::Type);
+        assert_eq!(bad(vec![one("c"), text("b"), one("a")]), ErrorKind::Type);
+    }
+
+    #[test]
     fn binding_errors_are_precise() {
         let sig = RecordType::from_schema(
             "add",
