@@ -65,6 +65,9 @@ pub enum Value {
 /// bounds the same product in `np.zeros` and `np.ones`.
 const MAX_DECODE_EMPTY_EXTENT: usize = 100_000;
 
+/// A deserialized array has at most this many dimensions (`np.zeros` takes as many).
+const MAX_DECODE_NDIM: usize = 32;
+
 /// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
 /// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
 pub const MAX_DECODE_DEPTH: usize = 256;
@@ -835,6 +838,14 @@ impl<'de> Deserialize<'de> for NdArray {
         // An empty array can have any other dimensions; walking it (printing, JSON) visits
         // their product. Bound that product as if the zero dimensions were 1.
         let check = |shape: &[usize], len: usize| {
+            // As many dimensions as `np.zeros` accepts (and numpy 1.x): walking an array costs
+            // its rows times its dimensions.
+            if shape.len() > MAX_DECODE_NDIM {
+                return Err(D::Error::custom(format!(
+                    "bad array: {} dimensions (at most {MAX_DECODE_NDIM})",
+                    shape.len()
+                )));
+            }
             let extent = shape
                 .iter()
                 .fold(1usize, |n, d| n.saturating_mul((*d).max(1)));
@@ -968,6 +979,16 @@ mod tests {
             NdArray::from_nested(&too_many, 2).unwrap_err().kind,
             ErrorKind::Limit
         );
+    }
+
+    #[test]
+    fn decoded_arrays_have_at_most_32_dimensions() {
+        let array = |ndim: usize| {
+            let a = ArrayD::<i64>::zeros(IxDyn(&vec![1; ndim]));
+            postcard::to_allocvec(&Value::Array(NdArray::Int(a))).unwrap()
+        };
+        assert!(postcard::from_bytes::<Value>(&array(32)).is_ok());
+        assert!(postcard::from_bytes::<Value>(&array(33)).is_err());
     }
 
     #[test]
