@@ -6,18 +6,18 @@
 //! - `execute/{native,sandbox}/{add,add_points,numpy_sum}`: the seed's three calls through
 //!   `ToolManager::execute_func_expr` and `execute_func_expr_via_sandbox` (a fresh instance of
 //!   the real guest per call: parse, evaluate, one host call, the tool on the host).
-//!   `execute/sandbox_on_demand/*`: the same with [`Allocation::OnDemand`] (each instance
+//!   `execute/sandbox_on_demand/*`: the same with `SandboxConfig::on_demand()` (each instance
 //!   mapped and unmapped around its call instead of taken from the pool).
 //! - `cold_start/process`: a new process (this executable, re-run with `FEXPR_COLD_START` set)
 //!   from spawn to its first sandboxed result, the compiled guest loaded from the disk cache,
 //!   with the default (pooled) sandbox; `cold_start/process_on_demand` with
-//!   [`Allocation::OnDemand`], as `fexpr exec --sandbox` builds it.
+//!   `SandboxConfig::on_demand()`, as `fexpr exec --sandbox` builds it.
 //!
 //! Run with `cargo bench --bench sandbox`. The medians are in
 //! `target/criterion/*/new/estimates.json`.
 
 use criterion::{criterion_group, Criterion};
-use fexpr::sandbox::{Allocation, HostCalls, ModuleCache, Sandbox, SandboxConfig};
+use fexpr::sandbox::{HostCalls, ModuleCache, Sandbox, SandboxConfig};
 use fexpr::Limits;
 use std::future::Future;
 use std::pin::Pin;
@@ -140,11 +140,7 @@ fn native_and_sandboxed(c: &mut Criterion) {
 
 /// The default sandbox configuration with instances mapped on demand.
 fn on_demand_sandbox() -> Sandbox {
-    let config = SandboxConfig {
-        allocation: Allocation::OnDemand,
-        ..SandboxConfig::default()
-    };
-    Sandbox::new(config).expect("sandbox")
+    Sandbox::new(SandboxConfig::on_demand()).expect("sandbox")
 }
 
 /// What the child process does: build the sandbox (the guest from the disk cache; the default

@@ -207,12 +207,8 @@ fn once(how: &str) -> Result<String, String> {
     let (mode, manager) = match how {
         #[cfg(feature = "sandbox")]
         "sandbox" => {
-            use fexpr::sandbox::{Allocation, Sandbox, SandboxConfig};
-            let config = SandboxConfig {
-                allocation: Allocation::OnDemand,
-                ..SandboxConfig::default()
-            };
-            let sandbox = Sandbox::new(config).map_err(|e| e.to_string())?;
+            use fexpr::sandbox::{Sandbox, SandboxConfig};
+            let sandbox = Sandbox::new(SandboxConfig::on_demand()).map_err(|e| e.to_string())?;
             (Mode::Sandbox, manager.sandbox(sandbox))
         }
         #[cfg(feature = "sandbox")]

@@ -5,7 +5,7 @@
 //! and `cold_start/process` with the default pool); this example prints its own split to
 //! stderr: `cargo run --release --example sandbox_cold_start`.
 
-use fexpr::sandbox::{Allocation, Sandbox, SandboxConfig};
+use fexpr::sandbox::{Sandbox, SandboxConfig};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -13,10 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()?;
-    let sandbox = Sandbox::new(SandboxConfig {
-        allocation: Allocation::OnDemand,
-        ..SandboxConfig::default()
-    })?;
+    let sandbox = Sandbox::new(SandboxConfig::on_demand())?;
     let built = started.elapsed();
     let manager = fexpr::demo::manager().sandbox(sandbox.clone());
     let out = runtime.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));

@@ -13,7 +13,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
-use fexpr::sandbox::{Allocation, Sandbox, SandboxConfig};
+use fexpr::sandbox::{Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, ToolManager};
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -230,11 +230,7 @@ fn main() -> ExitCode {
 /// If the sandbox cannot be built, the manager keeps the shared one, whose error every output
 /// then reports.
 fn one_shot_sandbox(manager: ToolManager) -> ToolManager {
-    let config = SandboxConfig {
-        allocation: Allocation::OnDemand,
-        ..SandboxConfig::default()
-    };
-    match Sandbox::new(config) {
+    match Sandbox::new(SandboxConfig::on_demand()) {
         Ok(sandbox) => manager.sandbox(sandbox),
         Err(_) => manager,
     }

@@ -165,7 +165,16 @@ fn kernel_at_least(release: &str, (major, minor): (u32, u32)) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::kernel_at_least;
+    use super::{build_engine, kernel_at_least};
+    use crate::sandbox::SandboxConfig;
+
+    #[test]
+    fn allocation_picks_the_engines_instance_allocator() {
+        let pooled = build_engine(&SandboxConfig::default()).expect("pooled engine");
+        assert!(pooled.pooling_allocator_metrics().is_some());
+        let on_demand = build_engine(&SandboxConfig::on_demand()).expect("on-demand engine");
+        assert!(on_demand.pooling_allocator_metrics().is_none());
+    }
 
     #[test]
     fn kernel_versions() {

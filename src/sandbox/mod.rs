@@ -138,6 +138,26 @@ impl Default for SandboxConfig {
     }
 }
 
+impl SandboxConfig {
+    /// The default configuration with each instance mapped on demand
+    /// ([`Allocation::OnDemand`]): the sandbox is ready sooner and each evaluation costs a little
+    /// more, the right trade for a process that runs a few evaluations and exits.
+    ///
+    /// ```
+    /// use fexpr::sandbox::{Allocation, SandboxConfig};
+    ///
+    /// let config = SandboxConfig::on_demand();
+    /// assert_eq!(config.allocation, Allocation::OnDemand);
+    /// assert_eq!(config.max_instances, SandboxConfig::default().max_instances);
+    /// ```
+    pub fn on_demand() -> SandboxConfig {
+        SandboxConfig {
+            allocation: Allocation::OnDemand,
+            ..SandboxConfig::default()
+        }
+    }
+}
+
 /// The result of [`Sandbox::run`]: the response bytes or the error, and the cost either way.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxOutcome {
