@@ -21,8 +21,10 @@ if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requi
 fi
 
 echo "== fexpr timer and CLI (release) ==" >&2
-cargo build --release --locked --quiet --example compare_fexpr --features sandbox
-cargo build --release --locked --quiet --bin fexpr
+# One build for both: built on its own, the CLI would not share the timer's dependencies
+# (the dev-dependencies' features, e.g. criterion's regex, change them) and recompile wasmtime,
+# the parser and fexpr — three more minutes here. Its code is the same either way.
+cargo build --release --locked --quiet --example compare_fexpr --bin fexpr --features sandbox
 fexpr_bin="${CARGO_TARGET_DIR:-$root/target}/release/examples/compare_fexpr"
 fexpr_cli="${CARGO_TARGET_DIR:-$root/target}/release/fexpr"
 
