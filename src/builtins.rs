@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Span};
 use crate::limits::Limits;
-use crate::value::{NdArray, Value};
+use crate::value::{NdArray, Value, MAX_NDIM};
 
 /// A built-in function, a closed set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -363,7 +363,7 @@ fn reduce(which: Builtin, v: Value, limits: &Limits) -> Result<Value, Error> {
 fn shape_of(v: &Value, limits: &Limits) -> Result<Vec<usize>, Error> {
     let dims: Vec<i64> = match v {
         Value::Int(n) => vec![*n],
-        Value::List(items) | Value::Tuple(items) if items.len() <= 32 => items
+        Value::List(items) | Value::Tuple(items) if items.len() <= MAX_NDIM => items
             .iter()
             .map(|d| match d {
                 Value::Int(n) => Ok(*n),

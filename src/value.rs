@@ -65,8 +65,9 @@ pub enum Value {
 /// bounds the same product in `np.zeros` and `np.ones`.
 const MAX_DECODE_EMPTY_EXTENT: usize = 100_000;
 
-/// A deserialized array has at most this many dimensions (`np.zeros` takes as many).
-const MAX_DECODE_NDIM: usize = 32;
+/// An array has at most this many dimensions (numpy 1.x's limit): `np.array`, `np.zeros` and
+/// decoding all refuse more, since walking an array costs its rows times its dimensions.
+pub(crate) const MAX_NDIM: usize = 32;
 
 /// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
 /// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
@@ -665,10 +666,10 @@ impl NdArray {
                 Some(first) => probe = first,
                 None => break,
             }
-            if shape.len() > 32 {
+            if shape.len() > MAX_NDIM {
                 return Err(Error::new(
                     ErrorKind::Value,
-                    "array has more than 32 dimensions",
+                    format!("array has more than {MAX_NDIM} dimensions"),
                 ));
             }
         }
@@ -838,11 +839,9 @@ impl<'de> Deserialize<'de> for NdArray {
         // An empty array can have any other dimensions; walking it (printing, JSON) visits
         // their product. Bound that product as if the zero dimensions were 1.
         let check = |shape: &[usize], len: usize| {
-            // As many dimensions as `np.zeros` accepts (and numpy 1.x): walking an array costs
-            // its rows times its dimensions.
-            if shape.len() > MAX_DECODE_NDIM {
+            if shape.len() > MAX_NDIM {
                 return Err(D::Error::custom(format!(
-                    "bad array: {} dimensions (at most {MAX_DECODE_NDIM})",
+                    "bad array: {} dimensions (at most {MAX_NDIM})",
                     shape.len()
                 )));
             }

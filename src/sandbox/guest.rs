@@ -194,36 +194,33 @@ impl std::fmt::Display for GuestExit {
 impl std::error::Error for GuestExit {}
 
 /// The range of `len` bytes at `ptr` when it lies inside guest memory and `ptr` is a multiple
-/// of `align`; otherwise the guest is stopped with an error naming `function` (as a WASI host
-/// does for a bad pointer).
+/// of `align`; otherwise the guest is stopped with an error that names the buffer (`what`:
+/// the function and its argument) and what is wrong with it.
 fn checked_range(
     caller: &mut Caller<'_, GuestState>,
     memory: Memory,
-    function: &str,
+    what: &str,
     (ptr, len, align): (i32, i32, u32),
 ) -> wasmtime::Result<std::ops::Range<usize>> {
     let size = memory.data_size(&*caller);
-    match guest_range(ptr, len, size) {
-        Some(range) if (ptr as u32).is_multiple_of(align) => Ok(range),
-        _ => {
-            let error = sandbox_error(format!(
-                "{function}: {} is not {align}-byte aligned inside guest memory ({size} bytes)",
-                show_range(ptr, len)
-            ));
-            Err(caller.data_mut().fail(error))
-        }
-    }
+    let problem = match guest_range(ptr, len, size) {
+        Some(range) if (ptr as u32).is_multiple_of(align) => return Ok(range),
+        Some(_) => format!("is not {align}-byte aligned"),
+        None => format!("is out of bounds of guest memory ({size} bytes)"),
+    };
+    let error = sandbox_error(format!("{what} {} {problem}", show_range(ptr, len)));
+    Err(caller.data_mut().fail(error))
 }
 
-/// Writes the `u32` `value` (little-endian) at the aligned `ptr`.
+/// Writes the `u32` `value` (little-endian) at the aligned `ptr` (`what`: see [`checked_range`]).
 fn store_u32(
     caller: &mut Caller<'_, GuestState>,
-    function: &str,
+    what: &str,
     ptr: i32,
     value: u32,
 ) -> wasmtime::Result<()> {
     let memory = guest_memory(caller)?;
-    let range = checked_range(caller, memory, function, (ptr, 4, 4))?;
+    let range = checked_range(caller, memory, what, (ptr, 4, 4))?;
     memory.data_mut(&mut *caller)[range].copy_from_slice(&value.to_le_bytes());
     Ok(())
 }
@@ -234,8 +231,8 @@ fn environ_sizes_get(
     count: i32,
     bytes: i32,
 ) -> wasmtime::Result<i32> {
-    store_u32(&mut caller, "environ_sizes_get", count, 0)?;
-    store_u32(&mut caller, "environ_sizes_get", bytes, 0)?;
+    store_u32(&mut caller, "environ_sizes_get: count", count, 0)?;
+    store_u32(&mut caller, "environ_sizes_get: size", bytes, 0)?;
     Ok(ERRNO_SUCCESS)
 }
 
@@ -260,20 +257,25 @@ fn fd_write(
         return Ok(ERRNO_INVAL);
     }
     let memory = guest_memory(&mut caller)?;
-    let list = checked_range(&mut caller, memory, "fd_write", (iovs, iovs_len * 8, 4))?;
+    let list = checked_range(
+        &mut caller,
+        memory,
+        "fd_write: iovecs",
+        (iovs, iovs_len * 8, 4),
+    )?;
     let mut total: u64 = 0;
     for i in list.step_by(8) {
         let data = memory.data(&caller);
         let word =
             |at: usize| i32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
         let (buf, len) = (word(i), word(i + 4));
-        checked_range(&mut caller, memory, "fd_write", (buf, len, 1))?;
+        checked_range(&mut caller, memory, "fd_write: buffer", (buf, len, 1))?;
         total += u64::from(len as u32);
     }
     let Ok(total) = u32::try_from(total) else {
         return Ok(ERRNO_INVAL);
     };
-    store_u32(&mut caller, "fd_write", nwritten, total)?;
+    store_u32(&mut caller, "fd_write: nwritten", nwritten, total)?;
     Ok(ERRNO_SUCCESS)
 }
 
@@ -314,17 +316,8 @@ async fn host_call(
     }
     state.host_calls += 1;
     let memory = guest_memory(caller)?;
-    let request = match guest_range(ptr, len, memory.data_size(&*caller)) {
-        Some(range) => memory.data(&*caller)[range].to_vec(),
-        None => {
-            let error = sandbox_error(format!(
-                "host_call: request {} out of bounds of guest memory ({} bytes)",
-                show_range(ptr, len),
-                memory.data_size(&*caller)
-            ));
-            return Err(caller.data_mut().fail(error));
-        }
-    };
+    let range = checked_range(caller, memory, "host_call: request", (ptr, len, 1))?;
+    let request = memory.data(&*caller)[range].to_vec();
     let host = caller.data().host.clone();
     let reply = host.call(request).await;
     let Ok(reply_len) = i32::try_from(reply.len()) else {
@@ -346,20 +339,14 @@ fn host_take(mut caller: Caller<'_, GuestState>, ptr: i32) -> wasmtime::Result<(
     };
     let memory = guest_memory(&mut caller)?;
     let len = reply.len() as i32; // fits: checked by host_call
-    match guest_range(ptr, len, memory.data_size(&caller)) {
-        Some(range) => {
-            memory.data_mut(&mut caller)[range].copy_from_slice(&reply);
-            Ok(())
-        }
-        None => {
-            let error = sandbox_error(format!(
-                "host_take: reply destination {} out of bounds of guest memory ({} bytes)",
-                show_range(ptr, len),
-                memory.data_size(&caller)
-            ));
-            Err(caller.data_mut().fail(error))
-        }
-    }
+    let range = checked_range(
+        &mut caller,
+        memory,
+        "host_take: reply destination",
+        (ptr, len, 1),
+    )?;
+    memory.data_mut(&mut caller)[range].copy_from_slice(&reply);
+    Ok(())
 }
 
 fn guest_memory(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Memory> {

@@ -31,6 +31,7 @@
 
 use crate::error::{Error, ErrorKind, Span};
 use crate::limits::Limits;
+use smallvec::SmallVec;
 
 /// Keywords that can add a level to the tree. After `lambda` (whose parameters are separated by
 /// commas) and `yield` (whose value is a comma-separated list) commas no longer reset a level.
@@ -119,70 +120,8 @@ struct Level {
     pinned: bool,
 }
 
-/// The open levels, the first [`Levels::INLINE`] without allocating (ordinary calls nest
-/// less), the rest in a vector.
-struct Levels {
-    inline: [Level; Levels::INLINE],
-    len: usize,
-    spill: Vec<Level>,
-}
-
-impl Levels {
-    const INLINE: usize = 16;
-
-    fn new() -> Levels {
-        Levels {
-            inline: [Level::default(); Levels::INLINE],
-            len: 0,
-            spill: Vec::new(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.len + self.spill.len()
-    }
-
-    fn push(&mut self, level: Level) {
-        match self.inline.get_mut(self.len) {
-            Some(slot) if self.spill.is_empty() => {
-                *slot = level;
-                self.len += 1;
-            }
-            _ => self.spill.push(level),
-        }
-    }
-
-    fn pop(&mut self) -> Option<Level> {
-        if let Some(level) = self.spill.pop() {
-            return Some(level);
-        }
-        self.len = self.len.checked_sub(1)?;
-        self.inline.get(self.len).copied()
-    }
-
-    fn last(&self) -> Option<&Level> {
-        match self.spill.last() {
-            Some(level) => Some(level),
-            None => self.inline.get(..self.len).and_then(<[Level]>::last),
-        }
-    }
-
-    fn last_mut(&mut self) -> Option<&mut Level> {
-        match self.spill.last_mut() {
-            Some(level) => Some(level),
-            None => self
-                .inline
-                .get_mut(..self.len)
-                .and_then(<[Level]>::last_mut),
-        }
-    }
-
-    fn first_mut(&mut self) -> Option<&mut Level> {
-        self.inline
-            .get_mut(..self.len)
-            .and_then(<[Level]>::first_mut)
-    }
-}
+/// The open levels, the first 16 without allocating (ordinary calls nest less).
+type Levels = SmallVec<[Level; 16]>;
 
 struct Scanner<'a> {
     bytes: &'a [u8],
