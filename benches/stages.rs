@@ -136,8 +136,13 @@ fn stages(c: &mut Criterion) {
     for (name, text) in CALLS {
         group.bench_function(format!("request/{name}"), |b| {
             b.iter(|| {
-                let bytes =
-                    fexpr::wire::encode_request(black_box(text), &limits, &context).expect("ok");
+                let bytes = fexpr::wire::encode_request(
+                    black_box(text),
+                    fexpr::wire::SourceForm::Expression,
+                    &limits,
+                    &context,
+                )
+                .expect("ok");
                 let request: fexpr::wire::GuestRequest =
                     fexpr::wire::decode(&bytes).expect("decodes");
                 black_box(request.source.len())

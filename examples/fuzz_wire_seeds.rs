@@ -1,5 +1,5 @@
 //! Write real sandbox wire messages as seeds for the `wire_decode` fuzz target (`fuzz/`): for a few
-//! expressions, the request the host sends, the guest's batches of tool requests, the host's
+//! expressions and JSON inputs, the request the host sends, the guest's batches of tool requests, the host's
 //! replies and the guest's response.
 //! Usage: `cargo run --example fuzz_wire_seeds -- fuzz/seeds/wire_decode` (`fuzz/make-seeds.py` runs it).
 
@@ -19,6 +19,13 @@ const EXPRESSIONS: &[&str] = &[
     "open('x')",
 ];
 
+/// JSON inputs in fexpr's forms (`SourceForm::Json`).
+const JSON: &[&str] = &[
+    r#"{"name": "add", "kwargs": {"a": 2, "b": 3}}"#,
+    r#"[{"name": "add_points", "kwargs": {"p1": {"x": 1, "y": 2}, "p2": {"x": 3, "y": 4}}}, {"action": "multiply(a=2, b=x)"}]"#,
+    r#"{"name": "add", "kwargs": {"a": 1, "a": 2}}"#,
+];
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args()
         .nth(1)
@@ -28,8 +35,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manager = fexpr::demo::manager();
     let context = wire::encode_context(manager.get_context())?;
     let mut seeds: Vec<Vec<u8>> = Vec::new();
-    for text in EXPRESSIONS {
-        let request = wire::encode_request(text, &Limits::default(), &context)?;
+    let inputs = EXPRESSIONS
+        .iter()
+        .map(|t| (*t, wire::SourceForm::Expression))
+        .chain(JSON.iter().map(|t| (*t, wire::SourceForm::Json)));
+    for (text, form) in inputs {
+        let request = wire::encode_request(text, form, &Limits::default(), &context)?;
         seeds.push(request.clone());
         let mut host_messages = Vec::new();
         let response = wire::guest_evaluate(&request, &mut |bytes| {

@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo run --release --example walkthrough`
 
-use fexpr::{Function, FunctionExpression, FunctionOutput};
+use fexpr::{FunctionExpression, FunctionOutput};
 use serde_json::json;
 
 #[tokio::main]
@@ -35,9 +35,10 @@ async fn main() {
         json!({"name": "add", "kwargs": {"a": 5, "b": "y"}}),
     ];
     for f in &functions {
-        match Function::from_json(f) {
-            Ok(func) => show(&manager.execute_func(func).await),
-            Err(e) => println!("  unreadable Function: {e}"),
+        // `execute_json` reads the JSON within the manager's limits (`execute_json_text` also
+        // refuses duplicate keys, which a parsed `serde_json::Value` no longer shows).
+        for out in manager.execute_json(f).await {
+            show(&out);
         }
     }
     println!(

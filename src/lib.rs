@@ -28,6 +28,7 @@ pub mod context;
 pub mod error;
 pub mod eval;
 pub mod front;
+pub mod json_input;
 pub mod limits;
 pub mod repair;
 #[cfg(feature = "sandbox")]

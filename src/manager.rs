@@ -10,6 +10,7 @@ use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::context::{Context, Entry};
 use crate::error::{clip, closest, Error, ErrorKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
+use crate::json_input;
 use crate::limits::Limits;
 use crate::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
 use crate::session::{self, CallContext, Dependencies, EventKind, Session};
@@ -249,7 +250,9 @@ impl ToolManager {
         })
     }
 
-    /// Run a [`Function`] (name + evaluated arguments, e.g. from a model's JSON).
+    /// Run a [`Function`] the program built (name + evaluated arguments). For JSON a model
+    /// wrote, use [`execute_json_text`](ToolManager::execute_json_text): it reads the text
+    /// within the limits first.
     pub async fn execute_func(&self, func: Function) -> FunctionOutput {
         let input = func.to_json().to_string();
         let span = Span::default();
@@ -331,42 +334,52 @@ impl ToolManager {
         self.execute_source(text, &scope).await
     }
 
-    /// Run the JSON forms: a `Function` (`{"name", "kwargs"}`), a `FunctionExpression`
-    /// (`{"action"}`), or a list of either.
-    pub async fn execute_json(&self, json: &Json) -> Vec<FunctionOutput> {
-        self.execute_json_with(json, |expr| self.execute_func_expr(expr))
-            .await
+    /// Run JSON text in fexpr's forms: a `Function` (`{"name", "args", "kwargs"}`), a
+    /// `FunctionExpression` (`{"action"}`), or a list of either (run concurrently). One output
+    /// per item, in order.
+    ///
+    /// The text is read by [`json_input`](crate::json_input) within the manager's [`Limits`]
+    /// (size before anything else, nesting, strings, element count, total size, and the calls
+    /// of the whole input: a list of more than `max_calls` calls runs none), a duplicate key or
+    /// a number out of range is an error, and the calls are evaluated like an expression's,
+    /// with spans into `text`. Nothing runs for an input that breaks a limit.
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let out = rt.block_on(manager.execute_json_text(r#"[{"name": "add", "kwargs": {"a": 2, "b": 3}}, {"action": "multiply(a=2, b=x)"}]"#));
+    /// assert_eq!(out[0].output, Some(fexpr::Value::Int(5)));
+    /// assert_eq!(out[1].output, Some(fexpr::Value::Int(4)));
+    /// let dup = rt.block_on(manager.execute_json_text(r#"{"name": "add", "kwargs": {"a": 1, "a": 1000, "b": 2}}"#));
+    /// let error = dup[0].error.as_ref().unwrap();
+    /// assert_eq!(error.message, "JSON: duplicate key `a` in an object (first at 27..30)");
+    /// assert_eq!(error.span, Some(fexpr::Span::new(35, 38)));
+    /// ```
+    pub async fn execute_json_text(&self, text: &str) -> Vec<FunctionOutput> {
+        let scope = Scope::new(Session::default());
+        let dispatch = NativeDispatch {
+            manager: self,
+            scope: &scope,
+        };
+        match json_input::run(text, &self.context, &self.limits, &dispatch).await {
+            Ok(outcomes) => outcomes
+                .into_iter()
+                .map(|outcome| scope.unit_output(text, outcome))
+                .collect(),
+            Err(e) => vec![FunctionOutput::failed(clip(text, 60), text, e)],
+        }
     }
 
-    /// The JSON forms, with `FunctionExpression`s run by `run_expr`.
-    pub(crate) async fn execute_json_with<F, Fut>(
-        &self,
-        json: &Json,
-        run_expr: F,
-    ) -> Vec<FunctionOutput>
-    where
-        F: Fn(FunctionExpression) -> Fut,
-        Fut: std::future::Future<Output = FunctionOutput>,
-    {
-        let items: Vec<&Json> = match json {
-            Json::Array(items) => items.iter().collect(),
-            one => vec![one],
-        };
-        let run_expr = &run_expr;
-        let futures = items.into_iter().map(|item| async move {
-            if item.get("action").is_some() {
-                match FunctionExpression::from_json(item) {
-                    Ok(fe) => run_expr(fe).await,
-                    Err(e) => FunctionOutput::failed("", item.to_string(), e),
-                }
-            } else {
-                match Function::from_json(item) {
-                    Ok(f) => self.execute_func(f).await,
-                    Err(e) => FunctionOutput::failed("", item.to_string(), e),
-                }
-            }
-        });
-        futures_util::future::join_all(futures).await
+    /// [`execute_json_text`](ToolManager::execute_json_text) for JSON already parsed. Duplicate
+    /// keys are no longer visible in a `serde_json::Value` (the last one won), so prefer the
+    /// text when there is one. The document is written out as compact JSON (refused past
+    /// `max_depth` or `max_source_bytes` before it is written) and read like a text: the same
+    /// limits apply, and spans index that compact text (`json.to_string()`).
+    pub async fn execute_json(&self, json: &Json) -> Vec<FunctionOutput> {
+        match json_input::to_text(json, &self.limits) {
+            Ok(text) => self.execute_json_text(&text).await,
+            Err(e) => vec![FunctionOutput::failed("", "", e)],
+        }
     }
 
     async fn execute_source(&self, text: &str, scope: &Scope) -> Vec<FunctionOutput> {

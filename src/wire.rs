@@ -1,6 +1,6 @@
 //! The sandbox wire: what the host and the wasm guest exchange, encoded with postcard.
 //!
-//! - Request (host → guest): [`GuestRequest`] `{ source, limits, context }`. The context is
+//! - Request (host → guest): [`GuestRequest`] `{ source, form, limits, context }`. The context is
 //!   encoded once per manager ([`encode_context`]) and appended, since postcard encodes a
 //!   struct as its fields in order ([`encode_request`]). Each context entry is encoded on its
 //!   own, so that the guest decodes only the entries the expression names.
@@ -25,11 +25,23 @@ use crate::value::Value;
 pub struct GuestRequest<'a> {
     /// The model's text.
     pub source: &'a str,
+    /// How to read it.
+    pub form: SourceForm,
     /// The evaluation limits.
     pub limits: Limits,
     /// The allow-list, one entry at a time.
     #[serde(borrow)]
     pub context: WireContext<'a>,
+}
+
+/// How the guest reads a request's source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SourceForm {
+    /// A call expression, or a list of calls: [`syntax::parse`].
+    Expression,
+    /// fexpr's JSON forms (`Function`, `FunctionExpression`, a list of them):
+    /// [`json_input::run`](crate::json_input::run).
+    Json,
 }
 
 /// The context on the wire: the entries in the context's order, each encoded on its own and
@@ -138,8 +150,13 @@ pub fn encode_context(context: &Context) -> Result<Vec<u8>, Error> {
 }
 
 /// Encode a request from its parts, reusing an encoded context.
-pub fn encode_request(source: &str, limits: &Limits, context: &[u8]) -> Result<Vec<u8>, Error> {
-    let mut bytes = postcard::to_allocvec(&(source, limits))
+pub fn encode_request(
+    source: &str,
+    form: SourceForm,
+    limits: &Limits,
+    context: &[u8],
+) -> Result<Vec<u8>, Error> {
+    let mut bytes = postcard::to_allocvec(&(source, form, limits))
         .map_err(|e| wire_error("encode the request", e))?;
     bytes.extend_from_slice(context);
     Ok(bytes)
@@ -162,13 +179,21 @@ fn wire_error(what: &str, e: postcard::Error) -> Error {
     )
 }
 
-/// Parse, split into units, evaluate: the whole pipeline the guest runs.
+/// Parse (or read the JSON forms), split into units, evaluate: the whole pipeline the guest
+/// runs.
 pub async fn evaluate<D: Dispatch>(
     source: &str,
+    form: SourceForm,
     context: &dyn Resolve,
     limits: &Limits,
     dispatch: &D,
 ) -> GuestResponse {
+    if form == SourceForm::Json {
+        return match crate::json_input::run(source, context, limits, dispatch).await {
+            Ok(outcomes) => GuestResponse::Units(outcomes),
+            Err(e) => GuestResponse::Failed(e),
+        };
+    }
     match syntax::parse(source, limits) {
         Ok(expr) => {
             GuestResponse::Units(eval::run(&eval::units(&expr), context, limits, dispatch).await)
@@ -186,7 +211,14 @@ pub fn guest_evaluate(request: &[u8], host: &mut dyn FnMut(&[u8]) -> Vec<u8>) ->
                 host: RefCell::new(host),
             };
             let context = LazyContext::new(&req.context);
-            now(evaluate(req.source, &context, &req.limits, &dispatch)).unwrap_or_else(|| {
+            now(evaluate(
+                req.source,
+                req.form,
+                &context,
+                &req.limits,
+                &dispatch,
+            ))
+            .unwrap_or_else(|| {
                 GuestResponse::Failed(Error::new(
                     ErrorKind::Sandbox,
                     "evaluation did not complete",
@@ -253,9 +285,16 @@ mod tests {
         let manager = crate::demo::manager();
         let context = manager.get_context();
         let bytes = encode_context(context).expect("encodes");
-        let request = encode_request("add(a=2, b=3)", &Limits::default(), &bytes).expect("encodes");
+        let request = encode_request(
+            "add(a=2, b=3)",
+            SourceForm::Expression,
+            &Limits::default(),
+            &bytes,
+        )
+        .expect("encodes");
         let decoded: GuestRequest = decode(&request).expect("decodes");
         assert_eq!(decoded.source, "add(a=2, b=3)");
+        assert_eq!(decoded.form, SourceForm::Expression);
         assert_eq!(decoded.limits, Limits::default());
         let view = LazyContext::new(&decoded.context);
         assert_eq!(view.names(), context.names());
@@ -310,7 +349,13 @@ mod tests {
     #[test]
     fn truncated_requests_are_errors() {
         let bytes = encode_context(crate::demo::manager().get_context()).expect("encodes");
-        let request = encode_request("add(a=2, b=3)", &Limits::default(), &bytes).expect("encodes");
+        let request = encode_request(
+            "add(a=2, b=3)",
+            SourceForm::Expression,
+            &Limits::default(),
+            &bytes,
+        )
+        .expect("encodes");
         for len in 0..request.len() {
             let prefix = request.get(..len).unwrap_or_default();
             assert!(decode::<GuestRequest>(prefix).is_err(), "{len}");

@@ -108,6 +108,41 @@ fn json_forms_on_stdin() {
 }
 
 #[test]
+fn json_on_stdin_is_read_as_json_and_sandboxed_in_the_guest() {
+    // A JSON input that does not decode gets a JSON error, not a Python one.
+    let (lines, code) = exec(
+        &["--tools", "demo", "-"],
+        br#"{"name": "divide", "kwargs": {"a": 1e400, "b": 1}}"#,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        lines[0]["error"],
+        json!({"kind": "Value", "message": "JSON: number 1e400 is out of range for a float",
+               "span": {"start": 35, "end": 40}, "hint": "a float is at most about 1.8e308 in magnitude"})
+    );
+    let (lines, _) = exec(
+        &["--tools", "demo", "-"],
+        b"  {\"name\": \"add\", \"kwargs\": {\"a\": 1,}}",
+    );
+    assert_eq!(
+        lines[0]["error"]["message"],
+        "JSON: expected a key in double quotes after `,`, found `}`"
+    );
+    // Spans index the input as given, leading blanks included.
+    assert_eq!(lines[0]["error"]["span"], json!({"start": 36, "end": 37}));
+    // With --sandbox, every JSON form is evaluated in the guest: each row has a receipt.
+    let (lines, _) = exec(
+        &["--tools", "demo", "--sandbox", "-"],
+        br#"[{"name": "add", "kwargs": {"a": 1, "b": 2}}, {"action": "multiply(a=2, b=x)"}]"#,
+    );
+    assert_eq!(lines[0]["output"], json!(3));
+    assert_eq!(lines[1]["output"], json!(4));
+    // One evaluation, one wave of two tool calls: one host call, the same receipt on each row.
+    assert_eq!(lines[0]["receipt"]["host_calls"], json!(1), "{lines:?}");
+    assert_eq!(lines[0]["receipt"], lines[1]["receipt"]);
+}
+
+#[test]
 fn unusable_command_lines_fail() {
     let status = Command::new(env!("CARGO_BIN_EXE_fexpr"))
         .arg("exec")

@@ -279,28 +279,16 @@ fn exec(
     ExitCode::SUCCESS
 }
 
-/// Model output: the JSON forms (`Function`, `FunctionExpression`, lists of them) or an
+/// Model output: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the text
+/// looks like JSON (`fexpr::json_input::looks_like_json`), read as given; otherwise an
 /// expression (one call or a list of calls).
-/// With `sandbox`, expressions are evaluated inside the wasmtime sandbox.
+/// With `sandbox`, either is evaluated inside the wasmtime sandbox.
 async fn run_text(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
-    if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
-        let is_call = |j: &serde_json::Value| j.get("name").is_some() || j.get("action").is_some();
-        let json_form = match &json {
-            serde_json::Value::Array(items) => !items.is_empty() && items.iter().all(is_call),
-            other => is_call(other),
-        };
-        if json_form {
-            return if sandbox {
-                manager.execute_json_via_sandbox(&json).await
-            } else {
-                manager.execute_json(&json).await
-            };
-        }
-    }
-    if sandbox {
-        manager.execute_via_sandbox(text.trim()).await
-    } else {
-        manager.execute(text.trim()).await
+    match (fexpr::json_input::looks_like_json(text), sandbox) {
+        (true, true) => manager.execute_json_text_via_sandbox(text).await,
+        (true, false) => manager.execute_json_text(text).await,
+        (false, true) => manager.execute_via_sandbox(text.trim()).await,
+        (false, false) => manager.execute(text.trim()).await,
     }
 }
 

@@ -10,7 +10,7 @@ use crate::limits::Limits;
 use crate::manager::{single_output, NativeDispatch, Scope, ToolManager};
 use crate::session::Session;
 use crate::value::Value;
-use crate::wire::{self, GuestResponse};
+use crate::wire::{self, GuestResponse, SourceForm};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -111,7 +111,8 @@ impl ToolManager {
         text: &str,
         limits: &Limits,
     ) -> Vec<FunctionOutput> {
-        self.run_sandboxed(Session::default(), text, limits).await
+        self.run_sandboxed(Session::default(), text, SourceForm::Expression, limits)
+            .await
     }
 
     /// [`execute_via_sandbox`](ToolManager::execute_via_sandbox) for `session` (see
@@ -122,13 +123,15 @@ impl ToolManager {
         session: Session,
         text: &str,
     ) -> Vec<FunctionOutput> {
-        self.run_sandboxed(session, text, self.get_limits()).await
+        self.run_sandboxed(session, text, SourceForm::Expression, self.get_limits())
+            .await
     }
 
     async fn run_sandboxed(
         &self,
         session: Session,
         text: &str,
+        form: SourceForm,
         limits: &Limits,
     ) -> Vec<FunctionOutput> {
         let failed = |error: Error| vec![FunctionOutput::failed(clip(text, 60), text, error)];
@@ -138,7 +141,7 @@ impl ToolManager {
         };
         let prepared = self.prepared();
         let request = match &prepared.context {
-            Ok(context) => wire::encode_request(text, limits, context),
+            Ok(context) => wire::encode_request(text, form, limits, context),
             Err(error) => Err(error.clone()),
         };
         let request = match request {
@@ -212,12 +215,37 @@ impl ToolManager {
 }
 
 impl ToolManager {
-    /// [`execute_json`](ToolManager::execute_json) with each `FunctionExpression` evaluated
-    /// inside the sandbox. A `Function` (name plus JSON arguments) has no expression to
-    /// evaluate: it is bound and run on the host, as natively.
+    /// [`execute_json_text`](ToolManager::execute_json_text) inside the sandbox: the JSON text
+    /// is read (within the same limits) and every call evaluated in one fresh guest instance,
+    /// exactly as an expression is; tools run on the host. The outputs are those of the native
+    /// path, each with the evaluation's [`Receipt`](crate::call::Receipt).
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let outputs = rt.block_on(manager.execute_json_text_via_sandbox(r#"[{"name": "add", "kwargs": {"a": 2, "b": 3}}, {"action": "multiply(a=2, b=x)"}]"#));
+    /// assert_eq!(outputs[0].output, Some(fexpr::Value::Int(5)));
+    /// assert_eq!(outputs[1].output, Some(fexpr::Value::Int(4)));
+    /// assert_eq!(outputs[1].receipt.as_ref().unwrap().host_calls, 1);
+    /// ```
+    pub async fn execute_json_text_via_sandbox(&self, text: &str) -> Vec<FunctionOutput> {
+        self.run_sandboxed(
+            Session::default(),
+            text,
+            SourceForm::Json,
+            self.get_limits(),
+        )
+        .await
+    }
+
+    /// [`execute_json`](ToolManager::execute_json) inside the sandbox: the document is written
+    /// out as compact JSON (refused past `max_depth` or `max_source_bytes`) and evaluated by
+    /// [`execute_json_text_via_sandbox`](ToolManager::execute_json_text_via_sandbox).
     pub async fn execute_json_via_sandbox(&self, json: &serde_json::Value) -> Vec<FunctionOutput> {
-        self.execute_json_with(json, |expr| self.execute_func_expr_via_sandbox(expr))
-            .await
+        match crate::json_input::to_text(json, self.get_limits()) {
+            Ok(text) => self.execute_json_text_via_sandbox(&text).await,
+            Err(e) => vec![FunctionOutput::failed("", "", e)],
+        }
     }
 }
 

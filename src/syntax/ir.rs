@@ -1,7 +1,8 @@
 //! The typed IR that the rest of fexpr works on: a small closed expression tree with spans.
 //!
 //! It is produced only by [`crate::syntax::parse`], which rejects everything outside the
-//! accepted subset, so every consumer can match exhaustively without a "not supported" arm.
+//! accepted subset, so every consumer can match exhaustively without a "not supported" arm, and
+//! by [`crate::json_input`], which builds literals, lists, dicts and calls from JSON.
 
 use crate::error::{Error, ErrorKind, Span};
 use num_bigint::BigInt;

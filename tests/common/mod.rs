@@ -25,6 +25,23 @@ pub fn execute(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
     native
 }
 
+/// `manager.execute_json_text(text)`, checked against
+/// `manager.execute_json_text_via_sandbox(text)`; every sandboxed output has a receipt.
+pub fn execute_json_text(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
+    let rt = runtime();
+    let native = rt.block_on(manager.execute_json_text(text));
+    #[cfg(feature = "sandbox")]
+    {
+        let sandboxed = rt.block_on(manager.execute_json_text_via_sandbox(text));
+        assert!(
+            sandboxed.iter().all(|o| o.receipt.is_some()),
+            "{sandboxed:?}"
+        );
+        assert_same(text, &native, &sandboxed);
+    }
+    native
+}
+
 /// `manager.execute_json(json)`, checked against `manager.execute_json_via_sandbox(json)`.
 pub fn execute_json(manager: &ToolManager, json: &serde_json::Value) -> Vec<FunctionOutput> {
     let rt = runtime();

@@ -1,0 +1,313 @@
+//! The JSON door (`ToolManager::execute_json_text`, `execute_json`, their sandboxed forms and the
+//! CLI's JSON input): the same limits as an expression, before anything runs; duplicate keys and
+//! numbers out of range are errors; errors say what is wrong with the JSON and where.
+//! Every case runs natively and sandboxed (`common::execute_json_text`), with the same outputs.
+
+mod common;
+
+use fexpr::{ErrorKind, FunctionTool, Span, ToolManager, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// `add` that counts its runs, with the demo context.
+fn counting() -> (ToolManager, Arc<AtomicUsize>) {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = runs.clone();
+    let manager = ToolManager::new()
+        .tool(FunctionTool::new(
+            "add",
+            ["a", "b"],
+            move |a: i64, b: i64| {
+                r.fetch_add(1, Ordering::SeqCst);
+                a + b
+            },
+        ))
+        .context(fexpr::demo::context());
+    (manager, runs)
+}
+
+/// The text an error's span covers.
+fn covered<'t>(text: &'t str, error: &fexpr::Error) -> &'t str {
+    error
+        .span
+        .and_then(|s| text.get(s.range()))
+        .unwrap_or("<no span>")
+}
+
+#[test]
+fn a_list_over_max_calls_runs_none_of_its_calls() {
+    let (manager, runs) = counting();
+    let call = r#"{"name": "add", "kwargs": {"a": 1, "b": 2}}"#;
+    let text = format!("[{}]", vec![call; 300].join(", "));
+    let outputs = common::execute_json_text(&manager, &text);
+    assert_eq!(outputs.len(), 1);
+    let error = outputs[0].error.as_ref().expect("an error");
+    assert_eq!(error.kind, ErrorKind::Limit);
+    assert_eq!(error.message, "max_calls limit exceeded: 300 > 256");
+    // At the first call past the limit.
+    let start = 1 + 256 * (call.len() + 2);
+    assert_eq!(
+        error.span,
+        Some(Span::new(start as u32, (start + call.len()) as u32))
+    );
+    // Calls hidden in actions count too: 129 actions of two calls each.
+    let action = r#"{"action": "add(a=add(a=1, b=2), b=1)"}"#;
+    let outputs =
+        common::execute_json_text(&manager, &format!("[{}]", vec![action; 129].join(",")));
+    assert!(outputs.iter().all(|o| o
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message.starts_with("max_calls"))));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // At the limit, everything runs.
+    let outputs = common::execute_json_text(&manager, &format!("[{}]", vec![call; 256].join(",")));
+    assert!(outputs.iter().all(|o| o.output == Some(Value::Int(3))));
+}
+
+#[test]
+fn duplicate_keys_are_errors_naming_the_key_at_any_depth() {
+    let (manager, runs) = counting();
+    for (text, key) in [
+        (
+            r#"{"name": "add", "name": "multiply", "kwargs": {"a": 1, "b": 2}}"#,
+            "name",
+        ),
+        (
+            r#"{"name": "add", "kwargs": {"a": 1, "a": 1000, "b": 2}}"#,
+            "a",
+        ),
+        (
+            r#"{"name": "add", "kwargs": {"a": 1, "b": 2}, "kwargs": {"a": 3, "b": 4}}"#,
+            "kwargs",
+        ),
+        (
+            r#"{"name": "add", "kwargs": {"a": {"x": [{"y": 1, "y": 2}]}, "b": 2}}"#,
+            "y",
+        ),
+        (
+            r#"{"action": "add(a=1, b=2)", "action": "add(a=3, b=4)"}"#,
+            "action",
+        ),
+    ] {
+        let outputs = common::execute_json_text(&manager, text);
+        let error = outputs[0].error.as_ref().expect("an error");
+        assert_eq!(error.kind, ErrorKind::Syntax, "{text}");
+        assert!(
+            error.message.starts_with(&format!(
+                "JSON: duplicate key `{key}` in an object (first at "
+            )),
+            "{text}: {error}"
+        );
+        // The span is the second occurrence.
+        assert_eq!(covered(text, error), format!("\"{key}\""), "{text}");
+        assert_eq!(
+            error.span.map(|s| s.start as usize),
+            text.rfind(&format!("\"{key}\""))
+        );
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn numbers_out_of_range_are_errors_never_null() {
+    let manager = fexpr::demo::manager();
+    for (text, number) in [
+        (
+            r#"{"name": "divide", "kwargs": {"a": 1e400, "b": 1}}"#,
+            "1e400",
+        ),
+        (
+            r#"{"name": "divide", "kwargs": {"a": 1, "b": -1e400}}"#,
+            "-1e400",
+        ),
+        (
+            r#"{"name": "numpy_sum", "kwargs": {"arr": [1e308, 1.5E+309]}}"#,
+            "1.5E+309",
+        ),
+    ] {
+        let outputs = common::execute_json_text(&manager, text);
+        let error = outputs[0].error.as_ref().expect("an error");
+        assert_eq!(error.kind, ErrorKind::Value);
+        assert_eq!(
+            error.message,
+            format!("JSON: number {number} is out of range for a float")
+        );
+        assert_eq!(covered(text, error), number);
+    }
+}
+
+#[test]
+fn malformed_json_gets_a_json_error_with_its_place() {
+    let manager = fexpr::demo::manager();
+    for (text, message, at) in [
+        (
+            r#"{"name": "add", "kwargs": {"a": 1, "b": 2}"#,
+            "JSON: the text ends where `,` or `}` should be",
+            "",
+        ),
+        (
+            r#"{"name": "add", "kwargs": {"a": 1, "b": 2,}}"#,
+            "JSON: expected a key in double quotes after `,`, found `}`",
+            "}",
+        ),
+        (
+            "{'name': 'add'}",
+            "JSON: expected a key in double quotes after `{`, found `'`",
+            "'",
+        ),
+        (
+            r#"{"name": "add", "kwargs": {"a": NaN}}"#,
+            "JSON: expected a JSON value, found `N`",
+            "N",
+        ),
+        (
+            r#"{"name": "add", "kwargs": {"a": 1, "b": 2}} add(a=1, b=2)"#,
+            "JSON: expected the end of the JSON text, found `a`",
+            "a",
+        ),
+    ] {
+        let outputs = common::execute_json_text(&manager, text);
+        let error = outputs[0].error.as_ref().expect("an error");
+        assert_eq!(
+            (error.kind, error.message.as_str()),
+            (ErrorKind::Syntax, message),
+            "{text}"
+        );
+        assert_eq!(covered(text, error), at, "{text}");
+        assert_ne!(error.span, Some(Span::default()), "{text}");
+    }
+}
+
+#[test]
+fn limits_hold_before_anything_is_kept() {
+    let manager = fexpr::demo::manager();
+    let limit = |text: &str| {
+        let outputs = common::execute_json_text(&manager, text);
+        let error = outputs[0].error.clone().expect("an error");
+        assert_eq!(error.kind, ErrorKind::Limit, "{error}");
+        error
+            .message
+            .split(' ')
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let big = format!(
+        r#"{{"name": "search", "kwargs": {{"query": "{}"}}}}"#,
+        "x".repeat(10 << 20)
+    );
+    assert_eq!(limit(&big), "max_source_bytes");
+    // Leading blanks count: the size is checked on the text as given.
+    let padded = format!(
+        "{}{}",
+        " ".repeat(1 << 20),
+        r#"{"name": "add", "kwargs": {"a": 1, "b": 2}}"#
+    );
+    assert_eq!(limit(&padded), "max_source_bytes");
+    let wide = format!(
+        r#"{{"name": "numpy_sum", "kwargs": {{"arr": [{}0]}}}}"#,
+        "0,".repeat(150_000)
+    );
+    assert_eq!(limit(&wide), "max_collection_len");
+    let deep = format!(
+        r#"{{"name": "search", "kwargs": {{"query": {}{}}}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert_eq!(limit(&deep), "max_depth");
+    let digits = format!(
+        r#"{{"name": "add", "kwargs": {{"a": {}, "b": 1}}}}"#,
+        "9".repeat(5000)
+    );
+    assert_eq!(limit(&digits), "max_int_digits");
+    let tight = fexpr::demo::manager().limits(fexpr::Limits {
+        max_str_bytes: 8,
+        ..fexpr::Limits::default()
+    });
+    let outputs = common::execute_json_text(
+        &tight,
+        r#"{"name": "search", "kwargs": {"query": "123456789"}}"#,
+    );
+    assert!(outputs[0]
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message.starts_with("max_str_bytes")));
+}
+
+#[test]
+fn json_runs_like_the_equivalent_expression() {
+    let manager = fexpr::demo::manager();
+    let text = r#"[{"name": "add_points", "kwargs": {"p1": {"x": 1, "y": 2}, "p2": {"x": 3, "y": 4}}},
+        {"action": "multiply(a=2, b=x)", "thought": "x is 2"},
+        {"name": "search", "args": ["q \"é\" \u00e9 😀"]},
+        {"name": "numpy_sum", "kwargs": {"arr": [[1, 2], [3, 4.5]]}},
+        {"name": "add", "kwargs": {"a": 9223372036854775808, "b": 1}}]"#;
+    let outputs = common::execute_json_text(&manager, text);
+    let expr = r#"[add_points(p1={'x': 1, 'y': 2}, p2={'x': 3, 'y': 4}), multiply(a=2, b=x),
+        search('q "é" é 😀'), numpy_sum(arr=[[1, 2], [3, 4.5]]), add(a=9223372036854775808, b=1)]"#;
+    let expected = common::execute(&manager, expr);
+    let strip = |outputs: &[fexpr::FunctionOutput]| {
+        outputs
+            .iter()
+            .map(|o| {
+                (
+                    o.name.clone(),
+                    o.output.clone(),
+                    o.error.as_ref().map(|e| e.kind),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&outputs), strip(&expected));
+    assert_eq!(
+        outputs[0].output.as_ref().map(Value::repr).as_deref(),
+        Some("Point(x=4, y=6)")
+    );
+    // Each row's input is its item, as given; spans index the text.
+    assert!(outputs[0].input.starts_with(r#"{"name": "add_points""#));
+    assert_eq!(outputs[1].input, "multiply(a=2, b=x)");
+    assert!(outputs[4].error.is_some(), "2**63 does not fit an i64");
+}
+
+#[test]
+fn keys_that_are_not_identifiers_work_in_the_guest_too() {
+    let manager = ToolManager::new().tool(FunctionTool::new(
+        "get_weather",
+        ["city-name"],
+        |city: String| format!("sunny in {city}"),
+    ));
+    let outputs = common::execute_json_text(
+        &manager,
+        r#"{"name": "get_weather", "kwargs": {"city-name": "Oslo"}}"#,
+    );
+    assert_eq!(outputs[0].output, Some(Value::Str("sunny in Oslo".into())));
+}
+
+#[test]
+fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
+    let (manager, runs) = counting();
+    let call = serde_json::json!({"name": "add", "kwargs": {"a": 1, "b": 2}});
+    let many = serde_json::Value::Array(vec![call.clone(); 300]);
+    let outputs = common::execute_json(&manager, &many);
+    assert!(outputs[0]
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message.starts_with("max_calls")));
+    let mut deep = serde_json::json!(1);
+    for _ in 0..1000 {
+        deep = serde_json::json!([deep]);
+    }
+    let outputs = common::execute_json(
+        &manager,
+        &serde_json::json!({"name": "add", "kwargs": {"a": deep, "b": 1}}),
+    );
+    assert!(outputs[0]
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message.starts_with("max_depth")));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let bad = serde_json::json!({"name": "add", "kwargs": {"a": "one", "b": 2}});
+    let outputs = common::execute_json(&manager, &bad);
+    let error = outputs[0].error.as_ref().expect("a type error");
+    assert_eq!(covered(&bad.to_string(), error), "\"one\"");
+}
