@@ -27,10 +27,19 @@
 //! only when the response has no prose; in prose, `see figure(3)` is not a call. A non-tool call
 //! that wraps tool calls (`print(get_weather(city="Paris"))`) is looked into, not taken whole.
 //!
+//! Every JSON form (and OpenAI's `arguments` JSON string) is read by [`crate::json_input`], within
+//! the same limits as an expression: JSON over a limit (deeper than `max_depth`, a collection
+//! over `max_collection_len`, ...) refuses the whole text, as a text over
+//! [`Limits::max_source_bytes`] is refused. A duplicate key anywhere in a JSON form, or a number
+//! out of a float's range, makes each call of that form an error naming the key or the number
+//! (the call's `source` is then the form's JSON text, which the error's span indexes); the
+//! Python-literal forms are checked the same way. More calls in the whole text than
+//! [`Limits::max_calls`] refuse it too: none of them runs.
+//!
 //! All work is bounded: the text is refused past [`Limits::max_source_bytes`], the scan does at
-//! most a fixed multiple of the text's length in steps, nothing recurses on input except JSON
-//! values, whose depth `serde_json` bounds (128) and whose call forms are looked into at most
-//! [`MAX_JSON_NESTING`] levels deep.
+//! most a fixed multiple of the text's length in steps, nothing recurses on input except the
+//! calls of JSON forms, looked into at most [`MAX_JSON_NESTING`] levels deep, and Python
+//! literals, whose depth the parser bounds.
 //!
 //! The module is pure (no I/O, no runtime): it runs on the host or inside the wasm guest.
 //!
@@ -48,12 +57,11 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
 
 use crate::error::{clip, Error, ErrorKind, Span};
+use crate::json_input;
 use crate::limits::Limits;
-use crate::syntax::{self, Expr, ExprKind, PYTHON_KEYWORDS};
-use crate::value::Value;
+use crate::syntax::{self, Expr, ExprKind, UnaryOp, PYTHON_KEYWORDS};
 
 /// Chat-template tokens recognised (and reported as [`IgnoreReason::ChatToken`]) wherever they
 /// appear outside a call. Any other `<|…|>` token is recognised too.
@@ -187,6 +195,7 @@ pub fn extract(text: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> E
         wrappers: Vec::new(),
         budget_from: None,
         reasoning: reasoning_spans(text),
+        refused: None,
     };
     scan.run();
     scan.finish()
@@ -208,6 +217,8 @@ struct Scanner<'a> {
     budget_from: Option<usize>,
     /// Reasoning blocks, in order.
     reasoning: Vec<Span>,
+    /// Why the whole text is refused (JSON in it over a limit).
+    refused: Option<Error>,
 }
 
 impl Scanner<'_> {
@@ -290,23 +301,34 @@ impl Scanner<'_> {
             }
             if c == b'{' || c == b'[' {
                 if let Some(end) = self.match_json(i) {
-                    if let Ok(json) = serde_json::from_str::<Json>(&self.text[i..end]) {
-                        if self.take_json(&json, span(i, end)) {
-                            self.used.push(span(i, end));
-                        } else {
-                            self.json_data.push(span(i, end));
+                    match json_input::read(&self.text[i..end], self.limits) {
+                        Ok(tree) => {
+                            if self.take_json(&tree, i, end) {
+                                self.used.push(span(i, end));
+                            } else {
+                                self.json_data.push(span(i, end));
+                            }
+                            i = end;
+                            continue;
                         }
-                        i = end;
-                        continue;
+                        // JSON over a limit refuses the whole text, as an expression's would.
+                        Err(e) if e.kind == ErrorKind::Limit => {
+                            let shift = |s: Span| span(i + s.start as usize, i + s.end as usize);
+                            self.refused = Some(Error {
+                                span: e.span.map(shift),
+                                ..e
+                            });
+                            return;
+                        }
+                        Err(_) => {}
                     }
                 }
                 // The same forms written as Python literals (`{'name': 'f', 'arguments': {...}}`,
-                // `True`/`None`): parsed and evaluated with nothing in scope.
-                if let Some(json) = self.python_literal(i) {
-                    let end = i + json.1;
-                    if self.take_json(&json.0, span(i, end)) {
-                        self.used.push(span(i, end));
-                        i = end;
+                // `True`/`None`): parsed, and taken when they hold nothing but literals.
+                if let Some((tree, len)) = self.python_literal(i) {
+                    if self.take_json(&tree, i, i + len) {
+                        self.used.push(span(i, i + len));
+                        i += len;
                         continue;
                     }
                 }
@@ -315,9 +337,10 @@ impl Scanner<'_> {
         }
     }
 
-    /// The Python literal (dict or list, no names, no calls) starting at `open`, as JSON, and
-    /// its length.
-    fn python_literal(&mut self, open: usize) -> Option<(Json, usize)> {
+    /// The Python literal (dict or list of literals: no names, calls or operators but a sign)
+    /// starting at `open`, as the tree [`json_input::read`] gives for JSON (spans from `open`),
+    /// and its length.
+    fn python_literal(&mut self, open: usize) -> Option<(Expr, usize)> {
         let end = self.match_python(open)?;
         // Parsing costs about a step per byte: charged to the scan's budget.
         self.steps = self.steps.checked_sub(end - open)?;
@@ -325,9 +348,7 @@ impl Scanner<'_> {
         if !matches!(expr.kind, ExprKind::Dict(_) | ExprKind::List(_)) {
             return None;
         }
-        let value =
-            crate::eval::eval_pure(&expr, &crate::context::Context::new(), self.limits).ok()?;
-        Some((value.to_json(), end - open))
+        Some((literal_tree(expr)?, end - open))
     }
 
     /// Take `text[start..end]`, a call to a tool, whether or not it parses.
@@ -387,7 +408,8 @@ impl Scanner<'_> {
                 continue;
             }
             let mut parsed = item.clone();
-            shift_spans(&mut parsed, item.span.start);
+            let base = item.span.start;
+            json_input::map_spans(&mut parsed, &|s| shift_back(s, base));
             self.found.push(FoundCall {
                 name: call.func.clone(),
                 span: span(a, b),
@@ -498,11 +520,28 @@ impl Scanner<'_> {
         None
     }
 
-    /// Take the calls of a JSON call form; false (nothing taken) if it is not one.
-    fn take_json(&mut self, json: &Json, at: Span) -> bool {
+    /// Take the calls of the JSON call form `tree` read from `text[start..end]` (its spans
+    /// index that slice); false (nothing taken) if it is not one. When the form is ambiguous
+    /// (a duplicate key) or holds a number out of range, each of its calls fails with that
+    /// error, and its source is the JSON text, which the error's span indexes.
+    fn take_json(&mut self, tree: &Expr, start: usize, end: usize) -> bool {
+        let at = span(start, end);
+        let json = &self.text[start..end];
         let mut calls = Vec::new();
-        if !json_calls(json, 0, &mut calls) {
+        if !json_calls(tree, json, self.limits, 0, &mut calls) {
             return false;
+        }
+        if let Err(e) = json_input::check_call_tree(tree, json) {
+            for (origin, name, _) in calls {
+                self.found.push(FoundCall {
+                    name,
+                    span: at,
+                    origin,
+                    source: json.to_string(),
+                    parsed: Err(e.clone()),
+                });
+            }
+            return true;
         }
         for (origin, name, args) in calls {
             let (source, parsed) = match args {
@@ -511,15 +550,15 @@ impl Scanner<'_> {
                     (action, parsed)
                 }
                 JsonArgs::Object(positional, args) => {
-                    match call_source(&name, &positional, &args) {
+                    match call_source(&name, &positional, &args, self.limits) {
                         Ok(source) => {
                             let parsed = syntax::parse(&source, self.limits);
                             (source, parsed)
                         }
-                        Err(e) => (String::new(), Err(e)),
+                        Err(e) => (json.to_string(), Err(e)),
                     }
                 }
-                JsonArgs::Invalid(e) => (String::new(), Err(e)),
+                JsonArgs::Invalid(e) => (json.to_string(), Err(e)),
             };
             // A FunctionExpression's action may hold a list of calls.
             match parsed {
@@ -541,7 +580,7 @@ impl Scanner<'_> {
                             .unwrap_or_default()
                             .to_string();
                         let base = item.span.start;
-                        shift_spans(&mut item, base);
+                        json_input::map_spans(&mut item, &|s| shift_back(s, base));
                         self.found.push(FoundCall {
                             name,
                             span: at,
@@ -587,8 +626,16 @@ impl Scanner<'_> {
             wrappers,
             budget_from,
             reasoning,
+            refused,
             ..
         } = self;
+        if let Some(error) = refused {
+            return Extraction {
+                calls: Vec::new(),
+                ignored: Vec::new(),
+                error: Some(error),
+            };
+        }
         let end = budget_from.unwrap_or(text.len());
         // The gaps between used spans and calls to non-tools, classified.
         used.extend(wrappers.iter().map(|(s, _)| *s));
@@ -698,12 +745,47 @@ impl Scanner<'_> {
                 .iter()
                 .any(|c| c.span.start <= ig.span.start && ig.span.end <= c.span.end)
         });
+        // `max_calls` bounds the whole text: more calls than that run none of them.
+        let calls = kept
+            .iter()
+            .map(|c| c.parsed.as_ref().map_or(1, count_calls))
+            .fold(0usize, usize::saturating_add);
+        if calls > limits.max_calls {
+            return Extraction {
+                calls: Vec::new(),
+                ignored: Vec::new(),
+                error: Some(Error::limit("max_calls", limits.max_calls, calls)),
+            };
+        }
         Extraction {
             calls: kept,
             ignored,
             error: None,
         }
     }
+}
+
+/// The calls in `expr` (at least one for a call).
+fn count_calls(expr: &Expr) -> usize {
+    let mut count = 0usize;
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        match &e.kind {
+            ExprKind::Call(call) => {
+                count += 1;
+                stack.extend(call.args.iter());
+                stack.extend(call.kwargs.iter().map(|k| &k.value));
+            }
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
+                stack.extend(items.iter())
+            }
+            ExprKind::Dict(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),
+            ExprKind::Unary(_, x) => stack.push(x),
+            ExprKind::Binary(_, l, r) => stack.extend([&**l, &**r]),
+            _ => {}
+        }
+    }
+    count
 }
 
 /// Reasoning blocks: `<think>…</think>` (also `thinking`, `reasoning`), and everything
@@ -744,8 +826,8 @@ fn reasoning_spans(text: &str) -> Vec<Span> {
 
 /// Arguments of a JSON call form.
 enum JsonArgs {
-    /// Positional arguments and an object of keyword arguments.
-    Object(Vec<Json>, serde_json::Map<String, Json>),
+    /// Positional arguments and the pairs of an object of keyword arguments.
+    Object(Vec<Expr>, Vec<(Expr, Expr)>),
     /// A `FunctionExpression`'s action.
     Expr(String),
     /// Arguments that cannot be read (an `arguments` string that is not a JSON object).
@@ -766,38 +848,67 @@ const ARGS_KEYS: &[&str] = &[
     "args",
 ];
 
-/// Collect the calls of a JSON call form into `out`; false if `json` is not one.
-fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs)>) -> bool {
+/// The string under `key` in an object's pairs.
+fn field<'a>(pairs: &'a [(Expr, Expr)], key: &str) -> Option<&'a str> {
+    json_input::get(pairs, key).and_then(json_input::as_str)
+}
+
+/// Collect the calls of a JSON call form (a tree read from `text`) into `out`; false if `json`
+/// is not one.
+fn json_calls(
+    json: &Expr,
+    text: &str,
+    limits: &Limits,
+    depth: usize,
+    out: &mut Vec<(Origin, String, JsonArgs)>,
+) -> bool {
     if depth > MAX_JSON_NESTING {
         return false;
     }
-    match json {
-        Json::Array(items) => {
+    match &json.kind {
+        ExprKind::List(items) => {
             if items.is_empty() {
                 return false;
             }
             let before = out.len();
             for item in items {
                 // Anthropic content blocks mix text with tool_use; text blocks are not calls.
-                let is_text_block = item.get("type").and_then(Json::as_str) == Some("text");
-                if !json_calls(item, depth + 1, out) && !is_text_block {
+                let is_text_block = matches!(&item.kind, ExprKind::Dict(pairs) if field(pairs, "type") == Some("text"));
+                if !json_calls(item, text, limits, depth + 1, out) && !is_text_block {
                     out.truncate(before);
                     return false;
                 }
             }
             out.len() > before
         }
-        Json::Object(obj) => {
+        ExprKind::Dict(obj) => {
+            let get = |key: &str| json_input::get(obj, key);
             let name = NAME_KEYS
                 .iter()
-                .find_map(|k| obj.get(*k).and_then(Json::as_str))
+                .find_map(|k| field(obj, k))
                 .map(str::to_string);
-            let only = |allowed: &[&str]| obj.keys().all(|k| allowed.contains(&k.as_str()));
-            if let Some(calls @ Json::Array(_)) = obj.get("tool_calls") {
-                return json_calls(calls, depth + 1, out);
+            let only = |allowed: &[&str]| {
+                obj.iter()
+                    .all(|(k, _)| json_input::as_str(k).is_some_and(|k| allowed.contains(&k)))
+            };
+            if let Some(
+                calls @ Expr {
+                    kind: ExprKind::List(_),
+                    ..
+                },
+            ) = get("tool_calls")
+            {
+                return json_calls(calls, text, limits, depth + 1, out);
             }
-            if obj.get("type").and_then(Json::as_str) == Some("tool_use") {
-                let (Some(name), Some(Json::Object(input))) = (name, obj.get("input")) else {
+            if field(obj, "type") == Some("tool_use") {
+                let (
+                    Some(name),
+                    Some(Expr {
+                        kind: ExprKind::Dict(input),
+                        ..
+                    }),
+                ) = (name, get("input"))
+                else {
                     return false;
                 };
                 out.push((
@@ -807,22 +918,34 @@ fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs
                 ));
                 return true;
             }
-            if let Some(content @ Json::Array(_)) = obj.get("content") {
-                if obj.get("role").and_then(Json::as_str) == Some("assistant") {
-                    return json_calls(content, depth + 1, out);
+            if let Some(
+                content @ Expr {
+                    kind: ExprKind::List(_),
+                    ..
+                },
+            ) = get("content")
+            {
+                if field(obj, "role") == Some("assistant") {
+                    return json_calls(content, text, limits, depth + 1, out);
                 }
             }
-            if let Some(function @ Json::Object(_)) = obj.get("function") {
+            if let Some(
+                function @ Expr {
+                    kind: ExprKind::Dict(_),
+                    ..
+                },
+            ) = get("function")
+            {
                 if only(&["id", "type", "function", "index"]) {
-                    return json_calls(function, depth + 1, out);
+                    return json_calls(function, text, limits, depth + 1, out);
                 }
             }
-            if let Some(Json::String(action)) = obj.get("action") {
+            if let Some(action) = field(obj, "action") {
                 if only(&["action", "thought"]) {
                     out.push((
                         Origin::FunctionExpression,
                         String::new(),
-                        JsonArgs::Expr(action.clone()),
+                        JsonArgs::Expr(action.to_string()),
                     ));
                     return true;
                 }
@@ -831,56 +954,80 @@ fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs
                 return false;
             };
             let extra = ["thought", "id", "type", "description", "index"];
-            if !obj.keys().all(|k| {
-                let k = k.as_str();
-                NAME_KEYS.contains(&k) || ARGS_KEYS.contains(&k) || extra.contains(&k)
+            if !obj.iter().all(|(k, _)| {
+                json_input::as_str(k).is_some_and(|k| {
+                    NAME_KEYS.contains(&k) || ARGS_KEYS.contains(&k) || extra.contains(&k)
+                })
             }) {
                 return false;
             }
             // Which key holds the arguments decides the form; none at all is a call without
             // arguments only when nothing but the name (and a thought) is there.
-            let (origin, args) = match ARGS_KEYS.iter().find_map(|k| obj.get(*k).map(|a| (*k, a))) {
+            let null = Expr {
+                kind: ExprKind::None,
+                span: json.span,
+            };
+            let (origin, args) = match ARGS_KEYS.iter().find_map(|k| get(k).map(|a| (*k, a))) {
                 Some(("arguments", args)) => (Origin::OpenAi, args),
                 Some(("kwargs" | "args", args)) => (Origin::Function, args),
                 Some((_, args)) => (Origin::NameParameters, args),
-                None if obj.keys().all(|k| k == "name" || k == "thought") => {
-                    (Origin::Function, &Json::Null)
-                }
+                None if only(&["name", "thought"]) => (Origin::Function, &null),
                 None => return false,
             };
             // fexpr's `Function` may carry positional `args` next to `kwargs`.
-            let positional = match obj.get("args") {
-                Some(Json::Array(items)) => items.clone(),
+            let positional = match get("args") {
+                Some(Expr {
+                    kind: ExprKind::List(items),
+                    ..
+                }) => items.clone(),
                 _ => Vec::new(),
             };
-            let args = if obj.contains_key("kwargs") {
-                obj.get("kwargs").unwrap_or(&Json::Null)
-            } else if matches!(args, Json::Array(_)) {
-                &Json::Null
-            } else {
-                args
+            let args = match get("kwargs") {
+                Some(kwargs) => kwargs,
+                None if matches!(args.kind, ExprKind::List(_)) => &null,
+                None => args,
             };
-            let args = match args {
-                Json::Null => JsonArgs::Object(positional, serde_json::Map::new()),
-                Json::Object(map) => JsonArgs::Object(positional, map.clone()),
-                Json::String(s) if s.trim().is_empty() => {
-                    JsonArgs::Object(positional, serde_json::Map::new())
-                }
-                Json::String(s) => match serde_json::from_str::<Json>(s) {
-                    Ok(Json::Object(map)) => JsonArgs::Object(positional, map),
-                    Ok(_) | Err(_) => JsonArgs::Invalid(Error::new(
-                        ErrorKind::Syntax,
-                        format!(
+            let args = match &args.kind {
+                ExprKind::None => JsonArgs::Object(positional, Vec::new()),
+                ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs.clone()),
+                ExprKind::Str(s) if s.trim().is_empty() => JsonArgs::Object(positional, Vec::new()),
+                // OpenAI's `arguments` as a JSON string: read by the same reader, checked the
+                // same way, spans into the text through the string's escapes.
+                ExprKind::Str(s) => match json_input::read_nested(args, text, limits) {
+                    Ok(Expr {
+                        kind: ExprKind::Dict(pairs),
+                        span,
+                    }) => {
+                        let nested = Expr {
+                            kind: ExprKind::Dict(pairs),
+                            span,
+                        };
+                        match json_input::check_call_tree(&nested, text) {
+                            Ok(()) => match nested.kind {
+                                ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs),
+                                _ => JsonArgs::Object(positional, Vec::new()),
+                            },
+                            Err(e) => JsonArgs::Invalid(e),
+                        }
+                    }
+                    Ok(_) => JsonArgs::Invalid(not_an_object(&name, s).at(args.span)),
+                    Err(e) if e.kind == ErrorKind::Syntax => JsonArgs::Invalid(Error {
+                        message: format!(
                             "the arguments of `{}` are not a JSON object: {}",
                             clip(&name, 40),
-                            clip(s, 60)
+                            e.message
                         ),
-                    )),
+                        ..e
+                    }),
+                    Err(e) => JsonArgs::Invalid(e),
                 },
-                _ => JsonArgs::Invalid(Error::new(
-                    ErrorKind::Syntax,
-                    format!("the arguments of `{}` are not an object", clip(&name, 40)),
-                )),
+                _ => JsonArgs::Invalid(
+                    Error::new(
+                        ErrorKind::Syntax,
+                        format!("the arguments of `{}` are not an object", clip(&name, 40)),
+                    )
+                    .at(args.span),
+                ),
             };
             out.push((origin, name, args));
             true
@@ -889,12 +1036,28 @@ fn json_calls(json: &Json, depth: usize, out: &mut Vec<(Origin, String, JsonArgs
     }
 }
 
+fn not_an_object(name: &str, args: &str) -> Error {
+    Error::new(
+        ErrorKind::Syntax,
+        format!(
+            "the arguments of `{}` are not a JSON object: {}",
+            clip(name, 40),
+            clip(args, 60)
+        ),
+    )
+}
+
 /// `name(k=v, ...)` written from a JSON call's name and arguments.
 fn call_source(
     name: &str,
-    positional: &[Json],
-    args: &serde_json::Map<String, Json>,
+    positional: &[Expr],
+    args: &[(Expr, Expr)],
+    limits: &Limits,
 ) -> Result<String, Error> {
+    // Values as Python writes them (`'x'`, `{'k': None}`): literals evaluate without a context.
+    let repr = |value: &Expr| {
+        crate::eval::eval_pure(value, &crate::context::Context::new(), limits).map(|v| v.repr())
+    };
     if !is_dotted_identifier(name) {
         return Err(Error::new(
             ErrorKind::Syntax,
@@ -906,9 +1069,10 @@ fn call_source(
         if i > 0 {
             source.push_str(", ");
         }
-        source.push_str(&Value::from_json(value).repr());
+        source.push_str(&repr(value)?);
     }
     for (i, (key, value)) in args.iter().enumerate() {
+        let key = json_input::as_str(key).unwrap_or_default();
         if !is_identifier(key) {
             return Err(Error::new(
                 ErrorKind::Unsupported,
@@ -924,10 +1088,50 @@ fn call_source(
         }
         source.push_str(key);
         source.push('=');
-        source.push_str(&Value::from_json(value).repr());
+        source.push_str(&repr(value)?);
     }
     source.push(')');
     Ok(source)
+}
+
+/// A parsed Python literal as the tree [`json_input::read`] gives for JSON: `None`, bools,
+/// numbers (a sign folded in), strings, lists and tuples (as lists) and dicts of these; `None`
+/// for anything else (names, calls, operators, sets, bytes). Recursion is bounded by the
+/// parser's depth limit.
+fn literal_tree(expr: Expr) -> Option<Expr> {
+    let span = expr.span;
+    let kind = match expr.kind {
+        kind @ (ExprKind::None
+        | ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::BigInt(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)) => kind,
+        ExprKind::List(items) | ExprKind::Tuple(items) => ExprKind::List(
+            items
+                .into_iter()
+                .map(literal_tree)
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        ExprKind::Dict(pairs) => ExprKind::Dict(
+            pairs
+                .into_iter()
+                .map(|(k, v)| Some((literal_tree(k)?, literal_tree(v)?)))
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        ExprKind::Unary(op @ (UnaryOp::Neg | UnaryOp::Pos), operand) => {
+            let negate = op == UnaryOp::Neg;
+            match operand.kind {
+                ExprKind::Int(n) if negate => ExprKind::Int(n.checked_neg()?),
+                ExprKind::BigInt(n) if negate => ExprKind::BigInt(-n),
+                ExprKind::Float(x) if negate => ExprKind::Float(-x),
+                kind @ (ExprKind::Int(_) | ExprKind::BigInt(_) | ExprKind::Float(_)) => kind,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(Expr { kind, span })
 }
 
 /// An ASCII Python identifier that is not a reserved word.
@@ -1079,51 +1283,7 @@ fn classify_gap(
     }
 }
 
-/// Move every span in `expr` back by `base` bytes (an element cut out of a longer source).
-fn shift_spans(expr: &mut Expr, base: u32) {
-    let mut stack = vec![expr];
-    while let Some(e) = stack.pop() {
-        e.span = Span::new(
-            e.span.start.saturating_sub(base),
-            e.span.end.saturating_sub(base),
-        );
-        match &mut e.kind {
-            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
-                stack.extend(items.iter_mut())
-            }
-            ExprKind::Dict(pairs) => {
-                for (k, v) in pairs.iter_mut() {
-                    stack.push(k);
-                    stack.push(v);
-                }
-            }
-            ExprKind::Unary(_, x) => stack.push(x),
-            ExprKind::Binary(_, l, r) => {
-                stack.push(l);
-                stack.push(r);
-            }
-            ExprKind::Call(call) => {
-                call.func_span = Span::new(
-                    call.func_span.start.saturating_sub(base),
-                    call.func_span.end.saturating_sub(base),
-                );
-                for k in call.kwargs.iter_mut() {
-                    k.name_span = Span::new(
-                        k.name_span.start.saturating_sub(base),
-                        k.name_span.end.saturating_sub(base),
-                    );
-                }
-                stack.extend(call.args.iter_mut());
-                stack.extend(call.kwargs.iter_mut().map(|k| &mut k.value));
-            }
-            ExprKind::None
-            | ExprKind::Bool(_)
-            | ExprKind::Int(_)
-            | ExprKind::BigInt(_)
-            | ExprKind::Float(_)
-            | ExprKind::Str(_)
-            | ExprKind::Bytes(_)
-            | ExprKind::Name(_) => {}
-        }
-    }
+/// `s` moved back by `base` bytes (an element cut out of a longer source).
+fn shift_back(s: Span, base: u32) -> Span {
+    Span::new(s.start.saturating_sub(base), s.end.saturating_sub(base))
 }

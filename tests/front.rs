@@ -251,6 +251,65 @@ fn json_forms_record_their_origin() {
 }
 
 #[test]
+fn json_forms_go_through_the_json_door() {
+    let limits = Limits::default();
+    let first_error = |text: &str| {
+        let found = extract(text, &limits, &|_| true);
+        let call = found
+            .calls
+            .first()
+            .unwrap_or_else(|| panic!("a call in {text}"));
+        let error = call.parsed.clone().expect_err(text);
+        // The error's span indexes the call's source: the JSON form as written.
+        let at = error
+            .span
+            .and_then(|s| call.source.get(s.range()))
+            .map(str::to_string);
+        (error.kind, error.message, at)
+    };
+    // Duplicate keys in OpenAI's `arguments` string, named and located through the escapes.
+    let (kind, message, at) =
+        first_error(r#"{"name": "add", "arguments": "{\"a\": 1, \"a\": 1000, \"b\": 2}"}"#);
+    assert_eq!(kind, fexpr::ErrorKind::Syntax);
+    assert!(message.starts_with("JSON: duplicate key `a`"), "{message}");
+    assert_eq!(at.as_deref(), Some(r#"\"a\""#));
+    let (_, message, at) = first_error(r#"{"name": "add", "name": "multiply", "arguments": {}}"#);
+    assert!(
+        message.starts_with("JSON: duplicate key `name`"),
+        "{message}"
+    );
+    assert_eq!(at.as_deref(), Some(r#""name""#));
+    // Also in a Python-literal form, which is parsed, not evaluated, so nothing is lost.
+    let (_, message, _) = first_error("{'name': 'add', 'arguments': {'a': 1, 'a': 2}}");
+    assert!(message.starts_with("JSON: duplicate key `a`"), "{message}");
+    let (kind, message, at) = first_error("{'name': 'divide', 'arguments': {'a': 1e400, 'b': 1}}");
+    assert_eq!(
+        (kind, message.as_str()),
+        (
+            fexpr::ErrorKind::Value,
+            "JSON: number 1e400 is out of range for a float"
+        )
+    );
+    assert_eq!(at.as_deref(), Some("1e400"));
+    // The calls of the whole text count against max_calls; JSON over a limit refuses the text.
+    let many = format!(
+        r#"{{"role": "assistant", "tool_calls": [{}]}}"#,
+        vec![r#"{"type": "function", "function": {"name": "add", "arguments": "{}"}}"#; 300]
+            .join(", ")
+    );
+    let refused = extract(&many, &limits, &|_| true);
+    assert!(refused.calls.is_empty());
+    assert!(refused
+        .error
+        .is_some_and(|e| e.message == "max_calls limit exceeded: 300 > 256"));
+    let deep = format!("Here: {}{}", "[".repeat(150), "]".repeat(150));
+    let refused = extract(&deep, &limits, &|_| true);
+    let error = refused.error.expect("refused");
+    assert!(error.message.starts_with("max_depth"), "{error}");
+    assert_eq!(error.span, Some(fexpr::Span::new(106, 107)));
+}
+
+#[test]
 fn work_is_bounded() {
     let limits = Limits {
         max_source_bytes: 1000,
