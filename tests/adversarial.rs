@@ -1,6 +1,6 @@
 //! The adversarial corpus (`tests/adversarial/cases.jsonl`): escape attempts, denial of service
-//! and parser confusion. Every case runs natively and — with the `sandbox` feature — inside the
-//! sandbox, and must end in a structured error of the expected kind, with no output value, no
+//! and parser confusion, as expressions, as fexpr's JSON forms and as raw model output. Every
+//! case runs natively and — with the `sandbox` feature — inside the sandbox, and must end in a structured error of the expected kind, with no output value, no
 //! tool run, within its time budget, and with the same outputs in both modes (unless the sandbox
 //! stopped on a budget of its own).
 
@@ -26,6 +26,8 @@ struct Case {
     source: Option<String>,
     /// `[text, times]` pieces concatenated, for inputs too large to write out.
     parts: Option<Vec<(String, usize)>>,
+    /// The door: an expression (absent), `json` or `model_output`.
+    form: Option<String>,
 }
 
 impl Case {
@@ -134,7 +136,14 @@ fn run_group(group: &str) {
         let text = case.text();
         let shown = fexpr::error::clip(&text, 60);
         let started = Instant::now();
-        let native = rt.block_on(manager.execute(&text));
+        let native = rt.block_on(async {
+            match case.form.as_deref() {
+                None => manager.execute(&text).await,
+                Some("json") => manager.execute_json_text(&text).await,
+                Some("model_output") => manager.execute_model_output(&text).await.outputs,
+                Some(other) => panic!("unknown form {other}"),
+            }
+        });
         if started.elapsed() > BUDGET {
             failures.push(format!("native {shown:?}: took {:?}", started.elapsed()));
         }
@@ -142,7 +151,17 @@ fn run_group(group: &str) {
         #[cfg(feature = "sandbox")]
         {
             let started = Instant::now();
-            let mut sandboxed = rt.block_on(manager.execute_via_sandbox(&text));
+            let mut sandboxed = rt.block_on(async {
+                match case.form.as_deref() {
+                    Some("json") => manager.execute_json_text_via_sandbox(&text).await,
+                    Some("model_output") => {
+                        let options = fexpr::repair::RepairOptions::default();
+                        let run = manager.execute_model_output_via_sandbox(&text, &options);
+                        run.await.outputs
+                    }
+                    _ => manager.execute_via_sandbox(&text).await,
+                }
+            });
             if started.elapsed() > BUDGET {
                 failures.push(format!("sandbox {shown:?}: took {:?}", started.elapsed()));
             }
