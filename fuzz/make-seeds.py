@@ -4,6 +4,8 @@
 - fuzz/seeds/parse/ and fuzz/seeds/evaluate/: the expressions of tests/*.rs (Rust string
   literals that look like calls) and the small cases of tests/adversarial/cases.jsonl.
 - fuzz/seeds/frontend/: the model outputs of tests/data/model_outputs.jsonl.
+- fuzz/seeds/json_input/: the JSON cases of tests/adversarial/cases.jsonl (forms `json` and
+  `model_output`) and the model outputs that are JSON.
 - fuzz/seeds/wire_decode/: written by `cargo run --example fuzz_wire_seeds` (real wire messages
   need the encoder), which this script runs last.
 """
@@ -62,6 +64,20 @@ def main():
         data = text.encode()
         (out / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)
     print(f"{len(outputs)} model outputs -> fuzz/seeds/frontend")
+    out = ROOT / "fuzz/seeds/json_input"
+    out.mkdir(parents=True, exist_ok=True)
+    jsons = [text for text in outputs if text.lstrip()[:1] in ("{", "[")]
+    for line in (ROOT / "tests/adversarial/cases.jsonl").read_text().splitlines():
+        if line.startswith("{"):
+            case = json.loads(line)
+            if case.get("form") in ("json", "model_output"):
+                text = case.get("source") or "".join(t * n for t, n in case["parts"])
+                if len(text) <= 4096:
+                    jsons.append(text)
+    for text in jsons:
+        data = text.encode()
+        (out / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)
+    print(f"{len(jsons)} JSON inputs -> fuzz/seeds/json_input")
     subprocess.run(["cargo", "run", "-q", "--example", "fuzz_wire_seeds", "--",
                     str(ROOT / "fuzz/seeds/wire_decode")], cwd=ROOT, check=True)
 

@@ -10,7 +10,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 SECONDS_PER_TARGET=${1:-60}
 CARGO_FUZZ_VERSION=0.13.1
 # The targets (fuzz/Cargo.toml).
-TARGETS=(parse evaluate wire_decode frontend)
+TARGETS=(parse evaluate wire_decode frontend json_input)
 
 if ! rustup toolchain list | grep -q '^nightly'; then
     rustup toolchain install nightly --profile minimal

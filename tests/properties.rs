@@ -461,3 +461,178 @@ proptest! {
         prop_assert_eq!(parse(&text, &limits), parse_with_ruff(&text, &limits), "{:?}", text);
     }
 }
+
+// --- The JSON door (`fexpr::json_input`, `ToolManager::execute_json_text`) ---
+
+/// A `Function` in JSON form for the demo tools (or an unknown one), and the same call as an
+/// expression (`Function::to_expr`: values as Python literals).
+fn json_function() -> impl Strategy<Value = (String, String)> {
+    let name = prop_oneof![
+        Just("search"),
+        Just("add"),
+        Just("numpy_sum"),
+        Just("add_points"),
+        Just("nope")
+    ];
+    let key = prop_oneof![Just("a"), Just("b"), Just("query"), Just("arr"), Just("p1")];
+    (
+        name,
+        proptest::collection::vec(json_value(), 0..2),
+        proptest::collection::btree_map(key, json_value(), 0..3),
+    )
+        .prop_map(|(name, args, kwargs)| {
+            let function = fexpr::Function {
+                name: name.to_string(),
+                args,
+                kwargs: kwargs
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+            };
+            (function.to_json().to_string(), function.to_expr())
+        })
+}
+
+/// Depth, longest string, and whether every collection and the total size are within `limits`,
+/// counted as the evaluator counts a value.
+fn json_within(json: &serde_json::Value, limits: &Limits) -> bool {
+    use serde_json::Value as J;
+    // (depth, element count, bytes charged); `ok` turns false on any breach.
+    fn walk(json: &J, limits: &Limits, ok: &mut bool) -> (usize, usize, usize) {
+        match json {
+            J::String(s) => {
+                *ok &= s.len() <= limits.max_str_bytes;
+                (0, 1, s.len())
+            }
+            J::Array(items) => {
+                let (mut depth, mut count, mut bytes) = (0, 0, 24 * items.len());
+                for item in items {
+                    let (d, c, b) = walk(item, limits, ok);
+                    depth = depth.max(d);
+                    count += c;
+                    bytes += b;
+                }
+                *ok &= count <= limits.max_collection_len;
+                (depth + 1, count + 1, bytes)
+            }
+            J::Object(map) => {
+                let (mut depth, mut count, mut bytes) = (0, 0, 48 * map.len());
+                for (key, value) in map {
+                    *ok &= key.len() <= limits.max_str_bytes;
+                    let (d, c, b) = walk(value, limits, ok);
+                    depth = depth.max(d);
+                    count += c + 1;
+                    bytes += b + key.len();
+                }
+                *ok &= count <= limits.max_collection_len;
+                (depth + 1, count + 1, bytes)
+            }
+            _ => (0, 1, 0),
+        }
+    }
+    let mut ok = true;
+    let (depth, _, bytes) = walk(json, limits, &mut ok);
+    ok && depth <= limits.max_depth && bytes <= limits.max_eval_bytes
+}
+
+/// Text made of JSON pieces, valid or not.
+fn json_fragments() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("{"),
+        Just("}"),
+        Just("["),
+        Just("]"),
+        Just(":"),
+        Just(","),
+        Just(" "),
+        Just("\"name\""),
+        Just("\"add\""),
+        Just("\"kwargs\""),
+        Just("\"args\""),
+        Just("\"a\""),
+        Just("\"b\""),
+        Just("\"action\""),
+        Just("\"add(a=1, b=2)\""),
+        Just("1"),
+        Just("-2.5e3"),
+        Just("1e400"),
+        Just("12345678901234567890"),
+        Just("true"),
+        Just("null"),
+        Just("\"\\u00e9\""),
+        Just("\"\\ud83d\\ude00\""),
+        Just("\"\\ud800\""),
+        Just("\"\\x\""),
+        Just("'"),
+        Just("\u{3000}"),
+    ];
+    proptest::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// A `Function` in JSON runs exactly like the call written as an expression, natively and
+    /// (through `common::execute_json_text`) sandboxed alike: same value, same parsed call,
+    /// same error.
+    #[test]
+    fn json_forms_run_like_their_expression((json, expr) in json_function()) {
+        let manager = fexpr::demo::manager();
+        let from_json = common::execute_json_text(&manager, &json);
+        let from_expr = common::runtime().block_on(manager.execute(&expr));
+        prop_assert_eq!(from_json.len(), 1);
+        prop_assert_eq!(from_expr.len(), 1);
+        let (a, b) = (&from_json[0], &from_expr[0]);
+        prop_assert_eq!(&a.output, &b.output, "{} vs {}", json, expr);
+        prop_assert_eq!(&a.parsed_input, &b.parsed_input, "{} vs {}", json, expr);
+        let error = |o: &fexpr::FunctionOutput| o.error.as_ref().map(|e| (e.kind, e.message.clone()));
+        prop_assert_eq!(error(a), error(b), "{} vs {}", json, expr);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The reader accepts a document exactly when it is within every limit, counted as the
+    /// evaluator counts a value, and refuses it with a `Limit` error otherwise.
+    #[test]
+    fn the_json_reader_holds_the_limits(value in json_value()) {
+        let limits = Limits {
+            max_depth: 3,
+            max_str_bytes: 8,
+            max_collection_len: 12,
+            max_eval_bytes: 400,
+            ..Limits::default()
+        };
+        let json = value.to_json();
+        let text = json.to_string();
+        match fexpr::json_input::read(&text, &limits) {
+            Ok(_) => prop_assert!(json_within(&json, &limits), "accepted {}", text),
+            Err(e) => {
+                prop_assert_eq!(e.kind, fexpr::ErrorKind::Limit, "{}: {}", text, e);
+                prop_assert!(!json_within(&json, &limits), "refused {}: {}", text, e);
+            }
+        }
+    }
+
+    /// No JSON-ish text makes the door panic; every output has a value or an error, and every
+    /// span lies inside the text on character boundaries.
+    #[test]
+    fn no_json_text_panics(text in prop_oneof![json_fragments(), any::<String>()]) {
+        let limits = Limits::default();
+        if let Err(e) = fexpr::json_input::read(&text, &limits) {
+            if let Some(span) = e.span {
+                prop_assert!(text.get(span.range()).is_some(), "{:?} in {:?}", span, text);
+            }
+        }
+        let manager = fexpr::demo::manager();
+        let outputs = common::runtime().block_on(manager.execute_json_text(&text));
+        prop_assert!(!outputs.is_empty());
+        for out in &outputs {
+            prop_assert!(out.output.is_some() != out.error.is_some(), "{:?}", out);
+            if let Some(span) = out.error.as_ref().and_then(|e| e.span) {
+                prop_assert!(text.get(span.range()).is_some(), "{:?} in {:?}", span, text);
+            }
+        }
+    }
+}
