@@ -21,7 +21,8 @@
 //! Nothing is dropped silently: every stretch of non-blank text that is not part of a call is
 //! listed in [`Extraction::ignored`] with a [`IgnoreReason`] (chat-template token such as
 //! `<|eot_id|>`, code fence, markup tag, prose, JSON that is not a call, a call to a name that is
-//! not a tool). A call whose text does not parse is still reported, with its error.
+//! not a tool; brackets and separators between calls are skipped, and reported only when the
+//! text holds nothing else). A call whose text does not parse is still reported, with its error.
 //!
 //! A call to a name that is not a tool is kept (so its "unknown tool" error reaches the model)
 //! only when the response has no prose; in prose, `see figure(3)` is not a call. A non-tool call
@@ -165,6 +166,9 @@ pub enum IgnoreReason {
     Reasoning,
     /// The scan's step budget ran out (adversarial input); the rest was not looked at.
     Budget,
+    /// Brackets and separators (`(`, `]`, `,`, `;`) with no call: the whole text when it
+    /// holds nothing else. Between calls they are skipped.
+    Punctuation,
 }
 
 /// Find the calls in a model's `text`. `is_tool` says which callee names are tools (pass
@@ -756,6 +760,14 @@ impl Scanner<'_> {
                 ignored: Vec::new(),
                 error: Some(Error::limit("max_calls", limits.max_calls, calls)),
             };
+        }
+        // Brackets and separators are skipped between calls; text of nothing else (`((((`) is
+        // reported rather than answered with nothing at all.
+        let content = text.trim_start();
+        if kept.is_empty() && ignored.is_empty() && !content.is_empty() {
+            let start = text.len() - content.len();
+            let end = text.trim_end().len();
+            ignored.push(ignored_at(text, start, end, IgnoreReason::Punctuation));
         }
         Extraction {
             calls: kept,

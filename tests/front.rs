@@ -328,6 +328,20 @@ fn work_is_bounded() {
 }
 
 #[test]
+fn text_of_only_brackets_is_reported_not_answered_with_nothing() {
+    let text = format!(" {}\n", "(".repeat(1_000_000));
+    let found = extract(&text, &Limits::default(), &|_| true);
+    assert!(found.calls.is_empty());
+    assert_eq!(found.ignored.len(), 1);
+    assert_eq!(found.ignored[0].reason, IgnoreReason::Punctuation);
+    assert_eq!(found.ignored[0].span.range(), 1..1_000_001);
+    // Between calls, brackets and separators are still skipped quietly.
+    let calls = extract("(f(a=1)), ; (f(a=2))", &Limits::default(), &|_| true);
+    assert_eq!(calls.calls.len(), 2);
+    assert!(calls.ignored.is_empty(), "{:?}", calls.ignored);
+}
+
+#[test]
 fn manager_runs_model_output_natively_and_in_the_sandbox() {
     let manager: ToolManager = fexpr::demo::manager();
     let text = "Adding.\n```python\n[add(a=2.0, b=3), add(a=1, b=1)]\n```<|eot_id|>";
@@ -390,6 +404,8 @@ mod properties {
                 prop_assert!(text.get(ig.span.range()).is_some(), "{:?} in {:?}", ig, text);
                 prop_assert!(!ig.text.is_empty());
             }
+            // Text that is not blank yields a call or a report: never nothing.
+            prop_assert!(text.trim().is_empty() || !found.calls.is_empty() || !found.ignored.is_empty(), "{:?}", text);
             // Ignored stretches never overlap a call's own text.
             for ig in &found.ignored {
                 for call in &found.calls {
