@@ -5,6 +5,10 @@
 //! leave the working directory empty. Invalid UTF-8 on stdin is an error object too. Cases of
 //! the `json` form go the same way (the CLI reads them as JSON); `model_output` cases are not
 //! run here, `exec` takes no raw model output.
+//!
+//! Then the CLI's own doors, for `exec` and `check`: stdin over `max_source_bytes` (not read to
+//! its end) or not UTF-8, `check` on text with no call in it, and output pipes whose reader has
+//! gone (`| head`), each within the same time bound and a tighter memory bound.
 #![cfg(all(feature = "cli", target_os = "linux"))]
 
 use serde::Deserialize;
@@ -80,36 +84,70 @@ fn fresh_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Run one case; return a description of what went wrong, if anything.
-fn run_case(
+/// How one run of the binary ended.
+struct Run {
+    /// The exit code (`None` when a signal ended it).
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// The child's own peak resident set.
+    peak_rss: u64,
+    /// Whether the child took all of its stdin (false: it stopped reading and exited).
+    took_all_input: bool,
+}
+
+/// Run `fexpr args` with `input` on stdin in `cwd`, its module cache under `home`; `None` for
+/// `cwd` and `home`: the test's. With `close_output` stdout and stderr are pipes whose reader
+/// is gone before the child writes. Fails past [`TIMEOUT`].
+fn run_bounded(
     args: &[&str],
-    kind: &str,
     input: &[u8],
-    cwd: &Path,
-    home: &Path,
-) -> Result<(), String> {
+    dirs: Option<(&Path, &Path)>,
+    close_output: bool,
+) -> Result<Run, String> {
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fexpr"))
-        .args(["exec", "--tools", "demo"])
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fexpr"));
+    command
         .args(args)
-        .arg("-")
-        .current_dir(cwd)
-        // The sandbox's module cache (trusted, documented) goes to this home, not the user's.
-        .env("HOME", home)
-        .env("XDG_CACHE_HOME", home.join(".cache"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("spawn: {e}"))?;
+        .stderr(Stdio::piped());
+    if let Some((cwd, home)) = dirs {
+        // The sandbox's module cache (trusted, documented) goes to this home, not the user's.
+        command
+            .current_dir(cwd)
+            .env("HOME", home)
+            .env("XDG_CACHE_HOME", home.join(".cache"));
+    }
+    let mut child = command.spawn().map_err(|e| format!("spawn: {e}"))?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let input = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let reader = std::thread::spawn(move || std::io::read_to_string(stdout));
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| format!("wait: {e}"))? {
-            break status;
+    let writer = std::thread::spawn(move || stdin.write_all(&input).is_ok());
+    let (stdout, stderr) = (
+        child.stdout.take().ok_or("no stdout")?,
+        child.stderr.take().ok_or("no stderr")?,
+    );
+    let readers = if close_output {
+        drop((stdout, stderr));
+        None
+    } else {
+        Some((
+            std::thread::spawn(move || std::io::read_to_string(stdout)),
+            std::thread::spawn(move || std::io::read_to_string(stderr)),
+        ))
+    };
+    let pid = i32::try_from(child.id()).map_err(|e| e.to_string())?;
+    let (status, usage) = loop {
+        let mut status = 0;
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: wait4 writes the status and a `rusage` into the pointers it is given.
+        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, usage.as_mut_ptr()) };
+        if reaped == pid {
+            // SAFETY: wait4 reaped the child, so it filled in the struct.
+            break (status, unsafe { usage.assume_init() });
+        }
+        if reaped < 0 {
+            return Err(format!("wait4: {}", std::io::Error::last_os_error()));
         }
         if started.elapsed() > TIMEOUT {
             let _ = child.kill();
@@ -118,15 +156,45 @@ fn run_case(
         }
         std::thread::sleep(Duration::from_millis(5));
     };
-    let _ = writer.join();
-    let stdout = reader
-        .join()
-        .map_err(|_| "reader panicked")?
-        .map_err(|e| format!("stdout is not UTF-8: {e}"))?;
-    if status.code() != Some(0) {
-        return Err(format!("exit status {status}"));
+    let took_all_input = writer.join().map_err(|_| "writer panicked")?;
+    let (stdout, stderr) = match readers {
+        Some((out, err)) => (
+            out.join()
+                .map_err(|_| "reader panicked")?
+                .map_err(|e| format!("stdout is not UTF-8: {e}"))?,
+            err.join()
+                .map_err(|_| "reader panicked")?
+                .map_err(|e| format!("stderr is not UTF-8: {e}"))?,
+        ),
+        None => (String::new(), String::new()),
+    };
+    Ok(Run {
+        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        stdout,
+        stderr,
+        peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+        took_all_input,
+    })
+}
+
+/// Run one case; return a description of what went wrong, if anything.
+fn run_case(
+    args: &[&str],
+    kind: &str,
+    input: &[u8],
+    cwd: &Path,
+    home: &Path,
+) -> Result<(), String> {
+    let args: Vec<&str> = ["exec", "--tools", "demo"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .chain(["-"])
+        .collect();
+    let run = run_bounded(&args, input, Some((cwd, home)), false)?;
+    if run.code != Some(0) {
+        return Err(format!("exit status {:?}", run.code));
     }
-    let lines: Vec<&str> = stdout.lines().collect();
+    let lines: Vec<&str> = run.stdout.lines().collect();
     if lines.is_empty() {
         return Err("no output".into());
     }
@@ -140,9 +208,8 @@ fn run_case(
             return Err(format!("expected a {kind} error: {line}"));
         }
     }
-    let peak = children_peak_rss();
-    if peak >= MAX_RSS_BYTES {
-        return Err(format!("peak RSS {peak} bytes"));
+    if run.peak_rss >= MAX_RSS_BYTES {
+        return Err(format!("peak RSS {} bytes", run.peak_rss));
     }
     Ok(())
 }
@@ -220,4 +287,124 @@ fn the_corpus_through_the_cli_natively() {
 #[test]
 fn the_corpus_through_the_cli_sandboxed() {
     run_all(&["--sandbox"], "sandbox");
+}
+
+/// Tool definitions for `fexpr check`.
+const CHECK_TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus_tools.json");
+
+/// The child's peak resident set for inputs that must not be read whole.
+const MAX_INPUT_RSS_BYTES: u64 = 64 << 20;
+
+/// `exec` and `check` reading `-`.
+fn stdin_commands() -> [Vec<&'static str>; 2] {
+    [
+        vec!["exec", "--tools", "demo", "-"],
+        vec!["check", "--tools-json", CHECK_TOOLS, "-"],
+    ]
+}
+
+/// Hostile stdin for `exec` and `check`: each ends within the timeout with exit 0 and one JSON
+/// error row of the expected kind; an input over `max_source_bytes` is not read to its end
+/// (the child stops one byte past the limit) and the child stays under 64 MiB.
+#[test]
+fn hostile_stdin_ends_in_one_error_row_within_bounds() {
+    let mut spaces_and_a_call = vec![b' '; 10 << 20];
+    spaces_and_a_call.extend_from_slice(b"add(a=1, b=2)");
+    let calls = "add(a=1, b=2)\n".repeat((16 << 20) / 14).into_bytes();
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        ("10 MB of spaces and a call", spaces_and_a_call, "Limit"),
+        ("16 MB of calls", calls, "Limit"),
+        (
+            "a call with a byte that is not UTF-8",
+            b"add(a=1, b=\xff)".to_vec(),
+            "Syntax",
+        ),
+        (
+            "a truncated UTF-8 sequence",
+            b"add(a=1, b=2)\xe2\x82".to_vec(),
+            "Syntax",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for args in stdin_commands() {
+        for (name, input, kind) in &cases {
+            let checked = run_bounded(&args, input, None, false).and_then(|run| {
+                let rows: Vec<Value> = run
+                    .stdout
+                    .lines()
+                    .map(|l| serde_json::from_str(l).map_err(|e| format!("not JSON ({e}): {l}")))
+                    .collect::<Result<_, _>>()?;
+                match rows.as_slice() {
+                    [row]
+                        if row["error"]["kind"] == *kind
+                            && row.get("output").is_none_or(Value::is_null) => {}
+                    _ => return Err(format!("expected one {kind} error row: {rows:?}")),
+                }
+                if run.code != Some(0) || !run.stderr.is_empty() {
+                    return Err(format!("exit {:?}, stderr {:?}", run.code, run.stderr));
+                }
+                if input.len() > 2 << 20 && run.took_all_input {
+                    return Err("read all of an over-size input".into());
+                }
+                if run.peak_rss >= MAX_INPUT_RSS_BYTES {
+                    return Err(format!("peak RSS {} MiB", run.peak_rss >> 20));
+                }
+                Ok(())
+            });
+            if let Err(why) = checked {
+                failures.push(format!("{} with {name}: {why}", args[0]));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `check` answers every input: 1 MB of `(` is reported as ignored text, 200,000 code fences
+/// are 200,000 ignored lines (written in buffered blocks, not one write each), blank input is
+/// an error row.
+#[test]
+fn check_reports_something_for_every_input_within_bounds() {
+    let args = &stdin_commands()[1];
+    let brackets = run_bounded(args, "(".repeat(1_000_000).as_bytes(), None, false)
+        .unwrap_or_else(|why| panic!("1 MB of `(`: {why}"));
+    assert_eq!(brackets.code, Some(0));
+    assert_eq!(brackets.stdout, "");
+    let ignored: Value = serde_json::from_str(brackets.stderr.trim()).expect("one JSON line");
+    assert_eq!(ignored["ignored"]["reason"], "Punctuation", "{ignored}");
+    assert_eq!(
+        ignored["ignored"]["span"],
+        serde_json::json!({"start": 0, "end": 1_000_000})
+    );
+
+    let fences = run_bounded(args, "```\n".repeat(200_000).as_bytes(), None, false)
+        .unwrap_or_else(|why| panic!("200,000 fences: {why}"));
+    assert_eq!(fences.code, Some(0));
+    assert_eq!(fences.stderr.lines().count(), 200_000);
+    assert!(fences.stderr.lines().all(|l| l.contains("\"Fence\"")));
+
+    let blank = run_bounded(args, b" \n\t", None, false).expect("blank input");
+    let row: Value = serde_json::from_str(&blank.stdout).expect("one JSON row");
+    assert_eq!(
+        (row["valid"].clone(), row["error"]["kind"].clone()),
+        (false.into(), "Syntax".into())
+    );
+}
+
+/// A reader that goes away (`fexpr tools | head -c 64`) ends every command quietly with exit
+/// 0: no panic (exit 101), no death by SIGPIPE, whether stdout or stderr was being written.
+#[test]
+fn a_closed_output_pipe_ends_every_command_quietly() {
+    let calls = format!("[{}]", vec!["add(a=1, b=2)"; 200].join(", "));
+    let prose_and_calls = "Here you go. get_weather(city='Oslo') <|eot_id|>\n".repeat(2000);
+    let runs: [(Vec<&str>, &[u8]); 4] = [
+        (vec!["tools", "--tools", "demo"], b""),
+        (vec!["tools", "--tools", "demo", "--format", "python"], b""),
+        (stdin_commands()[0].clone(), calls.as_bytes()),
+        (stdin_commands()[1].clone(), prose_and_calls.as_bytes()),
+    ];
+    for (args, input) in runs {
+        let run =
+            run_bounded(&args, input, None, true).unwrap_or_else(|why| panic!("{args:?}: {why}"));
+        assert_eq!(run.code, Some(0), "{args:?}");
+    }
 }

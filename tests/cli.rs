@@ -180,3 +180,153 @@ fn module_cache_goes_where_fexpr_module_cache_says() {
     assert_eq!(written_in_home, 0, "nothing is written under HOME");
     std::fs::remove_dir_all(&base).expect("clean up");
 }
+
+/// `fexpr args` with `stdin`: exit code, stdout lines as JSON, stderr.
+fn fexpr(args: &[&str], stdin: Stdio) -> (Option<i32>, Vec<Value>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args(args)
+        .stdin(stdin)
+        .output()
+        .expect("run fexpr");
+    let rows = String::from_utf8(out.stdout)
+        .expect("utf-8 output")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let stderr = String::from_utf8(out.stderr).expect("utf-8 stderr");
+    (out.status.code(), rows, stderr)
+}
+
+const CHECK_TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus_tools.json");
+
+/// A file with `bytes`, to give as stdin.
+fn stdin_of(name: &str, bytes: &[u8]) -> Stdio {
+    let path = std::env::temp_dir().join(format!("fexpr-cli-{}-{name}", std::process::id()));
+    std::fs::write(&path, bytes).expect("write stdin file");
+    let file = std::fs::File::open(&path).expect("open stdin file");
+    let _ = std::fs::remove_file(&path);
+    Stdio::from(file)
+}
+
+/// Whatever is wrong with an input (bytes that are not UTF-8, more than `max_source_bytes`,
+/// stdin that cannot be read, `-` twice), `exec` and `check` answer it with an error row of
+/// their usual shape on stdout, nothing on stderr, and exit 0.
+#[test]
+fn every_input_problem_is_an_error_row_with_exit_zero() {
+    let over = vec![b' '; (1 << 20) + 1];
+    for command in [
+        &["exec", "--tools", "demo"][..],
+        &["check", "--tools-json", CHECK_TOOLS],
+    ] {
+        let with = |extra: &[&'static str]| [command, extra].concat();
+        let cases: [(Vec<&str>, Stdio, &str, &str); 4] = [
+            (
+                with(&["-"]),
+                stdin_of("utf8", b"add(a=1, b=\xff)"),
+                "Syntax",
+                "stdin is not valid UTF-8 (at byte 11)",
+            ),
+            (
+                with(&["-"]),
+                stdin_of("over", &over),
+                "Limit",
+                "max_source_bytes limit exceeded: stdin holds more than 1048576 bytes (read no further)",
+            ),
+            (
+                with(&["-"]),
+                Stdio::from(std::fs::File::open("/").expect("a directory")),
+                "Syntax",
+                "cannot read stdin: Is a directory (os error 21)",
+            ),
+            (
+                with(&["-", "-"]),
+                stdin_of("twice", b""),
+                "Syntax",
+                "stdin was read already: give `-` once",
+            ),
+        ];
+        for (args, stdin, kind, message) in cases {
+            let (code, rows, stderr) = fexpr(&args, stdin);
+            assert_eq!((code, stderr.as_str()), (Some(0), ""), "{args:?}");
+            let row = rows.last().unwrap_or_else(|| panic!("{args:?}: no row"));
+            assert_eq!(row["error"]["kind"], kind, "{args:?}: {row}");
+            assert_eq!(row["error"]["message"], message, "{args:?}: {row}");
+            assert_eq!(row["name"], "", "{row}");
+            if command[0] == "exec" {
+                assert_eq!(row["output"], Value::Null, "{row}");
+            } else {
+                assert_eq!(row["valid"], false, "{row}");
+                assert_eq!(row["span"], json!([0, 0]), "{row}");
+            }
+        }
+    }
+    // The span of bytes that are not UTF-8 indexes the input as given.
+    let (_, rows, _) = fexpr(
+        &["exec", "--tools", "demo", "-"],
+        stdin_of("span", b"f(\xe2\x82)"),
+    );
+    assert_eq!(rows[0]["error"]["span"], json!({"start": 2, "end": 4}));
+}
+
+/// The command line, or a file it names, that cannot be used: exit 2, nothing on stdout, and
+/// a message on stderr (one `fexpr: ...` line for the files; clap's usage text otherwise).
+#[test]
+fn usage_errors_exit_2_with_a_message_on_stderr() {
+    let dir = std::env::temp_dir().join(format!("fexpr-cli-usage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let not_json = dir.join("not.json");
+    std::fs::write(&not_json, "{").expect("write");
+    let no_name = dir.join("no-name.json");
+    std::fs::write(&no_name, r#"[{"parameters": {}}]"#).expect("write");
+    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let files: [(Vec<String>, &str); 4] = [
+        (
+            vec![
+                "check".into(),
+                "--tools-json".into(),
+                path(&dir.join("missing.json")),
+                "f()".into(),
+            ],
+            "fexpr: --tools-json ",
+        ),
+        (
+            vec![
+                "check".into(),
+                "--tools-json".into(),
+                path(&not_json),
+                "f()".into(),
+            ],
+            "fexpr: --tools-json ",
+        ),
+        (
+            vec![
+                "check".into(),
+                "--tools-json".into(),
+                path(&no_name),
+                "f()".into(),
+            ],
+            "fexpr: --tools-json ",
+        ),
+        (
+            vec![
+                "exec".into(),
+                "--mcp-config".into(),
+                path(&dir.join("missing.json")),
+                "f()".into(),
+            ],
+            "fexpr: --mcp-config: cannot read MCP config ",
+        ),
+    ];
+    for (args, prefix) in files {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, rows, stderr) = fexpr(&args, Stdio::null());
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(rows.is_empty(), "{args:?}: {rows:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(prefix), "{args:?}: {stderr}");
+    }
+    let (code, rows, stderr) = fexpr(&["exec", "--no-such-flag", "f()"], Stdio::null());
+    assert_eq!((code, rows.len()), (Some(2), 0));
+    assert!(stderr.contains("--no-such-flag"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -726,8 +726,10 @@ fn cli_bad_config_is_an_error() {
         .arg("f()")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // A file named on the command line that cannot be understood: a usage error.
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("fexpr: --mcp-config: "), "{err}");
     assert!(err.contains("MCP server `x`"), "{err}");
     assert!(out.stdout.is_empty());
     let _ = std::fs::remove_file(cfg);

@@ -8,14 +8,23 @@
 //! fexpr tools --mcp-config mcp_servers.json --format python
 //! fexpr check --tools-json tools.json 'get_weather(city="Paris", metric=true)'
 //! ```
-//! `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`.
-//! The exit code is 0 whenever the input was processed, even if calls failed.
+//! `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`;
+//! `check` one verdict per call on stdout and the text it ignored on stderr.
+//!
+//! Exit status: 0 when every input was answered on stdout, with an error row for an input that
+//! could not be used (not UTF-8, over `max_source_bytes`, unreadable) as for a call that failed,
+//! and also when the reader of stdout or stderr closed it early (`| head`): the process then
+//! stops quietly. 1 when fexpr could not run (the async runtime or an MCP server did not
+//! start, or the output could not be written). 2 for a usage error: the command line, or a file
+//! it names (`--tools-json`, `--mcp-config`) that cannot be read or understood. Messages for 1
+//! and 2 are one `fexpr: ...` line on stderr.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use fexpr::check::{Checked, Verdict};
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
-use fexpr::{Error, ErrorKind, FunctionOutput, ToolManager};
-use std::io::{IsTerminal, Read, Write};
+use fexpr::{Error, ErrorKind, FunctionOutput, Span, ToolManager};
+use std::io::{BufWriter, IsTerminal, Read, Stderr, StdoutLock, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -123,106 +132,179 @@ fn manager(tools: Toolset) -> ToolManager {
     }
 }
 
+/// Why the process stops before answering every input.
+enum Stop {
+    /// A reader closed stdout or stderr: nothing more can be said, so stop quietly (exit 0).
+    Closed,
+    /// fexpr could not run (exit 1).
+    Failed(String),
+    /// The command line, or a file it names, is unusable (exit 2).
+    Usage(String),
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Stop {
+        match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Stop::Closed,
+            _ => Stop::Failed(format!("cannot write the output: {e}")),
+        }
+    }
+}
+
+/// Where everything goes: rows on stdout, reports on stderr, both buffered and flushed after
+/// each input (stderr first, so that merged streams keep their order) and at the end.
+/// Stderr is not locked: a tool or an MCP client task may report there from another thread.
+struct Output {
+    stdout: BufWriter<StdoutLock<'static>>,
+    stderr: BufWriter<Stderr>,
+}
+
+impl Output {
+    fn new() -> Output {
+        Output {
+            stdout: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            stderr: BufWriter::with_capacity(1 << 16, std::io::stderr()),
+        }
+    }
+
+    /// One line on stdout.
+    fn row(&mut self, line: impl std::fmt::Display) -> Result<(), Stop> {
+        Ok(writeln!(self.stdout, "{line}")?)
+    }
+
+    /// One line on stderr.
+    fn note(&mut self, line: impl std::fmt::Display) -> Result<(), Stop> {
+        Ok(writeln!(self.stderr, "{line}")?)
+    }
+
+    fn flush(&mut self) -> Result<(), Stop> {
+        self.stderr.flush()?;
+        Ok(self.stdout.flush()?)
+    }
+
+    /// The exit status for how the run ended; a failure's message goes to stderr if it can.
+    fn finish(mut self, result: Result<(), Stop>) -> ExitCode {
+        let (code, message) = match result.and_then(|()| self.flush()) {
+            Ok(()) | Err(Stop::Closed) => (0, None),
+            Err(Stop::Failed(message)) => (1, Some(message)),
+            Err(Stop::Usage(message)) => (2, Some(message)),
+        };
+        if let Some(message) = message {
+            // Best effort: there is nowhere else to say it.
+            let _ = writeln!(self.stderr, "fexpr: {message}");
+            let _ = self.flush();
+        }
+        ExitCode::from(code)
+    }
+}
+
 /// Connect to the MCP servers of `args` (if any) and add their tools to `manager`.
-async fn add_mcp(manager: &mut ToolManager, args: &McpArgs) -> Result<Option<McpTools>, Error> {
+async fn add_mcp(
+    out: &mut Output,
+    manager: &mut ToolManager,
+    args: &McpArgs,
+) -> Result<Option<McpTools>, Stop> {
     let Some(path) = &args.mcp_config else {
         return Ok(None);
     };
-    let config = McpConfig::load(path)?;
-    let progress = std::io::stderr().is_terminal();
+    let config =
+        McpConfig::load(path).map_err(|e| Stop::Usage(format!("--mcp-config: {}", e.message)))?;
     let call_timeout = std::time::Duration::try_from_secs_f64(args.mcp_timeout)
-        .map_err(|e| Error::new(ErrorKind::Value, format!("--mcp-timeout: {e}")))?;
+        .map_err(|e| Stop::Usage(format!("--mcp-timeout {}: {e}", args.mcp_timeout)))?;
+    let progress = std::io::stderr().is_terminal();
     let options = McpOptions {
         namespaced: args.mcp_namespaced,
         call_timeout,
         progress,
         ..McpOptions::default()
     };
+    // Progress is best effort: a terminal that went away is no reason not to run.
     if progress {
-        eprintln!(
+        let names: Vec<&str> = config.servers.keys().map(String::as_str).collect();
+        let _ = out.note(format_args!(
             "fexpr: starting {} MCP server(s): {}",
-            config.servers.len(),
-            config
-                .servers
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+            names.len(),
+            names.join(", ")
+        ));
+        let _ = out.flush();
     }
-    let mcp = McpTools::connect(&config, options).await?;
+    let mcp = McpTools::connect(&config, options)
+        .await
+        .map_err(|e| Stop::Failed(e.message))?;
     let names = mcp.register(manager);
     if progress {
-        eprintln!("fexpr: {} MCP tool(s) ready", names.len());
+        let _ = out.note(format_args!("fexpr: {} MCP tool(s) ready", names.len()));
+        let _ = out.flush();
     }
     Ok(Some(mcp))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            eprintln!("fexpr: cannot start the runtime: {e}");
-            ExitCode::from(1)
-        })
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Check {
-        tools_json,
-        strict,
-        exprs,
-    } = cli.command
-    {
-        return check(&tools_json, strict, exprs);
-    }
-    let runtime = match runtime() {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
-    let (mut m, mcp_args) = match &cli.command {
-        Command::Exec { tools, mcp, .. } => (manager(*tools), mcp),
-        Command::Tools { tools, mcp, .. } => {
+    let mut out = Output::new();
+    let result = match cli.command {
+        Command::Check {
+            tools_json,
+            strict,
+            exprs,
+        } => check(&mut out, &tools_json, strict, exprs),
+        Command::Exec {
+            tools,
+            sandbox,
+            mcp,
+            exprs,
+        } => with_tools(&mut out, manager(tools), &mcp, |out, runtime, m| {
+            exec(out, runtime, m, sandbox, exprs)
+        }),
+        Command::Tools { tools, mcp, format } => {
             let default = match mcp.mcp_config {
                 Some(_) => Toolset::None,
                 None => Toolset::Demo,
             };
-            (manager(tools.unwrap_or(default)), mcp)
-        }
-        Command::Check { .. } => return ExitCode::from(2),
-    };
-    let mcp = match runtime.block_on(add_mcp(&mut m, mcp_args)) {
-        Ok(mcp) => mcp,
-        Err(e) => {
-            eprintln!("fexpr: {}", e.message);
-            return ExitCode::from(1);
+            with_tools(
+                &mut out,
+                manager(tools.unwrap_or(default)),
+                &mcp,
+                |out, _, m| out.row(definitions(&m, format)),
+            )
         }
     };
-    let code = match cli.command {
-        Command::Exec { sandbox, exprs, .. } => exec(&runtime, m, sandbox, exprs),
-        Command::Check { .. } => ExitCode::from(2),
-        Command::Tools { format, .. } => {
-            let text = match format {
-                Format::Json => m.json_definitions(),
-                Format::Openai => pretty(&m.openai_tools()),
-                Format::Anthropic => pretty(&m.anthropic_tools()),
-                Format::Yaml => m.yaml_definitions(),
-                Format::Python => m
-                    .definitions()
-                    .map(|d| d.python())
-                    .collect::<Vec<_>>()
-                    .join("\n\n"),
-            };
-            println!("{text}");
-            ExitCode::SUCCESS
-        }
-    };
+    out.finish(result)
+}
+
+/// Run `command` with `manager` and the tools of the MCP servers in `mcp_args`; the servers
+/// are closed however the command ends.
+fn with_tools(
+    out: &mut Output,
+    mut manager: ToolManager,
+    mcp_args: &McpArgs,
+    command: impl FnOnce(&mut Output, &tokio::runtime::Runtime, ToolManager) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Stop::Failed(format!("cannot start the async runtime: {e}")))?;
+    let mcp = runtime.block_on(add_mcp(out, &mut manager, mcp_args))?;
+    let result = command(out, &runtime, manager);
     if let Some(mcp) = mcp {
         runtime.block_on(mcp.close());
     }
-    code
+    result
+}
+
+/// `fexpr tools`: the definitions of `manager`'s tools in `format`.
+fn definitions(manager: &ToolManager, format: Format) -> String {
+    match format {
+        Format::Json => manager.json_definitions(),
+        Format::Openai => pretty(&manager.openai_tools()),
+        Format::Anthropic => pretty(&manager.anthropic_tools()),
+        Format::Yaml => manager.yaml_definitions(),
+        Format::Python => manager
+            .definitions()
+            .map(|d| d.python())
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
 }
 
 /// `manager` evaluating in a sandbox that maps each instance on demand: this process runs a few
@@ -240,43 +322,87 @@ fn pretty(json: &serde_json::Value) -> String {
     serde_json::to_string_pretty(json).unwrap_or_default()
 }
 
+/// The inputs of a command, in order: each argument as it is, or stdin for `-`.
+struct Inputs {
+    /// `max_source_bytes`: stdin is read no further than one byte past it.
+    max_bytes: usize,
+    stdin_read: bool,
+}
+
+impl Inputs {
+    /// The text of `arg`; for `-`, stdin's (read once, bounded). Every problem with it (not
+    /// UTF-8, over `max_source_bytes`, unreadable, `-` given twice) is an error for its row.
+    fn text(&mut self, arg: String) -> Result<String, Error> {
+        if arg != "-" {
+            return Ok(arg);
+        }
+        if std::mem::replace(&mut self.stdin_read, true) {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                "stdin was read already: give `-` once",
+            ));
+        }
+        let mut bytes = Vec::new();
+        let bound = u64::try_from(self.max_bytes)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        std::io::stdin()
+            .lock()
+            .take(bound)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::new(ErrorKind::Syntax, format!("cannot read stdin: {e}")))?;
+        if bytes.len() > self.max_bytes {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "max_source_bytes limit exceeded: stdin holds more than {} bytes (read no further)",
+                    self.max_bytes
+                ),
+            )
+            .with_hint("send less text: the input is refused as a whole"));
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            let bad = e.utf8_error();
+            let start = bad.valid_up_to();
+            let end = start + bad.error_len().unwrap_or(e.as_bytes().len() - start);
+            let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+            Error::new(
+                ErrorKind::Syntax,
+                format!("stdin is not valid UTF-8 (at byte {start})"),
+            )
+            .at(Span::new(at(start), at(end)))
+            .with_hint("send the model's output as UTF-8 text")
+        })
+    }
+}
+
 fn exec(
+    out: &mut Output,
     runtime: &tokio::runtime::Runtime,
     manager: ToolManager,
     sandbox: bool,
     exprs: Vec<String>,
-) -> ExitCode {
+) -> Result<(), Stop> {
     let manager = if sandbox {
         one_shot_sandbox(manager)
     } else {
         manager
     };
-    let mut stdout = std::io::stdout().lock();
+    let mut inputs = Inputs {
+        max_bytes: manager.get_limits().max_source_bytes,
+        stdin_read: false,
+    };
     for expr in exprs {
-        let outputs = if expr == "-" {
-            let mut bytes = Vec::new();
-            if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-                eprintln!("fexpr: cannot read stdin: {e}");
-                return ExitCode::from(1);
-            }
-            match String::from_utf8(bytes) {
-                Ok(text) => runtime.block_on(run_text(&manager, sandbox, &text)),
-                Err(e) => vec![FunctionOutput::failed(
-                    "",
-                    "<stdin>",
-                    Error::new(ErrorKind::Syntax, format!("input is not valid UTF-8: {e}")),
-                )],
-            }
-        } else {
-            runtime.block_on(run_text(&manager, sandbox, &expr))
+        let outputs = match inputs.text(expr) {
+            Ok(text) => runtime.block_on(run_text(&manager, sandbox, &text)),
+            Err(e) => vec![FunctionOutput::failed("", "<stdin>", e)],
         };
-        for out in outputs {
-            if writeln!(stdout, "{}", out.to_json()).is_err() {
-                return ExitCode::from(1);
-            }
+        for output in outputs {
+            out.row(output.to_json())?;
         }
+        out.flush()?;
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// Model output: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the text
@@ -293,18 +419,17 @@ async fn run_text(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<Funct
 }
 
 /// `fexpr check`: verdicts on stdout, ignored text on stderr.
-fn check(tools_json: &std::path::Path, strict: bool, exprs: Vec<String>) -> ExitCode {
-    let defs = match std::fs::read_to_string(tools_json)
+fn check(
+    out: &mut Output,
+    tools_json: &std::path::Path,
+    strict: bool,
+    exprs: Vec<String>,
+) -> Result<(), Stop> {
+    let defs = std::fs::read_to_string(tools_json)
         .map_err(|e| e.to_string())
-        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-        .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.to_string()))
-    {
-        Ok(defs) => defs,
-        Err(e) => {
-            eprintln!("fexpr: cannot read {}: {e}", tools_json.display());
-            return ExitCode::from(2);
-        }
-    };
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not valid JSON ({e})")))
+        .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.message))
+        .map_err(|e| Stop::Usage(format!("--tools-json {}: {e}", tools_json.display())))?;
     let ctx = fexpr::tooldefs::context(&defs);
     let options = if strict {
         fexpr::repair::RepairOptions::strict()
@@ -312,32 +437,46 @@ fn check(tools_json: &std::path::Path, strict: bool, exprs: Vec<String>) -> Exit
         fexpr::repair::RepairOptions::default()
     };
     let limits = fexpr::Limits::default();
-    let mut stdout = std::io::stdout().lock();
+    let mut inputs = Inputs {
+        max_bytes: limits.max_source_bytes,
+        stdin_read: false,
+    };
+    // The row of an input that yields no verdict of its own.
+    let failed = |error: Error| Verdict {
+        name: String::new(),
+        span: Span::new(0, 0),
+        input: String::new(),
+        kwargs: Default::default(),
+        valid: false,
+        error: Some(error),
+        repairs: Vec::new(),
+    };
     for expr in exprs {
-        let text = if expr == "-" {
-            let mut text = String::new();
-            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-                eprintln!("fexpr: cannot read stdin: {e}");
-                return ExitCode::from(1);
-            }
-            text
-        } else {
-            expr
+        let checked = match inputs.text(expr) {
+            Ok(text) => fexpr::check::check_text(&text, &ctx, &limits, &options),
+            Err(e) => Checked {
+                error: Some(e),
+                ..Checked::default()
+            },
         };
-        let checked = fexpr::check::check_text(&text, &ctx, &limits, &options);
-        if let Some(e) = &checked.error {
-            eprintln!("fexpr: {e}");
-            return ExitCode::from(1);
-        }
         for ignored in &checked.ignored {
-            let line = serde_json::json!({ "ignored": ignored });
-            eprintln!("{line}");
+            out.note(serde_json::json!({ "ignored": ignored }))?;
+        }
+        if let Some(e) = checked.error {
+            out.row(failed(e).to_json())?;
+        } else if checked.verdicts.is_empty() && checked.ignored.is_empty() {
+            out.row(
+                failed(Error::new(
+                    ErrorKind::Syntax,
+                    "the input is blank: no call to check",
+                ))
+                .to_json(),
+            )?;
         }
         for verdict in &checked.verdicts {
-            if writeln!(stdout, "{}", verdict.to_json()).is_err() {
-                return ExitCode::from(1);
-            }
+            out.row(verdict.to_json())?;
         }
+        out.flush()?;
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
