@@ -330,3 +330,34 @@ fn usage_errors_exit_2_with_a_message_on_stderr() {
     assert!(stderr.contains("--no-such-flag"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Processes started together on an empty module cache all answer, and leave one entry (one
+/// compiled; the others waited for its entry: `sandbox_engine.rs` counts the compiles).
+#[test]
+fn concurrent_sandboxed_processes_on_an_empty_cache_all_answer() {
+    let cache = std::env::temp_dir().join(format!("fexpr-cli-cold-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_fexpr"))
+                .args(["exec", "--tools", "demo", "--sandbox", "add(a=2, b=3)"])
+                .env("FEXPR_MODULE_CACHE", &cache)
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("run fexpr")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0));
+        let line: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(line["output"], json!(5), "{line}");
+    }
+    let entries: Vec<String> = std::fs::read_dir(&cache)
+        .expect("the cache directory")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].ends_with(".cwasm"), "{entries:?}");
+    let _ = std::fs::remove_dir_all(&cache);
+}

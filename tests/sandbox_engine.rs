@@ -819,6 +819,49 @@ async fn unusable_cache_dir_falls_back_to_memory() {
     let _ = std::fs::remove_file(&file);
 }
 
+/// Processes starting together on an empty cache (here threads, each building its own
+/// `Sandbox` from the real guest, as separate processes would) compile it once: the first takes
+/// the cache's lock, the others wait for its entry and map it. Nothing but the entry is left.
+#[test]
+fn concurrent_cold_starts_compile_the_guest_once() {
+    let dir = temp_dir("cache-concurrent");
+    let config = SandboxConfig {
+        module_cache: ModuleCache::Dir(dir.clone()),
+        ..SandboxConfig::on_demand()
+    };
+    let start = Arc::new(std::sync::Barrier::new(4));
+    let starts: Vec<_> = (0..4)
+        .map(|_| {
+            let (config, start) = (config.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                Sandbox::new(config).map(|s| s.module_source())
+            })
+        })
+        .collect();
+    let mut sources: Vec<ModuleSource> = starts
+        .into_iter()
+        .map(|t| t.join().expect("no panic").expect("the guest loads"))
+        .collect();
+    sources.sort_by_key(|s| *s != ModuleSource::Compiled);
+    assert_eq!(
+        sources,
+        [
+            ModuleSource::Compiled,
+            ModuleSource::Cached,
+            ModuleSource::Cached,
+            ModuleSource::Cached
+        ]
+    );
+    let entries: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].ends_with(".cwasm"), "{entries:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The real guest
 

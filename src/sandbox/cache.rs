@@ -9,14 +9,23 @@
 //! failure of the cache (unwritable directory, corrupt or stale entry) falls back to compiling
 //! in memory.
 //!
+//! Processes that start together on a cold cache compile once: the first to miss takes an
+//! exclusive advisory lock (`flock`) on `<entry>.lock` in the directory, looks for the entry
+//! again, compiles and stores it, removes the lock file and lets go; the others wait for the
+//! lock (at most 30 s, then they compile themselves) and map the entry it left.
+//! The lock is taken only in a directory nobody else can write, and its file is opened without
+//! following a link. It saves work and nothing else depends on it.
+//!
 //! Entries are mapped into memory, not read (a cold start then costs ~2 ms instead of ~9 ms).
 //! A mapped file must not shrink while it is in use, which is why entries are read-only and
 //! only ever replaced by a rename (the old inode stays intact for processes that map it).
 //! Only a process of the same user that makes an entry writable and truncates it on purpose
 //! could still break a running process, and such a process can do anything this one can.
 
+use std::fs::{File, TryLockError};
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use wasmtime::{Engine, Module};
 
 /// Where compiled guest modules are cached.
@@ -110,18 +119,82 @@ pub(crate) fn load_or_compile(
         return Ok((Module::new(engine, bytes)?, ModuleSource::Compiled));
     };
     let path = dir.join(entry_name(engine, bytes, sha256));
-    if trusted_entry(dir, &path) {
-        // Mapped, not read: see the module docs for why the mapping stays valid.
-        // SAFETY: `trusted_entry` checked that the file is one this module wrote (see the
-        // module docs); wasmtime checks its header and engine compatibility.
-        if let Ok(module) = unsafe { Module::deserialize_file(engine, &path) } {
+    if let Some(module) = load_entry(engine, dir, &path) {
+        return Ok((module, ModuleSource::Cached));
+    }
+    // A miss: one process compiles while the others wait for its entry.
+    let lock = CompileLock::take(dir, &path, COMPILE_WAIT);
+    if lock.is_some() {
+        if let Some(module) = load_entry(engine, dir, &path) {
             return Ok((module, ModuleSource::Cached));
         }
     }
     let module = Module::new(engine, bytes)?;
     // Best effort: a cache that cannot be written is no cache.
     let _ = store_entry(dir, &path, &module);
+    drop(lock);
     Ok((module, ModuleSource::Compiled))
+}
+
+/// The module in the entry at `path`, if it is one this module wrote and wasmtime accepts it.
+fn load_entry(engine: &Engine, dir: &Path, path: &Path) -> Option<Module> {
+    if !trusted_entry(dir, path) {
+        return None;
+    }
+    // Mapped, not read: see the module docs for why the mapping stays valid.
+    // SAFETY: `trusted_entry` checked that the file is one this module wrote (see the module
+    // docs); wasmtime checks its header and engine compatibility.
+    unsafe { Module::deserialize_file(engine, path) }.ok()
+}
+
+/// How long a process that finds another one compiling the same module waits for its entry
+/// before compiling the module itself. A compile takes about a second (a few on a loaded
+/// machine); a process that holds the lock and dies releases it at once.
+const COMPILE_WAIT: Duration = Duration::from_secs(30);
+
+/// An exclusive advisory lock (`flock`) on `<entry>.lock` in the cache directory, held while
+/// one process compiles and stores an entry, so that processes starting together on a cold
+/// cache compile once. It only saves work: entries are still written atomically, so a process
+/// that compiles without it (the lock could not be had, or `COMPILE_WAIT` passed) is correct,
+/// only slower.
+struct CompileLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl CompileLock {
+    /// The lock for `entry`, once no other process holds it; `None` when the directory is not
+    /// one only we can write, the lock file cannot be opened, or after `wait`.
+    fn take(dir: &Path, entry: &Path, wait: Duration) -> Option<CompileLock> {
+        create_private_dir(dir).ok()?;
+        if !trusted_dir(dir) {
+            return None;
+        }
+        let path = entry.with_extension("lock");
+        let file = lock_file_options().open(&path).ok()?;
+        let deadline = Instant::now() + wait;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Some(CompileLock { file, path }),
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+impl Drop for CompileLock {
+    /// The entry is stored (or could not be): remove the lock file, then let go. A process
+    /// still waiting on the removed file, or one that makes a new lock file, finds the entry
+    /// when it gets its lock; at worst a race costs one more compile.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
 }
 
 /// Writes `module` to `path` atomically: a fresh temporary file, then a rename.
@@ -162,6 +235,19 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
+/// The lock file: opened for writing (created if missing, never truncated), not through a
+/// symbolic link.
+fn lock_file_options() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options
+}
+
 fn private_file_options() -> std::fs::OpenOptions {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -170,22 +256,32 @@ fn private_file_options() -> std::fs::OpenOptions {
     options
 }
 
-/// Whether `path` in `dir` is an entry this module wrote: see the module docs.
+/// Whether `meta` is owned by the current user and has none of the `unwritable` mode bits.
 #[cfg(unix)]
-fn trusted_entry(dir: &Path, path: &Path) -> bool {
+fn mine(meta: &std::fs::Metadata, unwritable: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    let owned = |meta: &std::fs::Metadata, unwritable: u32| {
-        meta.uid() == me && meta.mode() & unwritable == 0
-    };
-    let (Ok(dir_meta), Ok(file_meta)) = (
-        std::fs::symlink_metadata(dir),
-        std::fs::symlink_metadata(path),
-    ) else {
-        return false;
-    };
-    dir_meta.is_dir() && owned(&dir_meta, 0o022) && file_meta.is_file() && owned(&file_meta, 0o222)
+    meta.uid() == me && meta.mode() & unwritable == 0
+}
+
+/// Whether `dir` is a directory (not a link) of ours that nobody else can write.
+#[cfg(unix)]
+fn trusted_dir(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir() && mine(&meta, 0o022))
+}
+
+/// Whether `path` in `dir` is an entry this module wrote: see the module docs.
+#[cfg(unix)]
+fn trusted_entry(dir: &Path, path: &Path) -> bool {
+    trusted_dir(dir)
+        && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file() && mine(&meta, 0o222))
+}
+
+/// Without Unix ownership and modes to check, any directory will do for the lock.
+#[cfg(not(unix))]
+fn trusted_dir(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
 }
 
 /// Whether `path` in `dir` is an entry this module wrote. Without Unix ownership and modes to
