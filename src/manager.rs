@@ -417,6 +417,7 @@ impl ToolManager {
             }
             return Err(e);
         };
+        tool.check().map_err(|e| e.at(request.span))?;
         if tool.features().is_none() && scope.session.events.is_none() {
             // A plain tool and nobody listening: nothing beyond binding and the call.
             let def = tool.definition();
@@ -464,10 +465,13 @@ impl ToolManager {
                 return Ok(hit);
             }
         }
-        let out = tool
-            .call_in(args, context.clone())
-            .await
-            .map_err(|e| e.at(span))?;
+        // A cached tool gets no context: its result may depend on its arguments only, the key.
+        let out = match memo {
+            Some(_) => tool.call(args),
+            None => tool.call_in(args, context.clone()),
+        }
+        .await
+        .map_err(|e| e.at(span))?;
         let mut out = self.checked(def, out, span)?;
         out.is_streaming |= context.has_streamed();
         if out.observation.is_none() {

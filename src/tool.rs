@@ -85,10 +85,29 @@ pub trait Tool: Send + Sync {
     }
 
     /// Run with the call's context; the manager uses this when [`features`](Tool::features)
-    /// is `Some`. The default ignores the context.
+    /// is `Some` (except for a cached tool: see [`ToolFeatures::cached`]). The default ignores
+    /// the context.
     fn call_in(&self, args: Vec<Option<Value>>, context: CallContext) -> ToolFuture {
         let _ = context;
         self.call(args)
+    }
+
+    /// Whether the tool can be used as it was configured; `Err` says what is wrong (for now:
+    /// a tool that receives a [`CallContext`] was marked `.cached()`). The manager fails every
+    /// call of such a tool with this error. The default reports the problem recorded in
+    /// [`features`](Tool::features), if any.
+    ///
+    /// ```
+    /// use fexpr::{CallContext, FunctionTool, Tool};
+    /// let whoami = FunctionTool::with_context("whoami", [], |ctx: CallContext| {
+    ///     ctx.session().get_id().unwrap_or("").to_string()
+    /// });
+    /// assert!(whoami.check().is_ok());
+    /// let error = whoami.cached(100).check().unwrap_err();
+    /// assert_eq!(error.message, "tool `whoami` receives injected values (CallContext) and cannot be cached: its result may differ per session");
+    /// ```
+    fn check(&self) -> Result<(), Error> {
+        self.features().map_or(Ok(()), ToolFeatures::check)
     }
 }
 
@@ -633,6 +652,8 @@ pub struct ToolFeatures {
     available: Option<(Arc<Available>, String)>,
     ends_turn: bool,
     memo: Option<Arc<Memo>>,
+    /// A configuration the tool cannot run with (see [`Tool::check`]).
+    problem: Option<Error>,
 }
 
 impl ToolFeatures {
@@ -670,9 +691,25 @@ impl ToolFeatures {
 
     /// Remember up to `max_entries` outputs keyed by the canonical bound arguments (the oldest
     /// entry is dropped first). Only successful outputs are remembered.
+    ///
+    /// The key is the arguments and nothing else, so a cached result is given to every caller
+    /// that passes the same arguments, whatever its session. Cache only tools whose result
+    /// depends on their arguments alone:
+    /// - a cached tool is called through [`Tool::call`], never [`Tool::call_in`]: it receives
+    ///   no [`CallContext`] (session, state, dependencies, `tool_call_id`), so no session's
+    ///   data can reach another through the cache;
+    /// - [`FunctionTool::cached`] refuses tools made with `with_context*`, whose function takes
+    ///   a `CallContext`: see there;
+    /// - state a tool keeps itself (a [`Component`]'s fields, a client's connection) is not in
+    ///   the key either: a component tool whose result depends on that state must not be cached.
     pub fn cached(mut self, max_entries: usize) -> ToolFeatures {
         self.memo = Some(Arc::new(Memo::new(max_entries)));
         self
+    }
+
+    /// The tool's configuration problem, if it has one (see [`Tool::check`]).
+    pub fn check(&self) -> Result<(), Error> {
+        self.problem.clone().map_or(Ok(()), Err)
     }
 
     /// The formatter's observation of `output`, if there is a formatter.
@@ -914,8 +951,27 @@ impl FunctionTool {
     }
 
     /// Remember up to `max_entries` outputs keyed by canonical arguments (see
-    /// [`ToolFeatures::cached`]).
+    /// [`ToolFeatures::cached`] for what the key holds and what it does not).
+    ///
+    /// A tool made with [`with_context`](FunctionTool::with_context) or
+    /// [`with_context_async`](FunctionTool::with_context_async) cannot be cached: its result
+    /// may depend on the session, state, dependencies or `tool_call_id` it receives, and a
+    /// cache keyed by arguments would give one session's result to another. It is not cached
+    /// but refused: [`Tool::check`] reports the problem, and every call of the tool fails with
+    /// it (a `ToolFailed` error) rather than run.
     pub fn cached(mut self, max_entries: usize) -> FunctionTool {
+        if self.invoke_in.is_some() {
+            let problem = Error::new(
+                ErrorKind::ToolFailed,
+                format!(
+                    "tool `{}` receives injected values (CallContext) and cannot be cached: its result may differ per session",
+                    self.definition.name
+                ),
+            )
+            .with_hint("remove `.cached(..)` from this tool");
+            self.features_mut().problem = Some(problem);
+            return self;
+        }
         self.features_mut().memo = Some(Arc::new(Memo::new(max_entries)));
         self
     }
@@ -923,6 +979,8 @@ impl FunctionTool {
 
 /// A struct whose methods are tools: configuration, clients, credentials and state stay in
 /// the struct, hidden from the model; only the tools' own parameters are in their schemas.
+/// A component's tool marked `.cached()` is keyed by its arguments only, never by the state
+/// on `self`: cache only those whose result does not depend on it.
 ///
 /// ```
 /// use std::sync::{Arc, atomic::{AtomicU32, Ordering}};

@@ -5,9 +5,9 @@
 mod common;
 
 use fexpr::pool::{EnvPool, Environment};
-use fexpr::tool::{Component, ToolError};
+use fexpr::tool::{Component, ToolError, ToolFeatures};
 use fexpr::{
-    CallContext, ErrorKind, EventKind, FunctionOutput, FunctionTool, Session, ToolEvent,
+    CallContext, ErrorKind, EventKind, FunctionOutput, FunctionTool, Session, Tool, ToolEvent,
     ToolManager, ToolOutput, Value,
 };
 use std::collections::HashMap;
@@ -883,6 +883,123 @@ fn memoised_tools_run_once_per_canonical_arguments_within_a_bound() {
     assert_eq!(count(), 6);
     one(&manager, "lookup(key=3)");
     assert_eq!(count(), 6);
+}
+
+/// A context tool that answers with the caller's session id.
+fn whoami(ran: Arc<AtomicU32>) -> FunctionTool {
+    FunctionTool::with_context("whoami", [], move |ctx: CallContext| {
+        ran.fetch_add(1, Ordering::Relaxed);
+        ctx.session().get_id().unwrap_or("nobody").to_string()
+    })
+}
+
+/// `alice` and `bob` calling `whoami()` at once, 20 times each, on a multi-threaded runtime:
+/// each session's outputs, as values or error messages.
+fn alice_and_bob(manager: &ToolManager) -> [Vec<Result<Value, String>>; 2] {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .build()
+        .unwrap();
+    let calls = (0..40).map(|i| {
+        let who = ["alice", "bob"][i % 2];
+        manager.execute_in(Session::new().id(who), "whoami()")
+    });
+    let outs = rt.block_on(futures_util::future::join_all(calls));
+    let mut by_session = [Vec::new(), Vec::new()];
+    for (i, mut out) in outs.into_iter().enumerate() {
+        let out = out.remove(0);
+        by_session[i % 2].push(match (out.output, out.error) {
+            (Some(value), None) => Ok(value),
+            (_, error) => Err(error.map(|e| e.message).unwrap_or_default()),
+        });
+    }
+    by_session
+}
+
+#[test]
+fn a_tool_that_receives_a_context_cannot_be_cached() {
+    let ran = Arc::new(AtomicU32::new(0));
+    // Uncached, each session sees its own id.
+    let manager = ToolManager::new().tool(whoami(ran.clone()));
+    let [alice, bob] = alice_and_bob(&manager);
+    assert!(
+        alice.iter().all(|o| o == &Ok(Value::Str("alice".into()))),
+        "{alice:?}"
+    );
+    assert!(
+        bob.iter().all(|o| o == &Ok(Value::Str("bob".into()))),
+        "{bob:?}"
+    );
+    // Cached, it is refused: the problem is reported by `check` and every call fails with it,
+    // in both sessions, without running the tool.
+    let cached = whoami(ran.clone()).cached(100);
+    let problem = cached.check().unwrap_err();
+    assert_eq!(problem.kind, ErrorKind::ToolFailed);
+    let message = "tool `whoami` receives injected values (CallContext) and cannot be cached: its result may differ per session";
+    assert_eq!(problem.message, message);
+    let manager = ToolManager::new().tool(cached);
+    ran.store(0, Ordering::Relaxed);
+    for outs in alice_and_bob(&manager) {
+        assert!(
+            outs.iter().all(|o| o == &Err(message.to_string())),
+            "{outs:?}"
+        );
+    }
+    assert_eq!(ran.load(Ordering::Relaxed), 0);
+    #[cfg(feature = "sandbox")]
+    {
+        let out = sandboxed(&manager, Session::new().id("alice"), "whoami()").remove(0);
+        assert_eq!(out.error.map(|e| e.message).as_deref(), Some(message));
+    }
+}
+
+/// A custom `Tool` that would tell sessions apart through `call_in`.
+struct CustomWhoami {
+    definition: fexpr::ToolDefinition,
+    features: ToolFeatures,
+}
+
+impl Tool for CustomWhoami {
+    fn definition(&self) -> &fexpr::ToolDefinition {
+        &self.definition
+    }
+    fn call(&self, _: Vec<Option<Value>>) -> fexpr::tool::ToolFuture {
+        Box::pin(async { Ok(ToolOutput::new(Value::Str("no session".into()))) })
+    }
+    fn features(&self) -> Option<&ToolFeatures> {
+        Some(&self.features)
+    }
+    fn call_in(&self, _: Vec<Option<Value>>, ctx: CallContext) -> fexpr::tool::ToolFuture {
+        let id = ctx.session().get_id().unwrap_or("").to_string();
+        Box::pin(async move { Ok(ToolOutput::new(Value::Str(id))) })
+    }
+}
+
+#[test]
+fn a_cached_custom_tool_is_called_without_a_context() {
+    let custom = |features: ToolFeatures| CustomWhoami {
+        definition: fexpr::ToolDefinition::new(
+            "whoami",
+            "",
+            serde_json::json!({"type": "object", "properties": {}}),
+        ),
+        features,
+    };
+    let manager = ToolManager::new().tool(custom(ToolFeatures::new()));
+    let [alice, _] = alice_and_bob(&manager);
+    assert!(
+        alice.iter().all(|o| o == &Ok(Value::Str("alice".into()))),
+        "{alice:?}"
+    );
+    // Cached: the key is the arguments, so the tool never sees a session to leak.
+    let manager = ToolManager::new().tool(custom(ToolFeatures::new().cached(100)));
+    for outs in alice_and_bob(&manager) {
+        assert!(
+            outs.iter()
+                .all(|o| o == &Ok(Value::Str("no session".into()))),
+            "{outs:?}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------- panics
