@@ -286,19 +286,25 @@ impl<'e> Iterator for Children<'e> {
     }
 }
 
-/// Values already computed, keyed by the address of their node.
+/// A map keyed by node addresses (a fixed hasher: addresses are not chosen by the input, and
+/// a seeded one would read the clock, which the sandbox does not give the guest).
+type ByNode<V> = std::collections::HashMap<usize, V, foldhash::fast::FixedState>;
+
+/// Values already computed, keyed by the address of their node (found by hash: a call may
+/// have many arguments).
 #[derive(Default)]
-struct Memo(Vec<(usize, Value)>);
+struct Memo(ByNode<Value>);
 
 impl Memo {
     fn put(&mut self, e: &Expr, v: Value) {
-        self.0.push((addr(e), v));
+        self.0.insert(addr(e), v);
     }
 
     fn take(&mut self, e: &Expr) -> Option<Value> {
-        let key = addr(e);
-        let i = self.0.iter().position(|(k, _)| *k == key)?;
-        Some(self.0.swap_remove(i).1)
+        if self.0.is_empty() {
+            return None;
+        }
+        self.0.remove(&addr(e))
     }
 }
 
@@ -313,7 +319,7 @@ struct UnitState<'e> {
     /// Tool-call nodes by wave (innermost calls first).
     waves: Vec<Vec<&'e Expr>>,
     /// Nodes that contain a tool call (everything else is pure).
-    impure: Vec<usize>,
+    impure: ByNode<()>,
     /// The requests sent in the current wave, by node.
     pending: Vec<&'e Expr>,
     call: Option<Function>,
@@ -328,7 +334,7 @@ impl<'e> UnitState<'e> {
             root,
             memo: Memo::default(),
             waves: Vec::new(),
-            impure: Vec::new(),
+            impure: ByNode::default(),
             pending: Vec::new(),
             call: None,
             error: None,
@@ -376,7 +382,7 @@ impl<'e> UnitState<'e> {
             height += 1;
         }
         if height > 0 {
-            self.impure.push(addr(e));
+            self.impure.insert(addr(e), ());
         }
         Ok(height)
     }
@@ -385,7 +391,7 @@ impl<'e> UnitState<'e> {
     fn prefill(&mut self, e: &'e Expr, eval: &Evaluator) -> Result<(), Error> {
         let mut stack = vec![e];
         while let Some(node) = stack.pop() {
-            if self.impure.contains(&addr(node)) {
+            if self.impure.contains_key(&addr(node)) {
                 push_children(node, &mut stack);
             } else if !std::ptr::eq(node, self.root) {
                 let v = eval.eval(node, &mut self.memo)?;

@@ -676,16 +676,14 @@ impl Scanner<'_> {
         // Calls to non-tools: kept only when they wrap no tool call and the text has no prose.
         let mut extra = Vec::new();
         for (wspan, before) in &wrappers {
-            let inside = found
+            // Calls are found in order: those inside the wrapper come right after `before`.
+            let inner = found
                 .iter()
                 .skip(*before)
-                .any(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
-            if inside {
+                .take_while(|c| c.span.start < wspan.end)
+                .filter(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
+            if inner.clone().next().is_some() {
                 // Looked into: the wrapper's own text around the calls is not used.
-                let inner = found
-                    .iter()
-                    .skip(*before)
-                    .filter(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
                 let first = inner.clone().map(|c| c.span.start).min();
                 let last = inner.map(|c| c.span.end).max();
                 if let (Some(first), Some(last)) = (first, last) {
@@ -743,11 +741,22 @@ impl Scanner<'_> {
         }
         kept.sort_by_key(|c| c.span.start);
         ignored.sort_by_key(|i| i.span.start);
-        // Ignored stretches inside a wrapper that was kept are part of that call.
+        // Ignored stretches inside a wrapper that was kept are part of that call: inside a
+        // call that starts before them and ends after (by binary search over the calls'
+        // starts, with the furthest end reached so far).
+        let reach: Vec<u32> = kept
+            .iter()
+            .scan(0u32, |end, c| {
+                *end = (*end).max(c.span.end);
+                Some(*end)
+            })
+            .collect();
         ignored.retain(|ig| {
-            !kept
-                .iter()
-                .any(|c| c.span.start <= ig.span.start && ig.span.end <= c.span.end)
+            let before = kept.partition_point(|c| c.span.start <= ig.span.start);
+            before
+                .checked_sub(1)
+                .and_then(|last| reach.get(last))
+                .is_none_or(|end| *end < ig.span.end)
         });
         // `max_calls` bounds the whole text: more calls than that run none of them.
         let calls = kept

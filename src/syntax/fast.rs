@@ -3,10 +3,11 @@
 //! bytes and answers `None` for anything else, which then goes to `ruff_python_parser`.
 //!
 //! It accepts only a strict subset whose meaning is not in doubt: names and dotted names
-//! (ASCII, not keywords, not dunder), calls with positional then keyword arguments (no repeated
-//! keyword), decimal ints that fit in `i64` (no `_`, no leading zero), floats written
-//! `digits.digits`, `-` directly before such a number, single-line string literals without
-//! prefix or backslash, `True`/`False`/`None`, and lists and dicts of these. Tokens may be
+//! (ASCII, not keywords, not dunder), calls with positional then keyword arguments (a repeated
+//! keyword is kept, as ruff keeps it, for the binder to refuse), decimal ints that fit in
+//! `i64` (no `_`, no leading zero), floats written `digits.digits`, `-` directly before such a
+//! number, single-line string literals without prefix or backslash, `True`/`False`/`None`, and
+//! lists and dicts of these. Tokens may be
 //! separated by spaces and tabs; the text may end in whitespace. On everything it accepts it
 //! gives exactly the tree (spans included) that the ruff path gives; `tests/properties.rs` and
 //! the `parse` fuzz target check this against [`super::parse_with_ruff`].
@@ -316,9 +317,6 @@ impl<'a> Fast<'a> {
                 return Some((args, kwargs));
             }
             if let Some((name, name_span)) = self.keyword_name() {
-                if kwargs.iter().any(|k| k.name == name) {
-                    return None;
-                }
                 let value = self.expr(depth)?;
                 kwargs.push(Keyword {
                     name: name.to_owned(),
@@ -392,6 +390,7 @@ mod tests {
             "[]",
             "x",
             " \tadd(a=1)",
+            "f(a=1, a=2)",
         ] {
             assert_eq!(fast(source).as_ref(), Some(&ruff(source)), "{source}");
         }
@@ -403,7 +402,6 @@ mod tests {
             "add(a=1); import os",
             "add(a=1) # comment",
             "add(a=1)\nadd(a=2)",
-            "f(a=1, a=2)",
             "f(a=1, 2)",
             "f(*a)",
             "f(**a)",
@@ -444,6 +442,9 @@ mod tests {
             "\u{feff}f(x=1)",
             "f(x='a\tb')",
             "f(x=1",
+            "f((a)=1)",
+            "f(ａ=1)",
+            "\u{3000}f(a=1)",
         ] {
             assert_eq!(fast(source), None, "{source}");
         }

@@ -397,12 +397,20 @@ fn object(entries: Vec<(String, Value)>) -> Value {
     Value::Dict(dict)
 }
 
-/// Whether no name occurs twice (records have a handful of fields: a quadratic scan is cheapest).
-fn distinct<'a>(names: impl Iterator<Item = &'a str> + Clone) -> bool {
-    names
-        .clone()
-        .enumerate()
-        .all(|(i, name)| names.clone().skip(i + 1).all(|other| other != name))
+/// Whether no name occurs twice: a scan for a handful of fields (most records), a sort for
+/// many (a record type may have as many fields as its schema has properties).
+fn distinct<'a>(names: impl ExactSizeIterator<Item = &'a str> + Clone) -> bool {
+    if names.len() <= 16 {
+        return names
+            .clone()
+            .enumerate()
+            .all(|(i, name)| names.clone().skip(i + 1).all(|other| other != name));
+    }
+    let mut sorted: Vec<&str> = names.collect();
+    sorted.sort_unstable();
+    sorted
+        .windows(2)
+        .all(|pair| !matches!(pair, [a, b] if a == b))
 }
 
 fn tagged(variant: &str, value: Value) -> Value {
