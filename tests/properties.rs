@@ -402,6 +402,15 @@ const FRAGMENTS: &[&str] = &[
     "\r\n",
     "\\\n",
     "#c",
+    "(a)=",
+    "((x))=",
+    "ａ",
+    "ﬁ=",
+    "\u{3000}",
+    "\u{a0}",
+    "**{}",
+    "*x",
+    " for x in y",
 ];
 
 fn fragments() -> impl Strategy<Value = String> {
@@ -440,7 +449,14 @@ fn edge_call() -> impl Strategy<Value = String> {
     let arg = proptest::collection::vec(proptest::sample::select(FRAGMENTS), 1..4)
         .prop_map(|v| v.concat());
     let kwarg = (
-        proptest::sample::select(&["a", "b", "x", "if", "True", "__"][..]),
+        // Plain names, reserved words, soft keywords, and what CPython refuses as a keyword's
+        // name: parenthesised names, dotted names, literals; non-ASCII names NFKC-normalise.
+        proptest::sample::select(
+            &[
+                "a", "b", "x", "if", "True", "__", "match", "type", "(a)", "((b))", "a.b", "1",
+                "'a'", "ａ", "ﬁ", "é", "a b", "*a", "**a",
+            ][..],
+        ),
         arg.clone(),
     )
         .prop_map(|(k, v)| format!("{k}={v}"));

@@ -8,7 +8,7 @@ use crate::limits::Limits;
 use num_bigint::BigInt;
 use ruff_python_ast as ast;
 use ruff_python_ast::token::{TokenKind, Tokens};
-use ruff_python_parser::{ParseError, ParseErrorType};
+use ruff_python_parser::{LexicalErrorType, ParseError, ParseErrorType};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 /// How much deeper than [`Limits::max_depth`] the converted tree may be before the converter
@@ -117,11 +117,20 @@ fn diagnose(source: &str, start: usize, error: &ParseError, limits: &Limits) -> 
         }
         _ => {}
     }
-    let syntax = Error::new(
-        ErrorKind::Syntax,
-        clip(&error.error.to_string(), MESSAGE_CHARS),
-    )
-    .at(at);
+    let message = match error.error {
+        // A character Python has no token for, named by its code point as CPython names it
+        // (an invisible one, such as U+3000, would otherwise be quoted as a blank).
+        ParseErrorType::Lexical(LexicalErrorType::UnrecognizedToken { tok }) => {
+            let what = if tok.is_whitespace() || tok.is_control() {
+                "invalid non-printable character"
+            } else {
+                "invalid character"
+            };
+            format!("{what} U+{:04X} `{}`", u32::from(tok), tok.escape_debug())
+        }
+        ref other => clip(&other.to_string(), MESSAGE_CHARS),
+    };
+    let syntax = Error::new(ErrorKind::Syntax, message).at(at);
     let body = source.get(start..).unwrap_or_default();
     // Blocks nest by indentation, which the depth scan does not see; only run the module parser
     // when that nesting is bounded too.
@@ -355,6 +364,9 @@ impl Converter<'_> {
                 ));
             };
             let name_span = span_of(name.range);
+            if keyword.range.start() != name.range.start() {
+                return Err(self.parenthesized_keyword(keyword.range.start(), name.range.end()));
+            }
             kwargs.push(Keyword {
                 name: checked_name(name.as_str(), name_span)?,
                 name_span,
@@ -367,6 +379,27 @@ impl Converter<'_> {
             args,
             kwargs,
         })
+    }
+
+    /// `f((a)=1)`: ruff reads a keyword argument `a`; CPython refuses it (a keyword's name is a
+    /// plain identifier), and so does fexpr, at the bytes from the first `(` to the last `)`.
+    fn parenthesized_keyword(&self, start: TextSize, name_end: TextSize) -> Error {
+        let after = self.tokens.partition_point(|t| t.start() < name_end);
+        let end = self
+            .tokens
+            .get(after..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|t| t.kind() == TokenKind::Rpar || t.kind().is_trivia())
+            .filter(|t| t.kind() == TokenKind::Rpar)
+            .last()
+            .map_or(name_end, Ranged::end);
+        Error::new(
+            ErrorKind::Syntax,
+            "expression cannot contain assignment, perhaps you meant \"==\"?",
+        )
+        .at(span_of(TextRange::new(start, end)))
+        .with_hint("a keyword argument's name is a plain identifier: `f(a=1)`")
     }
 
     /// `a.b.c` as the path `"a.b.c"`; any other attribute access is rejected.
@@ -798,6 +831,46 @@ mod tests {
         assert_eq!((e.kind, e.span), (ErrorKind::Unsupported, Some(sp(7, 8))));
         // A BOM anywhere else is not whitespace.
         assert_syntax("f(\u{feff}1)", 2, 5);
+    }
+
+    #[test]
+    fn characters_python_has_no_token_for_are_named_where_they_are() {
+        // U+3000 is three bytes; the span indexes the text as given.
+        let e = assert_syntax("\u{3000}add(a=zz, b=1)", 0, 3);
+        assert_eq!(
+            e.message,
+            "invalid non-printable character U+3000 `\\u{3000}`"
+        );
+        let e = assert_syntax("add(a=1€)", 7, 10);
+        assert_eq!(e.message, "invalid character U+20AC `€`");
+    }
+
+    #[test]
+    fn keyword_names_are_plain_identifiers() {
+        let e = assert_syntax("add((a)=1, b=2)", 4, 7);
+        assert!(
+            e.message
+                .starts_with("expression cannot contain assignment"),
+            "{e}"
+        );
+        assert_syntax("f(( a ) =1)", 2, 7);
+        assert_syntax("f(a=1, ((b))=2)", 7, 12);
+        // A parenthesised name is a positional argument as usual.
+        assert_eq!(call("f((a), b=2)").args, vec![name("a", 3, 4)]);
+    }
+
+    #[test]
+    fn identifiers_are_nfkc_normalised_as_cpython_does() {
+        // `ａ` (U+FF41) is three bytes; spans index the text as written.
+        let c = call("ａdd(ｂ=1)");
+        assert_eq!((c.func.as_str(), c.func_span), ("add", sp(0, 5)));
+        assert_eq!(
+            (c.kwargs[0].name.as_str(), c.kwargs[0].name_span),
+            ("b", sp(6, 9))
+        );
+        assert_eq!(call("np.ａrray([1])").func, "np.array");
+        // Lookalikes from other scripts are other names.
+        assert_eq!(call("аdd(a=1)").func, "\u{430}dd");
     }
 
     #[test]
