@@ -410,11 +410,13 @@ fn exec(
 /// expression (one call or a list of calls).
 /// With `sandbox`, either is evaluated inside the wasmtime sandbox.
 async fn run_text(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
+    // Not trimmed: the size limit counts every byte given, and spans index the text as given
+    // (the parser skips leading and trailing whitespace itself).
     match (fexpr::json_input::looks_like_json(text), sandbox) {
         (true, true) => manager.execute_json_text_via_sandbox(text).await,
         (true, false) => manager.execute_json_text(text).await,
-        (false, true) => manager.execute_via_sandbox(text.trim()).await,
-        (false, false) => manager.execute(text.trim()).await,
+        (false, true) => manager.execute_via_sandbox(text).await,
+        (false, false) => manager.execute(text).await,
     }
 }
 
