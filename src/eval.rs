@@ -623,6 +623,12 @@ impl<'a> Evaluator<'a> {
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),
             ExprKind::Int(i) => Ok(Value::Int(*i)),
             ExprKind::BigInt(b) => Ok(Value::from_bigint(b.clone())),
+            ExprKind::Float(f) if !f.is_finite() => Err(Error::new(
+                ErrorKind::Value,
+                "this float literal is infinite (beyond 1.8e308): floats must be finite",
+            )
+            .at(span)
+            .with_hint(FINITE_HINT)),
             ExprKind::Float(f) => Ok(Value::Float(*f)),
             ExprKind::Str(s) => {
                 self.check_bytes(wide(s.len()), span)?;
@@ -637,6 +643,9 @@ impl<'a> Evaluator<'a> {
             ExprKind::Name(name) => match self.ctx.get(name) {
                 Some(Entry::Variable { value, size }) => {
                     self.charge(*size, span)?;
+                    if let Some(bad) = value.find_non_finite() {
+                        return Err(not_finite(&bad, &format!("`{name}`"), span));
+                    }
                     Ok(value.clone())
                 }
                 _ => Err(self.unknown(name, span, false)),
@@ -758,6 +767,10 @@ impl<'a> Evaluator<'a> {
                     )
                     .map_err(|e| e.at(span))?;
                 self.charge(result.approx_size(), span)?;
+                if let Some(bad) = result.find_non_finite() {
+                    let whole = format!("the result of `{}`", call.func);
+                    return Err(not_finite(&bad, &whole, span));
+                }
                 Ok(result)
             }
             Some(Entry::Tool(_)) => Err(Error::new(
@@ -895,6 +908,15 @@ impl<'a> Evaluator<'a> {
             (x, y) => float_op(op, x.to_f64(), y.to_f64()),
         };
         let v = result.map_err(|e| e.at(span))?;
+        if let Some(bad) = v.find_non_finite() {
+            let operation = format!(
+                "`{} {} {}`",
+                clip(&a.repr(), 40),
+                op.symbol(),
+                clip(&b.repr(), 40)
+            );
+            return Err(not_finite(&bad, &operation, span));
+        }
         if let Value::BigInt(b) = &v {
             self.check_digits(b, span)?;
             self.charge((b.bits() / 8) as usize, span)?;
@@ -989,6 +1011,17 @@ impl<'a> Evaluator<'a> {
 }
 
 const NODE: usize = crate::value::NODE_BYTES;
+
+/// Why a value with an infinite or NaN float is refused.
+const FINITE_HINT: &str =
+    "fexpr's floats are finite (JSON has no inf or NaN): use smaller operands or an int";
+
+/// The error for a non-finite float in `whole` (an operation, a result, a variable) at `span`.
+fn not_finite(bad: &crate::value::NonFinite, whole: &str, span: Span) -> Error {
+    let mut e = bad.error(whole);
+    e.message.push_str(": floats must be finite");
+    e.at(span).with_hint(FINITE_HINT)
+}
 
 fn shallow_size(v: &Value) -> usize {
     match v {

@@ -485,7 +485,9 @@ impl ToolManager {
         Ok(out)
     }
 
-    /// Check a tool's output against the limits and its return type; bound its observation.
+    /// Check a tool's output against the limits, refuse one that holds an infinite or NaN
+    /// float (see [`Value`]), give it its return type and bound its observation. Every tool
+    /// result passes here: native, MCP, and those a sandbox guest asks for.
     fn checked(
         &self,
         def: &ToolDefinition,
@@ -497,6 +499,15 @@ impl ToolManager {
             return Err(
                 Error::limit("max_output_bytes", self.limits.max_output_bytes, size).at(span),
             );
+        }
+        if let Some(bad) = out.output.find_non_finite() {
+            return Err(bad
+                .error(&format!("the result of `{}`", def.name))
+                .at(span)
+                .with_hint(
+                    "a tool's result must hold finite floats only (JSON has no inf or NaN); \
+                     the tool can return None or raise an error instead",
+                ));
         }
         out.output = def.return_type.coerce_result(out.output);
         if let Some(text) = out.observation.take() {

@@ -24,6 +24,12 @@ pub type Set = IndexSet<Value>;
 
 /// A value: None, bool, int, float, str, bytes, list, tuple, dict, set, record or ndarray.
 ///
+/// **Floats are finite.** Evaluation never produces an infinite or NaN float: a float literal
+/// that overflows (`1e309`), an operator (`1e308 * 10`) or a built-in (`np.sum(...)`) whose
+/// result is not finite is an [`ErrorKind::Value`] error at that point, and a tool result that
+/// holds one anywhere is an error of that call ([`Value::find_non_finite`] says where). JSON has
+/// no such numbers, and writing them as `null` would turn a result into "no result".
+///
 /// ```
 /// use fexpr::Value;
 /// let v = Value::from_json(&serde_json::json!({"x": 1, "y": [2.5, "a"]}));
@@ -128,6 +134,40 @@ enum ValueDef {
     Set(Set),
     Record(Record),
     Array(NdArray),
+}
+
+/// An infinite or NaN float inside a value, found by [`Value::find_non_finite`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NonFinite {
+    /// Where it is: empty for the value itself, else subscripts such as `[3]`, `['k'].x` or,
+    /// for an array element, `[1, 2]`.
+    pub path: String,
+    /// The float.
+    pub value: f64,
+}
+
+impl NonFinite {
+    /// `infinite`, `-infinite` or `NaN`.
+    pub fn what(&self) -> &'static str {
+        if self.value.is_nan() {
+            "NaN"
+        } else if self.value < 0.0 {
+            "-infinite"
+        } else {
+            "infinite"
+        }
+    }
+
+    /// The [`ErrorKind::Value`] error for it inside `whole` (e.g. "the result of `divide`"):
+    /// "the result of `divide` is infinite", "element [3] of the result is NaN".
+    pub fn error(&self, whole: &str) -> Error {
+        let message = if self.path.is_empty() {
+            format!("{whole} is {}", self.what())
+        } else {
+            format!("element {} of {whole} is {}", self.path, self.what())
+        };
+        Error::new(ErrorKind::Value, message)
+    }
 }
 
 /// Bytes accounted per value node in budgets. Fixed (the size of `Value` on 64-bit targets)
@@ -240,6 +280,91 @@ impl Value {
         }
     }
 
+    /// The first infinite or NaN float in this value (depth first, in order), with its place:
+    /// `None` when every float in it is finite. Array elements are found too.
+    ///
+    /// ```
+    /// use fexpr::Value;
+    /// let v = Value::List(vec![Value::Float(1.0), Value::Float(f64::NAN)]);
+    /// let bad = v.find_non_finite().unwrap();
+    /// assert_eq!(bad.error("the result").message, "element [1] of the result is NaN");
+    /// assert!(Value::Float(2.5).find_non_finite().is_none());
+    /// ```
+    pub fn find_non_finite(&self) -> Option<NonFinite> {
+        /// One step from a container to an element.
+        enum Step<'a> {
+            Index(usize),
+            Key(&'a Value),
+            DictKey,
+            Field(&'a str),
+        }
+        let mut path: Vec<Step> = Vec::new();
+        let mut stack: Vec<(&Value, usize, Option<Step>)> = vec![(self, 0, None)];
+        let found = |path: &[Step], cell: Option<Vec<usize>>, value: f64| {
+            let mut at = String::new();
+            for step in path {
+                match step {
+                    Step::Index(i) => at.push_str(&format!("[{i}]")),
+                    Step::Key(k) => {
+                        at.push_str(&format!("[{}]", crate::error::clip(&k.repr(), 40)))
+                    }
+                    Step::DictKey => at.push_str(" (a dict key)"),
+                    Step::Field(name) => at.push_str(&format!(".{name}")),
+                }
+            }
+            if let Some(cell) = cell {
+                let cell: Vec<String> = cell.iter().map(usize::to_string).collect();
+                at.push_str(&format!("[{}]", cell.join(", ")));
+            }
+            NonFinite { path: at, value }
+        };
+        while let Some((v, depth, step)) = stack.pop() {
+            path.truncate(depth.saturating_sub(1));
+            path.extend(step);
+            let deeper = depth.saturating_add(1);
+            match v {
+                Value::Float(f) if !f.is_finite() => return Some(found(&path, None, *f)),
+                Value::List(items) | Value::Tuple(items) => stack.extend(
+                    items
+                        .iter()
+                        .enumerate()
+                        .rev()
+                        .map(|(i, item)| (item, deeper, Some(Step::Index(i)))),
+                ),
+                Value::Set(items) => stack.extend(
+                    items
+                        .iter()
+                        .enumerate()
+                        .rev()
+                        .map(|(i, item)| (item, deeper, Some(Step::Index(i)))),
+                ),
+                Value::Dict(d) => {
+                    for (k, item) in d.iter().rev() {
+                        stack.push((item, deeper, Some(Step::Key(k))));
+                        stack.push((k, deeper, Some(Step::DictKey)));
+                    }
+                }
+                Value::Record(r) => stack.extend(
+                    r.fields
+                        .iter()
+                        .rev()
+                        .map(|(name, item)| (item, deeper, Some(Step::Field(name)))),
+                ),
+                Value::Array(NdArray::Float(a)) => {
+                    if let Some((cell, x)) = a.indexed_iter().find(|(_, x)| !x.is_finite()) {
+                        return Some(found(
+                            &path,
+                            Some(ndarray::Dimension::slice(&cell).to_vec()),
+                            *x,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// An approximate count of bytes this value occupies, for budgets.
     pub fn approx_size(&self) -> usize {
         const NODE: usize = NODE_BYTES;
@@ -295,8 +420,8 @@ impl Value {
     ///
     /// Tuples and sets become arrays, records and dicts objects (non-string keys are written
     /// as Python's `json.dumps` writes them), bytes an array of numbers, ndarrays nested arrays.
-    /// Ints outside 64 bits become decimal strings and non-finite floats `null`, the two
-    /// things JSON numbers cannot carry.
+    /// Ints outside 64 bits become decimal strings. Floats are finite (see [`Value`]); a value
+    /// built by hand that holds an infinite or NaN float writes it as `null`.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
         match self {
@@ -352,7 +477,9 @@ impl Value {
     /// Convert any serializable Rust value (a tool's return value) into a `Value`.
     ///
     /// The result is what the JSON form gives (`Value::from_json(&serde_json::to_value(x))`):
-    /// structs and maps become dicts with str keys, sequences lists.
+    /// structs and maps become dicts with str keys, sequences lists. The one exception: an
+    /// infinite or NaN float is kept as it is (JSON would write `null`), so that the tool
+    /// manager refuses such a result with an error saying where it is, instead of losing it.
     ///
     /// ```
     /// let v = fexpr::Value::from_serialize(&(1u8, "a", Some(2.5))).unwrap();

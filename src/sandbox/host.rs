@@ -170,7 +170,16 @@ impl ToolManager {
         let mut outputs = match response {
             Ok(GuestResponse::Units(outcomes)) if !outcomes.is_empty() => outcomes
                 .into_iter()
-                .map(|outcome| scope.unit_output(text, outcome))
+                .map(|mut outcome| {
+                    // The guest evaluates as natively, where floats are finite; a value that
+                    // is not is a broken guest's, and is not passed on.
+                    if let Ok(Some(bad)) = outcome.result.as_ref().map(Value::find_non_finite) {
+                        let mut e = bad.error("the guest's value");
+                        e.kind = ErrorKind::Sandbox;
+                        outcome.result = Err(e);
+                    }
+                    scope.unit_output(text, outcome)
+                })
                 .collect(),
             Ok(GuestResponse::Units(_)) => failed(Error::new(
                 ErrorKind::Sandbox,

@@ -3,7 +3,9 @@
 //!
 //! The conversion is defined as the JSON one (`serde_json::to_value` + [`Value::from_json`],
 //! and `serde_json::from_value` of [`Value::to_json`]): every case here produces what that
-//! detour produces, including its errors. The common shapes (scalars, strings, sequences,
+//! detour produces, including its errors, except that [`Build`] keeps an infinite or NaN float
+//! as it is where JSON writes `null` (the tool manager then refuses the result, saying where the
+//! float is; see [`Value`]). The common shapes (scalars, strings, sequences,
 //! records into structs, structs into dicts) are converted directly; the rare ones (dicts into
 //! maps, enums, ndarrays into nested lists) still take the JSON detour, which is exact by
 //! construction.
@@ -379,14 +381,6 @@ fn unsigned(u: u64) -> Value {
     }
 }
 
-fn float(f: f64) -> Value {
-    if f.is_finite() {
-        Value::Float(f)
-    } else {
-        Value::None
-    }
-}
-
 /// Fields or map entries as the JSON object holds them: in the order given, a repeated key
 /// keeping its first place and its last value (as `serde_json::Map` with `preserve_order`).
 fn object(entries: Vec<(String, Value)>) -> Value {
@@ -468,10 +462,10 @@ impl ser::Serializer for Build {
         u64::try_from(v).map(unsigned).map_err(|_| out_of_range())
     }
     fn serialize_f32(self, v: f32) -> Result<Value, Error> {
-        Ok(float(f64::from(v)))
+        Ok(Value::Float(f64::from(v)))
     }
     fn serialize_f64(self, v: f64) -> Result<Value, Error> {
-        Ok(float(v))
+        Ok(Value::Float(v))
     }
     fn serialize_char(self, v: char) -> Result<Value, Error> {
         Ok(Value::Str(v.to_string()))
@@ -1046,8 +1040,6 @@ mod tests {
         built(&(u128::from(u64::MAX) + 1));
         built(&1.5f32);
         built(&0.1f32);
-        built(&f64::NAN);
-        built(&f32::INFINITY);
         built(&'c');
         built("text");
         built(&serde_bytes_like());
@@ -1082,6 +1074,21 @@ mod tests {
         ));
         built(&NdArray::from_nested(&Value::from_json(&serde_json::json!([[1, 2]])), 10).unwrap());
         built(&Value::Int(3));
+    }
+
+    #[test]
+    fn non_finite_results_are_kept_for_the_manager_to_refuse() {
+        let nan = Value::from_serialize(&f64::NAN).unwrap();
+        assert!(matches!(nan, Value::Float(f) if f.is_nan()));
+        assert_eq!(
+            Value::from_serialize(&f32::INFINITY).unwrap(),
+            Value::Float(f64::INFINITY)
+        );
+        let v = Value::from_serialize(&vec![(1.5f64, f64::NEG_INFINITY)]).unwrap();
+        let bad = v.find_non_finite().unwrap();
+        assert_eq!((bad.path.as_str(), bad.what()), ("[0][1]", "-infinite"));
+        // A float map key cannot be written at all.
+        assert!(Value::from_serialize(&FloatKeys(f64::NAN)).is_err());
     }
 
     /// A map with one float key.
