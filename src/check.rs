@@ -162,6 +162,9 @@ fn check_parsed(
     let ExprKind::Call(call) = &expr.kind else {
         return Err(Error::new(ErrorKind::Unsupported, "expected a function call").at(expr.span));
     };
+    // The call's shape first, with the keywords' own spans (binding knows only the values').
+    let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
+    sig.check_keywords(call.args.len(), keywords, expr.span)?;
     let args = call
         .args
         .iter()

@@ -304,10 +304,11 @@ impl FunctionTool {
         params: F::Names,
         f: F,
     ) -> FunctionTool {
-        let (parameters, returns) = schema_for(F::names(&params), F::schemas);
+        let names = F::names(&params);
+        let (parameters, returns) = schema_for(&names, F::schemas);
         let f = Arc::new(f);
         let invoke: Arc<Invoke> =
-            Arc::new(move |args| catch_sync(|| f.invoke(args).map(ToolOutput::from)));
+            Arc::new(move |args| catch_sync(|| f.invoke(&names, args).map(ToolOutput::from)));
         FunctionTool::build(name.into(), parameters, returns, invoke)
     }
 
@@ -317,11 +318,12 @@ impl FunctionTool {
         params: F::Names,
         f: F,
     ) -> FunctionTool {
-        let (parameters, returns) = schema_for(F::names(&params), F::schemas);
+        let names = F::names(&params);
+        let (parameters, returns) = schema_for(&names, F::schemas);
         let f = Arc::new(f);
         let invoke: Arc<Invoke> = Arc::new(move |args| {
             catch_async(|| {
-                let fut = f.invoke(args);
+                let fut = f.invoke(&names, args);
                 async move { fut.await.map(ToolOutput::from) }
             })
         });
@@ -495,7 +497,7 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> Error {
 
 /// The parameters object schema (with `$defs`) and the return schema.
 fn schema_for(
-    names: Vec<&'static str>,
+    names: &[&'static str],
     schemas: fn(&mut schemars::SchemaGenerator) -> (Vec<Json>, Json),
 ) -> (Json, Json) {
     let mut generator = schemars::SchemaGenerator::default();
@@ -526,15 +528,18 @@ fn schema_for(
     (parameters, returns)
 }
 
+/// The next bound argument as the parameter's Rust type; an error names the parameter
+/// (`` `a` = 18446744073709551616 does not fit a 64-bit integer ``).
 fn arg<T: DeserializeOwned + 'static>(
     args: &mut std::vec::IntoIter<Option<Value>>,
-    name: &str,
+    names: &mut std::slice::Iter<&'static str>,
 ) -> Result<T, Error> {
+    let name = names.next().copied().unwrap_or("argument");
     args.next()
         .flatten()
         .unwrap_or(Value::None)
         .into_rust()
-        .map_err(|e| Error::new(ErrorKind::Type, format!("`{name}`: {}", e.message)))
+        .map_err(|e| Error::new(ErrorKind::Type, format!("`{name}` = {}", e.message)))
 }
 
 /// A sync function usable as a tool: `Fn(A, B, ...) -> R` (up to 8 parameters).
@@ -545,8 +550,8 @@ pub trait SyncFn<Args, M>: Send + Sync + 'static {
     fn names(names: &Self::Names) -> Vec<&'static str>;
     /// Parameter schemas and the return schema.
     fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
-    /// Call with bound arguments.
-    fn invoke(&self, args: Vec<Option<Value>>) -> Result<Value, Error>;
+    /// Call with bound arguments; `names` are the parameters' names, for errors.
+    fn invoke(&self, names: &[&'static str], args: Vec<Option<Value>>) -> Result<Value, Error>;
 }
 
 /// An async function usable as a tool: `Fn(A, B, ...) -> impl Future<Output = R>`.
@@ -557,9 +562,10 @@ pub trait AsyncFn<Args, M>: Send + Sync + 'static {
     fn names(names: &Self::Names) -> Vec<&'static str>;
     /// Parameter schemas and the return schema.
     fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
-    /// Call with bound arguments.
+    /// Call with bound arguments; `names` are the parameters' names, for errors.
     fn invoke(
         &self,
+        names: &[&'static str],
         args: Vec<Option<Value>>,
     ) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>>;
 }
@@ -588,9 +594,10 @@ macro_rules! tool_fns {
                 (param_schemas!(generator; $($a),*), R::schema(generator))
             }
             #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, args: Vec<Option<Value>>) -> Result<Value, Error> {
+            fn invoke(&self, names: &[&'static str], args: Vec<Option<Value>>) -> Result<Value, Error> {
                 let mut it = args.into_iter();
-                $(let $a: $a = arg(&mut it, stringify!($a))?;)*
+                let mut names = names.iter();
+                $(let $a: $a = arg(&mut it, &mut names)?;)*
                 (self)($($a),*).into_value()
             }
         }
@@ -610,9 +617,10 @@ macro_rules! tool_fns {
                 (param_schemas!(generator; $($a),*), R::schema(generator))
             }
             #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, args: Vec<Option<Value>>) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>> {
+            fn invoke(&self, names: &[&'static str], args: Vec<Option<Value>>) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>> {
                 let mut it = args.into_iter();
-                $(let $a: $a = match arg(&mut it, stringify!($a)) {
+                let mut names = names.iter();
+                $(let $a: $a = match arg(&mut it, &mut names) {
                     Ok(v) => v,
                     Err(e) => return Box::pin(std::future::ready(Err(e))),
                 };)*
@@ -879,10 +887,11 @@ impl FunctionTool {
         params: F::Names,
         f: F,
     ) -> FunctionTool {
-        let (parameters, returns) = schema_for(F::names(&params), F::schemas);
+        let names = F::names(&params);
+        let (parameters, returns) = schema_for(&names, F::schemas);
         let f = Arc::new(f);
         let invoke_in: Arc<InvokeIn> =
-            Arc::new(move |args, context| catch_sync(|| f.invoke(context, args)));
+            Arc::new(move |args, context| catch_sync(|| f.invoke(context, &names, args)));
         FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
     }
 
@@ -894,10 +903,11 @@ impl FunctionTool {
         params: F::Names,
         f: F,
     ) -> FunctionTool {
-        let (parameters, returns) = schema_for(F::names(&params), F::schemas);
+        let names = F::names(&params);
+        let (parameters, returns) = schema_for(&names, F::schemas);
         let f = Arc::new(f);
         let invoke_in: Arc<InvokeIn> =
-            Arc::new(move |args, context| catch_async(|| f.invoke(context, args)));
+            Arc::new(move |args, context| catch_async(|| f.invoke(context, &names, args)));
         FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
     }
 
@@ -1009,8 +1019,14 @@ pub trait ContextFn<Args, M>: Send + Sync + 'static {
     fn names(names: &Self::Names) -> Vec<&'static str>;
     /// Parameter schemas and the return schema.
     fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
-    /// Call with the context and bound arguments.
-    fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> Result<ToolOutput, Error>;
+    /// Call with the context and bound arguments; `names` are the parameters' names, for
+    /// errors.
+    fn invoke(
+        &self,
+        context: CallContext,
+        names: &[&'static str],
+        args: Vec<Option<Value>>,
+    ) -> Result<ToolOutput, Error>;
 }
 
 /// An async function with a [`CallContext`] first.
@@ -1021,8 +1037,14 @@ pub trait AsyncContextFn<Args, M>: Send + Sync + 'static {
     fn names(names: &Self::Names) -> Vec<&'static str>;
     /// Parameter schemas and the return schema.
     fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
-    /// Call with the context and bound arguments.
-    fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> ToolFuture;
+    /// Call with the context and bound arguments; `names` are the parameters' names, for
+    /// errors.
+    fn invoke(
+        &self,
+        context: CallContext,
+        names: &[&'static str],
+        args: Vec<Option<Value>>,
+    ) -> ToolFuture;
 }
 
 /// Marks [`ContextReturn`] for a [`ToolReturn`] value.
@@ -1096,9 +1118,10 @@ macro_rules! context_fns {
                 (param_schemas!(generator; $($a),*), R::schema(generator))
             }
             #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> Result<ToolOutput, Error> {
+            fn invoke(&self, context: CallContext, names: &[&'static str], args: Vec<Option<Value>>) -> Result<ToolOutput, Error> {
                 let mut it = args.into_iter();
-                $(let $a: $a = arg(&mut it, stringify!($a))?;)*
+                let mut names = names.iter();
+                $(let $a: $a = arg(&mut it, &mut names)?;)*
                 (self)(context, $($a),*).into_output()
             }
         }
@@ -1118,9 +1141,10 @@ macro_rules! context_fns {
                 (param_schemas!(generator; $($a),*), R::schema(generator))
             }
             #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, context: CallContext, args: Vec<Option<Value>>) -> ToolFuture {
+            fn invoke(&self, context: CallContext, names: &[&'static str], args: Vec<Option<Value>>) -> ToolFuture {
                 let mut it = args.into_iter();
-                $(let $a: $a = match arg(&mut it, stringify!($a)) {
+                let mut names = names.iter();
+                $(let $a: $a = match arg(&mut it, &mut names) {
                     Ok(v) => v,
                     Err(e) => return Box::pin(std::future::ready(Err(e))),
                 };)*

@@ -499,12 +499,16 @@ impl Value {
     /// Convert into a Rust type (a tool's parameter), consuming the value.
     ///
     /// The result is what the JSON form gives (`serde_json::from_value(self.to_json())`), so
-    /// a record or a dict becomes a struct, a list or tuple a `Vec`, an int a float.
+    /// a record or a dict becomes a struct, a list or tuple a `Vec`, an int a float. An error
+    /// ([`ErrorKind::Type`]) says what the value is and what would fit, in Python's terms.
     ///
     /// ```
     /// let v = fexpr::Value::from_json(&serde_json::json!([1, 2.5]));
     /// let pair: (f64, f64) = v.into_rust().unwrap();
     /// assert_eq!(pair, (1.0, 2.5));
+    /// let big = fexpr::Value::from_json(&serde_json::json!(18446744073709551615u64));
+    /// let e = big.into_rust::<i64>().unwrap_err();
+    /// assert_eq!(e.message, "18446744073709551615 does not fit a 64-bit integer");
     /// ```
     pub fn into_rust<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, Error> {
         // An ndarray parameter takes the array as it is when the JSON form would rebuild the
@@ -532,17 +536,12 @@ impl Value {
         self.deserialize_owned()
     }
 
+    /// The conversion; an error says what the value is and what the Rust type would take,
+    /// in Python's terms ("18446744073709551616 does not fit a 64-bit integer").
     fn deserialize_owned<T: serde::de::DeserializeOwned>(self) -> Result<T, Error> {
-        let type_name: std::borrow::Cow<'static, str> = match &self {
-            Value::Record(r) => r.name.clone().into(),
-            other => other.builtin_type_name().into(),
-        };
-        T::deserialize(convert::Owned(self)).map_err(|e| {
-            Error::new(
-                ErrorKind::Type,
-                format!("cannot convert {type_name} value: {e}"),
-            )
-        })
+        let shown = convert::brief(&self);
+        T::deserialize(convert::Owned(self))
+            .map_err(|e| Error::new(ErrorKind::Type, convert::reason(&shown, &e)))
     }
 
     /// Python `repr()` of the value, e.g. `Point(x=4, y=6)` or `[1, 'a']`.

@@ -17,6 +17,114 @@ use serde_json::Error;
 
 use super::{Dict, Value};
 
+/// A value described in a few words for a conversion error (scalars as written, cut short;
+/// containers by kind and size), and how serde's messages describe a value of its kind.
+pub(super) struct Brief {
+    text: String,
+    serde_kinds: &'static [&'static str],
+}
+
+/// See [`Brief`].
+pub(super) fn brief(v: &Value) -> Brief {
+    let text = match v {
+        Value::List(items) => format!("a list of {} items", items.len()),
+        Value::Tuple(items) => format!("a tuple of {} items", items.len()),
+        Value::Set(items) => format!("a set of {} items", items.len()),
+        Value::Dict(d) => format!("a dict of {} keys", d.len()),
+        Value::Record(r) => format!("a {} record", crate::error::clip(&r.name, 40)),
+        Value::Array(a) => format!("an ndarray of {} elements", a.len()),
+        Value::Bytes(b) => format!("a bytes value of {} bytes", b.len()),
+        Value::Str(s) if s.len() > 40 => format!("a str of {} characters", s.chars().count()),
+        other => crate::error::clip(&other.repr(), 40),
+    };
+    let serde_kinds: &[&str] = match v {
+        Value::None => &["null", "unit"],
+        Value::Bool(_) => &["boolean"],
+        Value::Int(_) | Value::BigInt(_) => &["integer", "string"],
+        Value::Float(_) => &["floating point", "null"],
+        Value::Str(_) => &["string", "char"],
+        Value::List(_) | Value::Tuple(_) | Value::Set(_) | Value::Bytes(_) | Value::Array(_) => {
+            &["sequence"]
+        }
+        Value::Dict(_) | Value::Record(_) => &["map"],
+    };
+    Brief { text, serde_kinds }
+}
+
+/// Why `shown` did not convert, in Python's terms: serde's standard messages ("invalid type:
+/// string \"x\", expected i64") name Rust types and do not say whether they are about the value
+/// or something inside it; a message of the target type's own (a custom `Deserialize`) is kept.
+pub(super) fn reason(shown: &Brief, e: &Error) -> String {
+    let message = e.to_string();
+    let after = |prefix: &str| message.strip_prefix(prefix);
+    let expected = |rest: &str| {
+        rest.rsplit_once(", expected ")
+            .map_or("the parameter's type".to_string(), |(_, e)| {
+                expected_words(e)
+            })
+    };
+    let kinds = shown.serde_kinds;
+    let shown = &shown.text;
+    if let Some(rest) = after("invalid type: ").or_else(|| after("invalid value: ")) {
+        return if kinds.iter().any(|k| rest.starts_with(k)) {
+            format!("{shown} does not fit {}", expected(rest))
+        } else {
+            format!("{shown} holds a value that does not fit {}", expected(rest))
+        };
+    }
+    if let Some(rest) = after("invalid length ") {
+        return format!("{shown} does not fit {}", expected(rest));
+    }
+    let quoted = |rest: &str| rest.split('`').nth(1).unwrap_or_default().to_string();
+    if let Some(rest) = after("missing field ") {
+        return format!("{shown} is missing field `{}`", quoted(rest));
+    }
+    if let Some(rest) = after("unknown field ") {
+        return format!("{shown} has no field `{}`", quoted(rest));
+    }
+    if let Some(rest) = after("duplicate field ") {
+        return format!("{shown} gives field `{}` twice", quoted(rest));
+    }
+    if let Some(rest) = after("unknown variant ") {
+        let listed = rest.split_once("expected ").map_or("", |(_, l)| l);
+        return format!(
+            "{shown} is not {}",
+            listed.replace("one of", "one of the values")
+        );
+    }
+    format!("{shown} is refused by the parameter's type: {message}")
+}
+
+/// serde's name for what a Rust type expects, in Python's terms.
+fn expected_words(expected: &str) -> String {
+    let bits = |t: &str| t.trim_start_matches(['i', 'u']).to_string();
+    match expected {
+        "i8" | "i16" | "i32" | "i64" | "i128" => format!("a {}-bit integer", bits(expected)),
+        "u8" | "u16" | "u32" | "u64" | "u128" => {
+            format!("an unsigned {}-bit integer", bits(expected))
+        }
+        "isize" | "usize" => "an integer of the machine's size".into(),
+        "f32" | "f64" => "a float".into(),
+        "a boolean" => "a bool".into(),
+        "a string" | "a borrowed string" | "string" => "a str".into(),
+        "a character" | "a char" => "a single-character str".into(),
+        "a sequence" => "a list".into(),
+        "a map" => "a dict".into(),
+        "unit" => "None".into(),
+        "a byte array" | "byte array" => "bytes".into(),
+        other => match other.strip_prefix("struct ") {
+            Some(name) => format!("a {name} record"),
+            None => match other.strip_prefix("a tuple of size ") {
+                Some(n) => format!("a tuple of {n} items"),
+                None if other.starts_with("enum ") || other.starts_with("variant ") => {
+                    "one of the parameter's variants".into()
+                }
+                None => "the parameter's type".into(),
+            },
+        },
+    }
+}
+
 /// A `Value` as a serde `Deserializer`, consuming it.
 pub(super) struct Owned(pub(super) Value);
 
@@ -893,8 +1001,7 @@ mod tests {
     /// `into_rust` and the JSON detour agree on `v`.
     fn same<T: DeserializeOwned + Debug + PartialEq + 'static>(v: &Value) {
         let direct = v.clone().into_rust::<T>().map_err(|e| e.message);
-        let detour = serde_json::from_value::<T>(v.to_json())
-            .map_err(|e| format!("cannot convert {} value: {e}", v.type_name()));
+        let detour = serde_json::from_value::<T>(v.to_json()).map_err(|e| reason(&brief(v), &e));
         assert_eq!(
             direct,
             detour,
@@ -1074,6 +1181,52 @@ mod tests {
         ));
         built(&NdArray::from_nested(&Value::from_json(&serde_json::json!([[1, 2]])), 10).unwrap());
         built(&Value::Int(3));
+    }
+
+    #[test]
+    fn conversion_errors_speak_python() {
+        let fails = |v: Value| -> String {
+            match v.into_rust::<(i64, Point, Vec<u8>, Shape)>() {
+                Ok(_) => "converted".into(),
+                Err(e) => e.message,
+            }
+        };
+        let big = Value::from_bigint(num_bigint::BigInt::from(u64::MAX) + 1);
+        let cases = [
+            (
+                big.clone(),
+                "18446744073709551616 does not fit a 64-bit integer",
+            ),
+            (Value::Str("x".into()), "'x' does not fit a 64-bit integer"),
+            (Value::Float(1.5), "1.5 does not fit a 64-bit integer"),
+            (Value::None, "None does not fit a 64-bit integer"),
+        ];
+        for (v, expected) in cases {
+            assert_eq!(v.into_rust::<i64>().unwrap_err().message, expected);
+        }
+        assert_eq!(
+            Value::Int(300).into_rust::<u8>().unwrap_err().message,
+            "300 does not fit an unsigned 8-bit integer"
+        );
+        let no_y = Value::from_json(&serde_json::json!({"x": 1}));
+        assert_eq!(
+            no_y.into_rust::<Point>().unwrap_err().message,
+            "a dict of 1 keys is missing field `y`"
+        );
+        let list = Value::from_json(&serde_json::json!([1, 2, 3]));
+        assert_eq!(
+            fails(list),
+            "a list of 3 items holds a value that does not fit a Point record"
+        );
+        let short = Value::from_json(&serde_json::json!([1]));
+        assert_eq!(
+            short.into_rust::<(i64, i64)>().unwrap_err().message,
+            "a list of 1 items does not fit a tuple of 2 items"
+        );
+        let shape = Value::Str("Hexagon".into());
+        let e = shape.into_rust::<Shape>().unwrap_err().message;
+        assert!(e.starts_with("'Hexagon' is not one of the values"), "{e}");
+        assert!(!e.contains("invalid") && !e.contains("expected"), "{e}");
     }
 
     #[test]
