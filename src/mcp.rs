@@ -3,9 +3,10 @@
 //! Each configured server is started (a child process speaking MCP over stdio) or reached
 //! (streamable HTTP) with the official SDK `rmcp`; its tools are listed (following
 //! pagination) and registered in a [`ToolManager`] like any other [`Tool`]. Arguments are
-//! bound and checked against the server's own input schema before anything is sent: types,
-//! required and defaults by the signature, enums, and the numeric, length and size bounds by
-//! [`check_bounds`].
+//! bound and checked against the server's own input schema before anything is sent, as for
+//! every tool ([`crate::types`]): types, required and defaults, enums, recursive definitions,
+//! and the numeric, length and size bounds; a schema fexpr cannot check refuses every call.
+//! Results pass the manager's checks too (size, finite floats).
 //!
 //! Servers come from a config file in the common format
 //!
@@ -643,16 +644,6 @@ impl Tool for McpTool {
                 arguments.insert(field.name.clone(), value.to_json());
             }
         }
-        let schema = &self.definition.parameters;
-        if let Some(properties) = schema.get("properties").and_then(Json::as_object) {
-            for (name, value) in &arguments {
-                if let Some(property) = properties.get(name) {
-                    if let Err(e) = check_bounds(property, schema, value, name, 0) {
-                        return Box::pin(std::future::ready(Err(e)));
-                    }
-                }
-            }
-        }
         let server = self.server.clone();
         let original = self.original.clone();
         let max = server.options.max_observation_chars;
@@ -667,130 +658,6 @@ impl Tool for McpTool {
             Ok(ToolOutput::new(result_value(&result)).with_observation(observation))
         })
     }
-}
-
-/// How deep [`check_bounds`] follows nested schemas and `$ref`s.
-const MAX_BOUNDS_DEPTH: usize = 32;
-
-/// Checks `value` against the bounds in `schema` that binding to the signature does not check:
-/// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numbers, or draft-04's
-/// booleans), `minLength`/`maxLength` (characters), `minItems`/`maxItems`,
-/// `minProperties`/`maxProperties`, following `properties`, `items`, `allOf` and local `$ref`s
-/// into `root`. Run before a call is sent, so a value the server's schema rules out is a
-/// [`ErrorKind::Value`] error of the call and the server never sees it. (`anyOf`/`oneOf`
-/// branches and `pattern` are left to the server.)
-///
-/// ```
-/// use serde_json::json;
-/// let schema = json!({"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 10}}});
-/// let count = &schema["properties"]["count"];
-/// assert!(fexpr::mcp::check_bounds(count, &schema, &json!(10), "count", 0).is_ok());
-/// let e = fexpr::mcp::check_bounds(count, &schema, &json!(11), "count", 0).unwrap_err();
-/// assert_eq!(e.kind, fexpr::ErrorKind::Value);
-/// assert_eq!(e.message, "`count` must be at most 10, got 11");
-/// ```
-pub fn check_bounds(
-    schema: &Json,
-    root: &Json,
-    value: &Json,
-    path: &str,
-    depth: usize,
-) -> Result<(), Error> {
-    if depth > MAX_BOUNDS_DEPTH {
-        return Ok(());
-    }
-    if let Some(target) = schema
-        .get("$ref")
-        .and_then(Json::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(|pointer| root.pointer(pointer))
-    {
-        check_bounds(target, root, value, path, depth + 1)?;
-    }
-    for part in schema
-        .get("allOf")
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-    {
-        check_bounds(part, root, value, path, depth + 1)?;
-    }
-    let bound = |key: &str| schema.get(key).and_then(Json::as_f64);
-    let count = |key: &str| schema.get(key).and_then(Json::as_u64);
-    let fail = |what: String| {
-        Err(
-            Error::new(ErrorKind::Value, format!("`{}` {what}", clip(path, 60)))
-                .with_hint("the server's input schema rules this value out; nothing was sent"),
-        )
-    };
-    match value {
-        Json::Number(n) => {
-            let Some(x) = n.as_f64() else { return Ok(()) };
-            let exclusive = |key: &str| schema.get(key).and_then(Json::as_bool) == Some(true);
-            if let Some(min) = bound("minimum") {
-                if x < min || (exclusive("exclusiveMinimum") && x == min) {
-                    return fail(format!("must be at least {min}, got {n}"));
-                }
-            }
-            if let Some(min) = bound("exclusiveMinimum") {
-                if x <= min {
-                    return fail(format!("must be greater than {min}, got {n}"));
-                }
-            }
-            if let Some(max) = bound("maximum") {
-                if x > max || (exclusive("exclusiveMaximum") && x == max) {
-                    return fail(format!("must be at most {max}, got {n}"));
-                }
-            }
-            if let Some(max) = bound("exclusiveMaximum") {
-                if x >= max {
-                    return fail(format!("must be less than {max}, got {n}"));
-                }
-            }
-        }
-        Json::String(text) => {
-            let len = text.chars().count() as u64;
-            if let Some(min) = count("minLength").filter(|min| len < *min) {
-                return fail(format!("must have at least {min} characters, got {len}"));
-            }
-            if let Some(max) = count("maxLength").filter(|max| len > *max) {
-                return fail(format!("must have at most {max} characters, got {len}"));
-            }
-        }
-        Json::Array(items) => {
-            let len = items.len() as u64;
-            if let Some(min) = count("minItems").filter(|min| len < *min) {
-                return fail(format!("must have at least {min} items, got {len}"));
-            }
-            if let Some(max) = count("maxItems").filter(|max| len > *max) {
-                return fail(format!("must have at most {max} items, got {len}"));
-            }
-            if let Some(item) = schema.get("items").filter(|i| i.is_object()) {
-                for (i, element) in items.iter().enumerate() {
-                    check_bounds(item, root, element, &format!("{path}[{i}]"), depth + 1)?;
-                }
-            }
-        }
-        Json::Object(fields) => {
-            let len = fields.len() as u64;
-            if let Some(min) = count("minProperties").filter(|min| len < *min) {
-                return fail(format!("must have at least {min} keys, got {len}"));
-            }
-            if let Some(max) = count("maxProperties").filter(|max| len > *max) {
-                return fail(format!("must have at most {max} keys, got {len}"));
-            }
-            if let Some(properties) = schema.get("properties").and_then(Json::as_object) {
-                for (key, field) in fields {
-                    if let Some(property) = properties.get(key) {
-                        let at = format!("{path}.{}", clip(key, 40));
-                        check_bounds(property, root, field, &at, depth + 1)?;
-                    }
-                }
-            }
-        }
-        Json::Null | Json::Bool(_) => {}
-    }
-    Ok(())
 }
 
 /// The output value of an MCP `CallToolResult` (as JSON); see the [module docs](self).
@@ -1035,67 +902,6 @@ impl McpTools {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bounds_are_checked_through_refs_items_and_nested_properties() {
-        let root = json!({
-            "type": "object",
-            "properties": {
-                "points": {"type": "array", "maxItems": 3, "items": {"$ref": "#/$defs/Point"}},
-                "name": {"type": "string", "minLength": 2, "maxLength": 4},
-                "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-                "old": {"type": "number", "maximum": 5, "exclusiveMaximum": true},
-            },
-            "$defs": {"Point": {"type": "object", "minProperties": 1,
-                "properties": {"x": {"type": "integer", "minimum": 0}}}},
-        });
-        let check = |name: &str, value: Json| {
-            check_bounds(&root["properties"][name], &root, &value, name, 0).map_err(|e| e.message)
-        };
-        assert_eq!(check("points", json!([{"x": 0}, {"x": 3}])), Ok(()));
-        assert_eq!(
-            check("points", json!([{"x": 0}, {"x": -1}])),
-            Err("`points[1].x` must be at least 0, got -1".into())
-        );
-        assert_eq!(
-            check("points", json!([{}])),
-            Err("`points[0]` must have at least 1 keys, got 0".into())
-        );
-        assert_eq!(
-            check("points", json!([{"x": 1}, {"x": 1}, {"x": 1}, {"x": 1}])),
-            Err("`points` must have at most 3 items, got 4".into())
-        );
-        assert_eq!(check("name", json!("été")), Ok(()));
-        assert_eq!(
-            check("name", json!("a")),
-            Err("`name` must have at least 2 characters, got 1".into())
-        );
-        assert_eq!(
-            check("name", json!("abcde")),
-            Err("`name` must have at most 4 characters, got 5".into())
-        );
-        assert_eq!(check("ratio", json!(0.5)), Ok(()));
-        assert_eq!(
-            check("ratio", json!(0)),
-            Err("`ratio` must be greater than 0, got 0".into())
-        );
-        assert_eq!(
-            check("ratio", json!(1.0)),
-            Err("`ratio` must be less than 1, got 1.0".into())
-        );
-        assert_eq!(check("old", json!(4.5)), Ok(()));
-        assert_eq!(
-            check("old", json!(5)),
-            Err("`old` must be at most 5, got 5".into())
-        );
-    }
-
-    #[test]
-    fn bounds_stop_at_a_self_referencing_schema() {
-        let root = json!({"$defs": {"Loop": {"$ref": "#/$defs/Loop"}}});
-        let schema = json!({"$ref": "#/$defs/Loop"});
-        assert!(check_bounds(&schema, &root, &json!(1), "x", 0).is_ok());
-    }
 
     #[test]
     fn names_become_identifiers() {

@@ -161,7 +161,7 @@ impl Pass<'_> {
             }
         }
         for kw in call.kwargs.iter_mut() {
-            if let Some(field) = rt.fields.iter().find(|f| f.name == kw.name) {
+            if let Some(field) = rt.field(&kw.name) {
                 self.value(
                     &mut kw.value,
                     &field.ty,
@@ -173,6 +173,7 @@ impl Pass<'_> {
     }
 
     fn value(&mut self, expr: &mut Expr, ty: &Type, path: &str, depth: usize) {
+        let ty = ty.shape();
         if depth > MAX_REPAIR_DEPTH || matches!(ty, Type::Any) && !self.options.json_literals {
             return;
         }
@@ -283,11 +284,11 @@ impl Pass<'_> {
             return;
         }
         let as_str = Value::Str(name.clone());
-        let listed = match ty {
+        let listed = match ty.shape() {
             Type::Enum(values) => values.contains(&as_str),
             Type::Union(alts) => alts
                 .iter()
-                .any(|t| matches!(t, Type::Enum(values) if values.contains(&as_str))),
+                .any(|t| matches!(t.shape(), Type::Enum(values) if values.contains(&as_str))),
             _ => false,
         };
         if !listed {
@@ -372,7 +373,7 @@ fn accepts(ty: &Type, value: &Value, depth: usize) -> bool {
     if depth > MAX_REPAIR_DEPTH {
         return false;
     }
-    match (ty, value) {
+    match (ty.shape(), value) {
         (Type::Any, _) | (Type::Bool, Value::Bool(_)) | (Type::None, Value::None) => true,
         (Type::Enum(values), v) => values.contains(v),
         (Type::Union(alts), v) => alts.iter().any(|t| accepts(t, v, depth + 1)),
@@ -390,13 +391,13 @@ fn wants_int(ty: &Type, f: f64, depth: usize) -> bool {
     }
     #[allow(clippy::cast_possible_truncation)]
     let i = f as i64;
-    match ty {
+    match ty.shape() {
         Type::Int => true,
         Type::Enum(values) => values.contains(&Value::Int(i)) && !values.contains(&Value::Float(f)),
         Type::Union(alts) => {
             !alts
                 .iter()
-                .any(|t| matches!(t, Type::Any | Type::Float) || accepts_float_enum(t, f))
+                .any(|t| matches!(t.shape(), Type::Any | Type::Float) || accepts_float_enum(t, f))
                 && alts.iter().any(|t| wants_int(t, f, depth + 1))
         }
         _ => false,
@@ -404,12 +405,12 @@ fn wants_int(ty: &Type, f: f64, depth: usize) -> bool {
 }
 
 fn accepts_float_enum(ty: &Type, f: f64) -> bool {
-    matches!(ty, Type::Enum(values) if values.contains(&Value::Float(f)))
+    matches!(ty.shape(), Type::Enum(values) if values.contains(&Value::Float(f)))
 }
 
 /// The item type when `ty` is a list or set and nothing else.
 fn single_list_item(ty: &Type) -> Option<&Type> {
-    match ty {
+    match ty.shape() {
         Type::List(item) | Type::Set(item) => Some(item),
         _ => None,
     }
@@ -433,12 +434,12 @@ fn is_single_literal(expr: &Expr) -> bool {
 
 /// The type of element `i` of a sequence of type `ty`.
 fn element_type(ty: &Type, i: usize) -> Option<&Type> {
-    match ty {
+    match ty.shape() {
         Type::List(t) | Type::Set(t) => Some(t),
         Type::Tuple(ts) => ts.get(i),
         Type::Union(alts) => alts
             .iter()
-            .find(|t| matches!(t, Type::List(_) | Type::Set(_) | Type::Tuple(_)))
+            .find(|t| matches!(t.shape(), Type::List(_) | Type::Set(_) | Type::Tuple(_)))
             .and_then(|t| element_type(t, i)),
         _ => None,
     }
@@ -446,12 +447,12 @@ fn element_type(ty: &Type, i: usize) -> Option<&Type> {
 
 /// The type of the value under `key` of a dict or record of type `ty`.
 fn value_type<'t>(ty: &'t Type, key: &str) -> Option<&'t Type> {
-    match ty {
+    match ty.shape() {
         Type::Dict(t) => Some(t),
-        Type::Record(rt) => rt.fields.iter().find(|f| f.name == key).map(|f| &f.ty),
+        Type::Record(rt) => rt.field(key).map(|f| &f.ty),
         Type::Union(alts) => alts
             .iter()
-            .find(|t| matches!(t, Type::Dict(_) | Type::Record(_)))
+            .find(|t| matches!(t.shape(), Type::Dict(_) | Type::Record(_)))
             .and_then(|t| value_type(t, key)),
         _ => None,
     }

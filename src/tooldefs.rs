@@ -31,9 +31,7 @@ use std::sync::Arc;
 use crate::context::{valid_name, Context, Entry};
 use crate::error::{clip, Error, ErrorKind};
 use crate::tool::ToolDefinition;
-
-/// How deep a schema is normalised (deeper parts are left as written).
-const MAX_SCHEMA_DEPTH: usize = 64;
+use crate::types::MAX_SCHEMA_DEPTH;
 
 /// Read tool definitions from any of the accepted shapes (see the [module docs](self)).
 pub fn from_json(json: &Json) -> Result<Vec<ToolDefinition>, Error> {
@@ -142,7 +140,8 @@ fn optional_take_none(schema: &mut Json) {
     }
 }
 
-/// A schema with BFCL's type names replaced by JSON Schema's, at every level.
+/// A schema with BFCL's type names replaced by JSON Schema's, at every level (as deep as
+/// schemas are read, [`MAX_SCHEMA_DEPTH`]; reading refuses what is deeper).
 ///
 /// ```
 /// let s = fexpr::tooldefs::normalize_schema(&serde_json::json!(

@@ -5,11 +5,38 @@
 //! a schema becomes a [`Type`], arguments are bound to a [`RecordType`] the way Python binds
 //! them, and each value is checked and coerced against its type (a dict becomes a record, an
 //! int a float, a nested list an ndarray).
+//!
+//! # What is checked
+//!
+//! `type` (every JSON type, and lists of them), `enum`, `const`, `properties`, `required`,
+//! `additionalProperties`, `items`, `prefixItems` (and draft-07's list form of `items`),
+//! `uniqueItems`, `anyOf`, `oneOf` (as `anyOf`), `allOf`, local `$ref`s (recursive ones
+//! included: `Filter = And | Or | Not | Cond` is checked level by level, as deep as the value
+//! goes), `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numbers, or draft-04's
+//! booleans), `multipleOf`, `minLength`/`maxLength` (characters), `minItems`/`maxItems`,
+//! `minProperties`/`maxProperties`, OpenAPI's `nullable`, and the integer formats `int8` …
+//! `int64`, `uint8` … `uint64` (as ranges). Annotations (`title`, `description`, `default`,
+//! `examples`, other `format`s, …) and keywords fexpr does not know are ignored, as JSON Schema
+//! ignores unknown keywords.
+//!
+//! # What fails closed
+//!
+//! A schema fexpr cannot fully check becomes [`Type::Unchecked`], which refuses every value with
+//! a message saying why: a keyword that constrains values but is not checked (`pattern`, `not`,
+//! `if`/`then`/`else`, `patternProperties`, `propertyNames`, `contains`, `dependentRequired`,
+//! `dependentSchemas`, `unevaluatedItems`, `unevaluatedProperties`, dynamic references), an
+//! unknown `type`, a `$ref` that does not resolve in the document, the schema `false`, a
+//! definition that refers to itself without nesting (`A = A | int`), or a schema nested deeper
+//! than [`MAX_SCHEMA_DEPTH`] or larger than 10,000 nodes. A value nested too deeply, or one
+//! whose check would take too many steps (alternatives retried on nested values), is refused
+//! too. No schema is ever read as "anything".
 
+use indexmap::IndexSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use crate::error::{clip, closest, Error, ErrorKind, Span};
 use crate::value::{NdArray, Record, Value};
@@ -45,8 +72,49 @@ pub enum Type {
     Array,
     /// `A | B`: the first alternative that fits, exact matches first
     Union(Vec<Type>),
-    /// One of the listed values (`enum`/`const`)
-    Enum(Vec<Value>),
+    /// One of the listed values (`enum`/`const`), found by hash.
+    Enum(Arc<IndexSet<Value>>),
+    /// A type with bounds on the value (range, length, counts).
+    Bounded(Box<Type>, Arc<Bounds>),
+    /// Every one of the types (`allOf`, or `anyOf` beside other keywords); the value the
+    /// first one makes.
+    All(Vec<Type>),
+    /// A definition that refers to itself (`Filter` in `Filter = And | Or | Not | Cond`),
+    /// read one level at a time as values nest.
+    Recursive(Recursive),
+    /// A schema fexpr cannot check fully: every value is refused, with this reason.
+    Unchecked(String),
+}
+
+/// Bounds a value must keep beyond its type (JSON Schema's validation keywords).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// `minimum` (inclusive).
+    pub minimum: Option<f64>,
+    /// `maximum` (inclusive).
+    pub maximum: Option<f64>,
+    /// `exclusiveMinimum`.
+    pub exclusive_minimum: Option<f64>,
+    /// `exclusiveMaximum`.
+    pub exclusive_maximum: Option<f64>,
+    /// `multipleOf`.
+    pub multiple_of: Option<f64>,
+    /// The range of an integer `format` (`int64`, `uint8`, …) and the format's name.
+    pub int_range: Option<(i128, i128, String)>,
+    /// `minLength`, in characters.
+    pub min_length: Option<u64>,
+    /// `maxLength`, in characters.
+    pub max_length: Option<u64>,
+    /// `minItems`.
+    pub min_items: Option<u64>,
+    /// `maxItems`.
+    pub max_items: Option<u64>,
+    /// `minProperties`.
+    pub min_properties: Option<u64>,
+    /// `maxProperties`.
+    pub max_properties: Option<u64>,
+    /// `required` keys of an object schema without `properties` (a dict must hold them).
+    pub required: Vec<String>,
 }
 
 /// A record type: a named, ordered list of fields. Also the parameter list of a tool.
@@ -58,6 +126,12 @@ pub struct RecordType {
     pub fields: Vec<Field>,
     /// Whether keys other than the fields are refused when a dict is converted.
     pub closed: bool,
+    /// Set when the object schema holds something fexpr cannot check (an `anyOf` or a `not`
+    /// beside the parameters, say): then every value, and every call, is refused with this.
+    pub unchecked: Option<String>,
+    /// Field positions by name, for records with many fields (built on first use).
+    #[serde(skip)]
+    index: FieldIndex,
 }
 
 /// One field of a record type, or one parameter of a tool.
@@ -75,34 +149,277 @@ pub struct Field {
     pub description: Option<String>,
 }
 
-/// How deep `$ref`s and nested schemas are followed before a schema is taken as `Any`.
-const MAX_SCHEMA_DEPTH: usize = 32;
-/// How many schema nodes one conversion reads at most (recursive `$ref`s that branch would
-/// otherwise expand exponentially); past it, schemas are taken as `Any`.
+/// How deep schemas are read: nested schemas and `$ref` hops (recursive definitions are read
+/// lazily and do not count). Deeper schemas are [`Type::Unchecked`]. The one bound for schema
+/// depth ([`crate::tooldefs`] normalises schemas as deep).
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// How many schema nodes one conversion reads at most (`$ref`s that branch would otherwise
+/// expand exponentially); past it, schemas are [`Type::Unchecked`].
 const MAX_SCHEMA_NODES: usize = 10_000;
 
-/// The document `$ref`s point into, and the nodes left to read.
+/// How deep a value is checked: value levels plus the alternatives and definitions passed on
+/// the way (about three per level of a recursive filter). Every input path bounds the values
+/// it makes to `Limits::max_depth` levels (100); the check is recursive, and this keeps it
+/// within a thread's stack in a debug build (about 10 KiB per filter level there).
+const MAX_CHECK_DEPTH: usize = 384;
+
+/// Steps one check may take per element of the value (plus a constant): enough for every
+/// alternative of a few unions per value, not for retrying them on every nested level.
+const CHECK_STEPS_PER_ELEMENT: usize = 16;
+
+/// Keywords that constrain values and that fexpr does not check: a schema using one is
+/// [`Type::Unchecked`].
+const UNCHECKED_KEYWORDS: &[&str] = &[
+    "pattern",
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "propertyNames",
+    "contains",
+    "minContains",
+    "maxContains",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "$dynamicRef",
+    "$recursiveRef",
+];
+
+/// The validation keywords [`Bounds`] holds.
+const BOUND_KEYWORDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+];
+
+/// Keywords a tool's parameter schema (an object with `properties`) may hold at its top level
+/// besides annotations: anything else that constrains the object makes the signature refuse
+/// every call.
+const RECORD_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$schema",
+    "$id",
+    "$comment",
+    "$anchor",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "nullable",
+    "format",
+];
+
+/// A definition being read, innermost last.
+struct Active {
+    pointer: String,
+    def: Weak<Definition>,
+    /// Value nesting (properties, items) when the definition was entered.
+    nesting: usize,
+    /// Whether the definition refers to itself.
+    used: bool,
+}
+
+/// The document `$ref`s point into, the nodes left to read, and the definitions being read.
 struct Reader<'a> {
     root: &'a Json,
-    budget: std::cell::Cell<usize>,
+    budget: Cell<usize>,
+    active: RefCell<Vec<Active>>,
+    /// Value levels entered so far (properties, items, additional properties).
+    nesting: Cell<usize>,
+    /// The document, shared by the recursive definitions read from it.
+    shared: OnceCell<Arc<Json>>,
 }
 
 impl<'a> Reader<'a> {
     fn new(root: &'a Json) -> Reader<'a> {
         Reader {
             root,
-            budget: std::cell::Cell::new(MAX_SCHEMA_NODES),
+            budget: Cell::new(MAX_SCHEMA_NODES),
+            active: RefCell::new(Vec::new()),
+            nesting: Cell::new(0),
+            shared: OnceCell::new(),
+        }
+    }
+
+    /// Read `schema` as the type of a nested value (a property, an item).
+    fn nested(&self, schema: &Json, depth: usize) -> Type {
+        self.nesting.set(self.nesting.get() + 1);
+        let ty = schema_type(schema, self, depth + 1, None);
+        self.nesting.set(self.nesting.get() - 1);
+        ty
+    }
+
+    fn shared_root(&self) -> Arc<Json> {
+        self.shared
+            .get_or_init(|| Arc::new(self.root.clone()))
+            .clone()
+    }
+}
+
+/// A recursive definition: where it is in its document, and the type read from it.
+struct Definition {
+    name: String,
+    pointer: String,
+    root: Arc<Json>,
+    /// Read when the definition was first met, or on first use after decoding.
+    ty: OnceLock<Type>,
+}
+
+impl Definition {
+    /// The definition's type; its references to itself point back here.
+    fn resolved(self: &Arc<Definition>) -> &Type {
+        self.ty.get_or_init(|| {
+            let reader = Reader::new(&self.root);
+            let _ = reader.shared.set(self.root.clone());
+            reader.active.borrow_mut().push(Active {
+                pointer: self.pointer.clone(),
+                def: Arc::downgrade(self),
+                nesting: 0,
+                used: false,
+            });
+            match resolve_ref(&self.pointer, &self.root) {
+                Some(schema) => schema_type(schema, &reader, 1, Some(&self.name)),
+                None => unresolved(&self.pointer),
+            }
+        })
+    }
+}
+
+/// A reference to a recursive definition: the outermost one holds it, the references inside
+/// it point back without owning it (so a type never owns itself).
+#[derive(Clone)]
+enum Link {
+    Owner(Arc<Definition>),
+    Back(Weak<Definition>),
+}
+
+/// A recursive type ([`Type::Recursive`]), named after its definition.
+#[derive(Clone)]
+pub struct Recursive(Link);
+
+impl Recursive {
+    fn definition(&self) -> Option<Arc<Definition>> {
+        match &self.0 {
+            Link::Owner(def) => Some(def.clone()),
+            Link::Back(def) => def.upgrade(),
+        }
+    }
+
+    /// The definition's name (`Filter`).
+    pub fn name(&self) -> String {
+        self.definition()
+            .map_or_else(|| "?".to_string(), |d| d.name.clone())
+    }
+
+    /// The type the definition stands for (read now if it was not yet).
+    fn with<T>(&self, f: impl FnOnce(&Type) -> T) -> Option<T> {
+        let def = self.definition()?;
+        Some(f(def.resolved()))
+    }
+}
+
+impl PartialEq for Recursive {
+    fn eq(&self, other: &Recursive) -> bool {
+        match (self.definition(), other.definition()) {
+            (Some(a), Some(b)) => {
+                Arc::ptr_eq(&a, &b)
+                    || (a.pointer == b.pointer
+                        && (Arc::ptr_eq(&a.root, &b.root) || a.root == b.root))
+            }
+            _ => false,
         }
     }
 }
 
+impl fmt::Debug for Recursive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Recursive({})", self.name())
+    }
+}
+
+/// The wire form of a [`Recursive`]: the definition's place and its document (as JSON text;
+/// the sandbox wire cannot carry a self-describing JSON value).
+#[derive(Serialize, Deserialize)]
+struct RecursiveWire {
+    name: String,
+    pointer: String,
+    root: String,
+}
+
+impl Serialize for Recursive {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        let def = self
+            .definition()
+            .ok_or_else(|| S::Error::custom("a recursive type outlived its definition"))?;
+        RecursiveWire {
+            name: def.name.clone(),
+            pointer: def.pointer.clone(),
+            root: def.root.to_string(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Recursive {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Recursive, D::Error> {
+        use serde::de::Error as _;
+        let wire = RecursiveWire::deserialize(d)?;
+        let root: Json = serde_json::from_str(&wire.root).map_err(D::Error::custom)?;
+        Ok(Recursive(Link::Owner(Arc::new(Definition {
+            name: wire.name,
+            pointer: wire.pointer,
+            root: Arc::new(root),
+            ty: OnceLock::new(),
+        }))))
+    }
+}
+
+/// Field positions sorted by name, built on first use for records with many fields (found by
+/// binary search); equal to any other index (it only caches what `fields` says).
+#[derive(Clone, Debug, Default)]
+struct FieldIndex(OnceLock<Vec<(String, usize)>>);
+
+impl PartialEq for FieldIndex {
+    fn eq(&self, _: &FieldIndex) -> bool {
+        true
+    }
+}
+
+/// Records with more fields than this find a field by hash.
+const FIELD_SCAN: usize = 16;
+
 impl Type {
-    /// Read a JSON Schema (draft-07 or 2020-12 subset). `root` holds `$defs`/`definitions`.
+    /// Read a JSON Schema (draft-07 or 2020-12 subset; see the [module docs](self) for what is
+    /// checked and what fails closed). `root` holds `$defs`/`definitions`.
     ///
     /// ```
     /// use fexpr::types::Type;
     /// let schema = serde_json::json!({"type": ["integer", "null"]});
     /// assert_eq!(Type::from_schema(&schema, &schema).to_string(), "int | None");
+    /// let unknown = serde_json::json!({"type": "string", "pattern": "^a"});
+    /// assert!(matches!(Type::from_schema(&unknown, &unknown), Type::Unchecked(_)));
     /// ```
     pub fn from_schema(schema: &Json, root: &Json) -> Type {
         schema_type(schema, &Reader::new(root), 0, None)
@@ -111,7 +428,8 @@ impl Type {
     /// Check `value` against this type and convert it where the conversion is exact.
     /// `path` names the value in error messages (`p1`, `p1.x`, `arr[0]`).
     pub fn coerce(&self, value: Value, path: &str) -> Result<Value, Error> {
-        coerce(self, value, &Path::Name(path), 0)
+        let checker = Checker::for_value(&value);
+        coerce(self, value, &Path::Name(path), 0, &checker)
     }
 
     /// Give a tool's result this type where it fits (a dict becomes a record, an int a
@@ -126,9 +444,19 @@ impl Type {
         if self.takes_as_is(&value) {
             return value;
         }
-        match coerce(self, value.clone(), &Path::Name("result"), 0) {
+        match self.coerce(value.clone(), "result") {
             Ok(typed) => typed,
             Err(_) => value,
+        }
+    }
+
+    /// The type with bounds and recursive definitions seen through: what the value's shape
+    /// must be (for repairs). A reference back into a recursive definition stays as it is.
+    pub(crate) fn shape(&self) -> &Type {
+        match self {
+            Type::Bounded(inner, _) => inner.shape(),
+            Type::Recursive(Recursive(Link::Owner(def))) => def.resolved().shape(),
+            other => other,
         }
     }
 
@@ -148,7 +476,8 @@ impl Type {
             // Recursion follows the record types, whose nesting the schema reader bounds.
             Type::Record(rt) => match value {
                 Value::Record(r) => {
-                    r.name == rt.name
+                    rt.unchecked.is_none()
+                        && r.name == rt.name
                         && r.fields.len() == rt.fields.len()
                         && r.fields
                             .iter()
@@ -162,68 +491,198 @@ impl Type {
     }
 
     fn accepts_none(&self) -> bool {
+        self.accepts_none_within(MAX_SCHEMA_DEPTH)
+    }
+
+    fn accepts_none_within(&self, depth: usize) -> bool {
+        let Some(depth) = depth.checked_sub(1) else {
+            return false;
+        };
         match self {
             Type::Any | Type::None => true,
-            Type::Union(alts) => alts.iter().any(Type::accepts_none),
+            Type::Union(alts) => alts.iter().any(|t| t.accepts_none_within(depth)),
+            Type::All(parts) => parts.iter().all(|t| t.accepts_none_within(depth)),
             Type::Enum(values) => values.contains(&Value::None),
+            Type::Bounded(inner, _) => inner.accepts_none_within(depth),
+            Type::Recursive(r) => r.with(|t| t.accepts_none_within(depth)) == Some(true),
             _ => false,
         }
     }
 }
 
+fn unchecked(reason: impl Into<String>) -> Type {
+    Type::Unchecked(reason.into())
+}
+
+fn unresolved(target: &str) -> Type {
+    unchecked(format!(
+        "its `$ref` `{}` does not resolve in the schema",
+        clip(target, 60)
+    ))
+}
+
 fn schema_type(schema: &Json, root: &Reader, depth: usize, name_hint: Option<&str>) -> Type {
     let left = root.budget.get();
-    if depth > MAX_SCHEMA_DEPTH || left == 0 {
-        return Type::Any;
+    if left == 0 {
+        return unchecked(format!(
+            "the schema is too large to check (more than {MAX_SCHEMA_NODES} nodes)"
+        ));
+    }
+    if depth > MAX_SCHEMA_DEPTH {
+        return unchecked(format!(
+            "the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+        ));
     }
     root.budget.set(left - 1);
-    let Some(obj) = schema.as_object() else {
-        return Type::Any; // `true` or anything unusual
+    let obj = match schema {
+        Json::Bool(true) => return Type::Any,
+        Json::Bool(false) => return unchecked("its schema is `false`: no value is allowed"),
+        Json::Object(obj) => obj,
+        _ => return unchecked("its schema is neither an object nor a boolean"),
     };
-    if let Some(target) = obj.get("$ref").and_then(Json::as_str) {
-        let name = target.rsplit('/').next();
-        return match resolve_ref(target, root.root) {
-            Some(def) => schema_type(def, root, depth + 1, name),
-            None => Type::Any,
-        };
+    if let Some(keyword) = UNCHECKED_KEYWORDS.iter().find(|k| obj.contains_key(**k)) {
+        return unchecked(format!(
+            "its schema uses `{keyword}`, which fexpr does not check"
+        ));
     }
-    if let Some(c) = obj.get("const") {
-        return Type::Enum(vec![Value::from_json(c)]);
+    let mut parts = Vec::new();
+    if let Some(target) = obj.get("$ref") {
+        parts.push(match target.as_str() {
+            Some(target) => reference(target, root, depth),
+            None => unchecked("its `$ref` is not a string"),
+        });
     }
-    if let Some(values) = obj.get("enum").and_then(Json::as_array) {
-        return Type::Enum(values.iter().map(Value::from_json).collect());
-    }
+    let listed = match (obj.get("const"), obj.get("enum")) {
+        (Some(c), _) => Some(std::iter::once(Value::from_json(c)).collect::<IndexSet<_>>()),
+        (None, Some(Json::Array(values))) => Some(values.iter().map(Value::from_json).collect()),
+        (None, Some(_)) => return unchecked("its `enum` is not a list"),
+        (None, None) => None,
+    };
     for key in ["anyOf", "oneOf"] {
-        if let Some(alts) = obj.get(key).and_then(Json::as_array) {
-            let alts: Vec<Type> = alts
-                .iter()
-                .map(|s| schema_type(s, root, depth + 1, None))
-                .collect();
-            return union(alts);
+        if let Some(alts) = obj.get(key) {
+            let Some(alts) = alts.as_array() else {
+                return unchecked(format!("its `{key}` is not a list"));
+            };
+            parts.push(union(
+                alts.iter()
+                    .map(|s| schema_type(s, root, depth + 1, None))
+                    .collect(),
+            ));
         }
     }
-    if let Some([single]) = obj.get("allOf").and_then(Json::as_array).map(Vec::as_slice) {
-        return schema_type(single, root, depth + 1, name_hint);
+    if let Some(all) = obj.get("allOf") {
+        let Some(all) = all.as_array() else {
+            return unchecked("its `allOf` is not a list");
+        };
+        let hint = if all.len() == 1 { name_hint } else { None };
+        parts.extend(all.iter().map(|s| schema_type(s, root, depth + 1, hint)));
     }
-    let nullable = obj.get("nullable").and_then(Json::as_bool) == Some(true);
-    let ty = match obj.get("type") {
-        Some(Json::String(t)) => named_type(t, obj, root, depth, name_hint),
-        Some(Json::Array(ts)) => union(
+    let core = match obj.get("type") {
+        Some(Json::String(t)) => Some(named_type(t, obj, root, depth, name_hint)),
+        Some(Json::Array(ts)) => Some(union(
             ts.iter()
-                .filter_map(Json::as_str)
-                .map(|t| named_type(t, obj, root, depth, name_hint))
+                .map(|t| match t.as_str() {
+                    Some(t) => named_type(t, obj, root, depth, name_hint),
+                    None => unchecked("its `type` list holds a non-string"),
+                })
                 .collect(),
-        ),
-        _ if obj.contains_key("properties") => named_type("object", obj, root, depth, name_hint),
-        _ => Type::Any,
+        )),
+        Some(_) => return unchecked("its `type` is neither a string nor a list"),
+        None if obj.contains_key("properties") || obj.contains_key("required") => {
+            Some(named_type("object", obj, root, depth, name_hint))
+        }
+        None => None,
     };
-    if nullable {
+    let bounds = bounds(obj);
+    let core = match (core, bounds) {
+        (Some(t), Some(b)) => Some(Type::Bounded(Box::new(t), Arc::new(b))),
+        (None, Some(b)) => Some(Type::Bounded(Box::new(Type::Any), Arc::new(b))),
+        (core, None) => core,
+    };
+    // The type's own part first: it makes the value (a record, say) that the others check.
+    match (listed, core) {
+        // The listed values are the only ones accepted: keep those the type accepts too —
+        // unless it accepts none of them (`"type": "boolean", "enum": ["True", "dontcare"]`, a
+        // slip in the schema that no value could meet): then the list is what was meant.
+        (Some(values), Some(core)) => {
+            let typed: IndexSet<Value> = values
+                .iter()
+                .filter(|v| core.coerce((*v).clone(), "").is_ok())
+                .cloned()
+                .collect();
+            let values = if typed.is_empty() { values } else { typed };
+            parts.insert(0, Type::Enum(Arc::new(values)));
+        }
+        (Some(values), None) => parts.insert(0, Type::Enum(Arc::new(values))),
+        (None, Some(core)) => parts.insert(0, core),
+        (None, None) => {}
+    }
+    let ty = all(parts);
+    if obj.get("nullable").and_then(Json::as_bool) == Some(true) {
         union(vec![ty, Type::None])
     } else {
         ty
     }
 }
 
+/// The type of a `$ref`: read in place, or — for a definition that refers to itself — a
+/// [`Type::Recursive`] whose inner references point back to it.
+fn reference(target: &str, root: &Reader, depth: usize) -> Type {
+    {
+        let mut active = root.active.borrow_mut();
+        if let Some(entry) = active.iter_mut().rev().find(|a| a.pointer == target) {
+            if entry.nesting == root.nesting.get() {
+                return unchecked(format!(
+                    "its definition `{}` refers to itself without nesting",
+                    clip(target, 60)
+                ));
+            }
+            entry.used = true;
+            return Type::Recursive(Recursive(Link::Back(entry.def.clone())));
+        }
+    }
+    let Some(schema) = resolve_ref(target, root.root) else {
+        return unresolved(target);
+    };
+    let name = match target.rsplit('/').next() {
+        Some(last) if !last.is_empty() && last != "#" => last.to_string(),
+        _ => schema
+            .get("title")
+            .and_then(Json::as_str)
+            .unwrap_or("object")
+            .to_string(),
+    };
+    let mut recursive = false;
+    let def = Arc::new_cyclic(|weak| {
+        root.active.borrow_mut().push(Active {
+            pointer: target.to_string(),
+            def: weak.clone(),
+            nesting: root.nesting.get(),
+            used: false,
+        });
+        let ty = schema_type(schema, root, depth + 1, Some(&name));
+        recursive = root.active.borrow_mut().pop().is_some_and(|a| a.used);
+        Definition {
+            name,
+            pointer: target.to_string(),
+            root: if recursive {
+                root.shared_root()
+            } else {
+                Arc::new(Json::Null)
+            },
+            ty: OnceLock::from(ty),
+        }
+    });
+    if recursive {
+        return Type::Recursive(Recursive(Link::Owner(def)));
+    }
+    match Arc::try_unwrap(def) {
+        Ok(def) => def.ty.into_inner().unwrap_or(Type::Any),
+        Err(def) => Type::Recursive(Recursive(Link::Owner(def))),
+    }
+}
+
+/// `$ref` targets are JSON pointers into the same document (`#/$defs/Point`, or `#`).
 fn resolve_ref<'a>(target: &str, root: &'a Json) -> Option<&'a Json> {
     let pointer = target.strip_prefix('#')?;
     root.pointer(pointer)
@@ -235,10 +694,75 @@ fn union(mut alts: Vec<Type>) -> Type {
         return Type::Any;
     }
     match alts.len() {
-        0 => Type::Any,
+        0 => unchecked("its `anyOf` lists no alternative"),
         1 => alts.pop().unwrap_or(Type::Any),
         _ => Type::Union(alts),
     }
+}
+
+/// Every one of `parts`: an unchecked part refuses everything, `Any` parts add nothing.
+fn all(mut parts: Vec<Type>) -> Type {
+    if let Some(i) = parts.iter().position(|t| matches!(t, Type::Unchecked(_))) {
+        return parts.swap_remove(i);
+    }
+    parts.retain(|t| *t != Type::Any);
+    match parts.len() {
+        0 => Type::Any,
+        1 => parts.pop().unwrap_or(Type::Any),
+        _ => Type::All(parts),
+    }
+}
+
+/// The validation keywords of `obj` (`None` if there are none).
+fn bounds(obj: &serde_json::Map<String, Json>) -> Option<Bounds> {
+    let number = |key: &str| obj.get(key).and_then(Json::as_f64);
+    let count = |key: &str| obj.get(key).and_then(Json::as_u64);
+    let flag = |key: &str| obj.get(key).and_then(Json::as_bool) == Some(true);
+    let mut b = Bounds {
+        minimum: number("minimum"),
+        maximum: number("maximum"),
+        exclusive_minimum: number("exclusiveMinimum"),
+        exclusive_maximum: number("exclusiveMaximum"),
+        multiple_of: number("multipleOf").filter(|m| *m > 0.0),
+        int_range: None,
+        min_length: count("minLength"),
+        max_length: count("maxLength"),
+        min_items: count("minItems"),
+        max_items: count("maxItems"),
+        min_properties: count("minProperties"),
+        max_properties: count("maxProperties"),
+        required: Vec::new(),
+    };
+    // Draft-04: `exclusiveMinimum: true` makes `minimum` exclusive.
+    if flag("exclusiveMinimum") {
+        b.exclusive_minimum = b.minimum.take();
+    }
+    if flag("exclusiveMaximum") {
+        b.exclusive_maximum = b.maximum.take();
+    }
+    if obj.get("type").and_then(Json::as_str) == Some("integer") {
+        b.int_range = obj
+            .get("format")
+            .and_then(Json::as_str)
+            .and_then(int_format);
+    }
+    (b != Bounds::default()).then_some(b)
+}
+
+/// The range of an integer format.
+fn int_format(format: &str) -> Option<(i128, i128, String)> {
+    let (lo, hi) = match format {
+        "int8" => (i128::from(i8::MIN), i128::from(i8::MAX)),
+        "int16" => (i128::from(i16::MIN), i128::from(i16::MAX)),
+        "int32" => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        "int64" => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        "uint8" => (0, i128::from(u8::MAX)),
+        "uint16" => (0, i128::from(u16::MAX)),
+        "uint32" => (0, i128::from(u32::MAX)),
+        "uint64" => (0, i128::from(u64::MAX)),
+        _ => return None,
+    };
+    Some((lo, hi, format.to_string()))
 }
 
 fn named_type(
@@ -248,7 +772,7 @@ fn named_type(
     depth: usize,
     name_hint: Option<&str>,
 ) -> Type {
-    let sub = |key: &str| obj.get(key).map(|s| schema_type(s, root, depth + 1, None));
+    let sub = |key: &str| obj.get(key).map(|s| root.nested(s, depth));
     match t {
         "null" => Type::None,
         "boolean" => Type::Bool,
@@ -257,43 +781,66 @@ fn named_type(
         "string" => Type::Str,
         "array" if obj.get("format").and_then(Json::as_str) == Some("ndarray") => Type::Array,
         "array" => match obj.get("prefixItems").and_then(Json::as_array) {
-            Some(items) => Type::Tuple(
-                items
-                    .iter()
-                    .map(|s| schema_type(s, root, depth + 1, None))
-                    .collect(),
-            ),
+            Some(items) => Type::Tuple(items.iter().map(|s| root.nested(s, depth)).collect()),
             None => match obj.get("items") {
                 // draft-07 tuple form
-                Some(Json::Array(items)) => Type::Tuple(
-                    items
-                        .iter()
-                        .map(|s| schema_type(s, root, depth + 1, None))
-                        .collect(),
-                ),
+                Some(Json::Array(items)) => {
+                    Type::Tuple(items.iter().map(|s| root.nested(s, depth)).collect())
+                }
                 _ if obj.get("uniqueItems").and_then(Json::as_bool) == Some(true) => {
                     Type::Set(Box::new(sub("items").unwrap_or(Type::Any)))
                 }
                 _ => Type::List(Box::new(sub("items").unwrap_or(Type::Any))),
             },
         },
-        "object" => match obj.get("properties").and_then(Json::as_object) {
-            Some(props) if !props.is_empty() => {
+        "object" => {
+            let has_fields = obj
+                .get("properties")
+                .and_then(Json::as_object)
+                .is_some_and(|p| !p.is_empty());
+            if has_fields {
                 let name = obj
                     .get("title")
                     .and_then(Json::as_str)
                     .or(name_hint)
                     .unwrap_or("object");
-                Type::Record(Arc::new(RecordType::from_object_schema(
+                return Type::Record(Arc::new(RecordType::from_object_schema(
                     name, obj, root, depth,
-                )))
+                )));
             }
-            _ => Type::Dict(Box::new(match obj.get("additionalProperties") {
-                Some(s @ Json::Object(_)) => schema_type(s, root, depth + 1, None),
-                _ => Type::Any,
-            })),
-        },
-        _ => Type::Any,
+            // A dict, whose keys must include the `required` ones (and, with
+            // `additionalProperties: false`, may be nothing else).
+            let required: Vec<String> = obj
+                .get("required")
+                .and_then(Json::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Json::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let (dict, max_properties) = match obj.get("additionalProperties") {
+                Some(s @ Json::Object(_)) => (Type::Dict(Box::new(root.nested(s, depth))), None),
+                Some(Json::Bool(false)) => {
+                    let count = u64::try_from(required.len()).unwrap_or(u64::MAX);
+                    (Type::Dict(Box::new(Type::Any)), Some(count))
+                }
+                _ => (Type::Dict(Box::new(Type::Any)), None),
+            };
+            if required.is_empty() && max_properties.is_none() {
+                return dict;
+            }
+            Type::Bounded(
+                Box::new(dict),
+                Arc::new(Bounds {
+                    max_properties,
+                    required,
+                    ..Bounds::default()
+                }),
+            )
+        }
+        other => unchecked(format!("its `type` `{}` is unknown", clip(other, 40))),
     }
 }
 
@@ -311,13 +858,38 @@ impl RecordType {
     /// assert_eq!(sig.to_string(), "add(a: int, b: int = 1)");
     /// ```
     pub fn from_schema(name: &str, schema: &Json) -> RecordType {
-        match schema.as_object() {
-            Some(obj) => RecordType::from_object_schema(name, obj, &Reader::new(schema), 0),
-            None => RecordType {
-                name: name.into(),
-                fields: vec![],
-                closed: false,
-            },
+        let reader = Reader::new(schema);
+        let Some(obj) = schema.as_object() else {
+            let mut rt = RecordType::new(name, vec![], false);
+            rt.unchecked = Some("its parameter schema is not an object".into());
+            return rt;
+        };
+        let mut rt = RecordType::from_object_schema(name, obj, &reader, 0);
+        if rt.unchecked.is_none() {
+            let constraining = ["$ref", "anyOf", "oneOf", "allOf", "enum", "const"];
+            let extra = obj.keys().map(String::as_str).find(|k| {
+                !RECORD_KEYWORDS.contains(k)
+                    && (UNCHECKED_KEYWORDS.contains(k)
+                        || BOUND_KEYWORDS.contains(k)
+                        || constraining.contains(k))
+            });
+            if let Some(keyword) = extra {
+                rt.unchecked = Some(format!(
+                    "its parameter schema uses `{keyword}` beside the parameters, which fexpr \
+                     does not check"
+                ));
+            }
+        }
+        rt
+    }
+
+    fn new(name: &str, fields: Vec<Field>, closed: bool) -> RecordType {
+        RecordType {
+            name: name.to_string(),
+            fields,
+            closed,
+            unchecked: None,
+            index: FieldIndex::default(),
         }
     }
 
@@ -332,9 +904,8 @@ impl RecordType {
             .and_then(Json::as_array)
             .map(|r| r.iter().filter_map(Json::as_str).collect())
             .unwrap_or_default();
-        let fields = obj
-            .get("properties")
-            .and_then(Json::as_object)
+        let properties = obj.get("properties").and_then(Json::as_object);
+        let mut fields: Vec<Field> = properties
             .map(|props| {
                 props
                     .iter()
@@ -342,7 +913,7 @@ impl RecordType {
                         let default = fschema.get("default").map(Value::from_json);
                         Field {
                             name: fname.clone(),
-                            ty: schema_type(fschema, root, depth + 1, None),
+                            ty: root.nested(fschema, depth),
                             required: required.contains(&fname.as_str()) && default.is_none(),
                             default,
                             description: fschema
@@ -354,13 +925,64 @@ impl RecordType {
                     .collect()
             })
             .unwrap_or_default();
-        RecordType {
-            name: name.to_string(),
-            fields,
-            closed: obj.get("additionalProperties") == Some(&Json::Bool(false)),
+        // A required name without a property schema: required, of any type.
+        for name in required {
+            if !properties.is_some_and(|p| p.contains_key(name)) {
+                fields.push(Field {
+                    name: name.to_string(),
+                    ty: Type::Any,
+                    required: true,
+                    default: None,
+                    description: None,
+                });
+            }
+        }
+        let closed = obj.get("additionalProperties") == Some(&Json::Bool(false));
+        RecordType::new(name, fields, closed)
+    }
+
+    /// The position of field `name`: a scan for a few fields, a hash lookup for many.
+    fn field_index(&self, name: &str) -> Option<usize> {
+        if self.fields.len() <= FIELD_SCAN {
+            return self.fields.iter().position(|f| f.name == name);
+        }
+        let index = self.index.0.get_or_init(|| {
+            let mut index: Vec<(String, usize)> = self
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.name.clone(), i))
+                .collect();
+            // Stable: the first of two fields with one name wins, as a scan would find it.
+            index.sort_by(|a, b| a.0.cmp(&b.0));
+            index
+        });
+        let at = index.partition_point(|(n, _)| n.as_str() < name);
+        match index.get(at) {
+            // The index caches `fields`; if they were changed since, scan them.
+            Some((n, i)) if n == name && self.fields.get(*i).is_some_and(|f| f.name == name) => {
+                Some(*i)
+            }
+            _ => self.fields.iter().position(|f| f.name == name),
         }
     }
 
+    /// The field called `name`.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.field_index(name).and_then(|i| self.fields.get(i))
+    }
+
+    /// The error for a call or value refused because the schema cannot be checked.
+    fn refused(&self, reason: &str) -> Error {
+        Error::new(
+            ErrorKind::Type,
+            format!(
+                "`{}` cannot be checked: {reason}; nothing is accepted",
+                clip(&self.name, 60)
+            ),
+        )
+        .with_hint("fexpr refuses what it cannot check; simplify the schema or use another tool")
+    }
     /// Check only the shape of a call: how many positional arguments and which keywords.
     /// Used before anything runs, when argument values are not known yet.
     pub fn check_shape(
@@ -380,6 +1002,9 @@ impl RecordType {
         keywords: impl Iterator<Item = (&'k str, Span)>,
         call: Span,
     ) -> Result<(), Error> {
+        if let Some(reason) = &self.unchecked {
+            return Err(self.refused(reason).at(call));
+        }
         if positional > self.fields.len() {
             return Err(self
                 .error(format!(
@@ -396,7 +1021,7 @@ impl RecordType {
             given.set(i);
         });
         for (name, span) in keywords {
-            let Some(index) = self.fields.iter().position(|f| f.name == name) else {
+            let Some(index) = self.field_index(name) else {
                 let mut hint = format!("signature: {self}");
                 if let Some(near) = closest(name, self.fields.iter().map(|f| f.name.as_str())) {
                     hint = format!("did you mean `{near}`? {hint}");
@@ -481,8 +1106,10 @@ impl RecordType {
             *slot = Some(arg);
         }
         for (name, value, span) in kwargs {
-            if let Some(index) = self.fields.iter().position(|f| f.name == name) {
-                slots[index] = Some((value, span));
+            if let Some(index) = self.field_index(&name) {
+                if let Some(slot) = slots.get_mut(index) {
+                    *slot = Some((value, span));
+                }
             }
         }
         self.fields
@@ -505,6 +1132,9 @@ impl RecordType {
         kwargs: Vec<(String, Value, Span)>,
         call: Span,
     ) -> Result<Value, Error> {
+        if let Some(reason) = &self.unchecked {
+            return Err(self.refused(reason).at(call));
+        }
         // Keywords only, every field once in declaration order (`Point(x=1, y=2)`): what
         // `bind` would do, coercing in place and keeping the keyword strings.
         if args.is_empty()
@@ -619,7 +1249,7 @@ enum Path<'a> {
 
 impl fmt::Display for Path<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Paths are at most MAX_SCHEMA_DEPTH + 2 long: `coerce` stops descending past it.
+        // Paths are at most MAX_CHECK_DEPTH long: `coerce` stops descending past it.
         match self {
             Path::Name(name) => f.write_str(name),
             Path::Field(parent, name) => write!(f, "{parent}.{name}"),
@@ -629,99 +1259,134 @@ impl fmt::Display for Path<'_> {
     }
 }
 
-fn coerce(ty: &Type, value: Value, path: &Path, depth: usize) -> Result<Value, Error> {
-    if depth > MAX_SCHEMA_DEPTH {
-        return Ok(value);
+/// The budget of one check: steps taken, and the most it may take.
+struct Checker {
+    steps: Cell<usize>,
+    max_steps: usize,
+}
+
+impl Checker {
+    /// A budget proportional to the value's size.
+    fn for_value(value: &Value) -> Checker {
+        Checker {
+            steps: Cell::new(0),
+            max_steps: value
+                .element_count()
+                .saturating_mul(CHECK_STEPS_PER_ELEMENT)
+                .saturating_add(4096),
+        }
     }
-    let mismatch = |value: &Value| {
-        Error::new(
-            ErrorKind::Type,
-            format!(
-                "`{}` expects {}, got {}",
-                clip(&path.to_string(), 60),
-                ty,
-                describe(value)
-            ),
-        )
-    };
+
+    /// One step of the check of `path`, `depth` levels down.
+    fn step(&self, path: &Path, depth: usize) -> Result<(), Error> {
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        if steps > self.max_steps {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "checking `{}` against its schema takes more than {} steps \
+                     (alternatives retried on nested values); it is refused",
+                    clip(&path.to_string(), 60),
+                    self.max_steps
+                ),
+            ));
+        }
+        if depth > MAX_CHECK_DEPTH {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                format!(
+                    "`{}` nests deeper than its schema is checked ({MAX_CHECK_DEPTH} levels); \
+                     it is refused",
+                    clip(&path.to_string(), 60)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Check `value` against `ty`, `depth` levels down. Each kind of type has its own function,
+/// so that the frames of this recursion stay small (a value may nest as deep as the check).
+fn coerce(
+    ty: &Type,
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    cx.step(path, depth)?;
+    let next = depth + 1;
+    match ty {
+        Type::Any => Ok(value),
+        Type::List(item) => match value {
+            Value::List(items) | Value::Tuple(items) => {
+                coerce_items(item, items, path, next, cx).map(Value::List)
+            }
+            other => Err(mismatch(ty, &other, path)),
+        },
+        Type::Set(item) => coerce_set(ty, item, value, path, next, cx),
+        Type::Tuple(types) => coerce_tuple(ty, types, value, path, next, cx),
+        Type::Dict(item) => coerce_dict(ty, item, value, path, next, cx),
+        Type::Record(rt) => coerce_to_record(ty, rt, value, path, next, cx),
+        Type::Union(alts) => coerce_union(ty, alts, value, path, next, cx),
+        Type::Bounded(inner, bounds) => coerce_bounded(inner, bounds, value, path, next, cx),
+        Type::All(parts) => coerce_all(parts, value, path, next, cx),
+        Type::Recursive(r) => coerce_recursive(r, value, path, next, cx),
+        Type::Unchecked(reason) => Err(cannot_check(path, reason)),
+        _ => coerce_scalar(ty, value, path),
+    }
+}
+
+/// `` `x` expects int, got str 'a' ``.
+#[inline(never)]
+fn mismatch(ty: &Type, value: &Value, path: &Path) -> Error {
+    Error::new(
+        ErrorKind::Type,
+        format!(
+            "`{}` expects {}, got {}",
+            clip(&path.to_string(), 60),
+            ty,
+            describe(value)
+        ),
+    )
+}
+
+#[inline(never)]
+fn cannot_check(path: &Path, reason: &str) -> Error {
+    Error::new(
+        ErrorKind::Type,
+        format!(
+            "`{}` cannot be checked: {reason}; no value is accepted",
+            clip(&path.to_string(), 60)
+        ),
+    )
+    .with_hint("fexpr refuses what it cannot check; simplify the schema or use another tool")
+}
+
+/// Scalars, arrays and enums: no recursion.
+#[inline(never)]
+fn coerce_scalar(ty: &Type, value: Value, path: &Path) -> Result<Value, Error> {
     match (ty, value) {
-        (Type::Any, v) => Ok(v),
         (Type::None, Value::None) => Ok(Value::None),
         (Type::Bool, v @ Value::Bool(_)) => Ok(v),
         (Type::Int, v @ (Value::Int(_) | Value::BigInt(_))) => Ok(v),
         (Type::Float, v @ Value::Float(_)) => Ok(v),
         (Type::Float, Value::Int(i)) => Ok(Value::Float(i as f64)),
+        // As Python's `float(n)`: the nearest float, if there is a finite one.
+        (Type::Float, Value::BigInt(b)) => match num_traits::ToPrimitive::to_f64(&*b) {
+            Some(f) if f.is_finite() => Ok(Value::Float(f)),
+            _ => Err(Error::new(
+                ErrorKind::Value,
+                format!(
+                    "`{}` = {} is too large for a float (beyond 1.8e308)",
+                    clip(&path.to_string(), 60),
+                    clip(&b.to_string(), 40)
+                ),
+            )),
+        },
         (Type::Str, v @ Value::Str(_)) => Ok(v),
         (Type::Bytes, v @ Value::Bytes(_)) => Ok(v),
-        (Type::List(item), Value::List(items) | Value::Tuple(items)) => {
-            coerce_items(item, items, path, depth).map(Value::List)
-        }
-        (Type::Set(item), Value::Set(items)) => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| coerce(item, v, &Path::Index(path, i), depth + 1))
-            .collect::<Result<_, _>>()
-            .map(Value::Set),
-        (Type::Set(item), Value::List(items) | Value::Tuple(items)) => {
-            let items = coerce_items(item, items, path, depth)?;
-            if let Some(bad) = items.iter().find(|v| !v.is_hashable()) {
-                return Err(Error::new(
-                    ErrorKind::Type,
-                    format!("`{path}`: unhashable type `{}` in a set", bad.type_name()),
-                ));
-            }
-            Ok(Value::Set(items.into_iter().collect()))
-        }
-        (Type::Tuple(types), Value::List(items) | Value::Tuple(items))
-            if types.len() == items.len() =>
-        {
-            types
-                .iter()
-                .zip(items)
-                .enumerate()
-                .map(|(i, (t, v))| coerce(t, v, &Path::Index(path, i), depth + 1))
-                .collect::<Result<_, _>>()
-                .map(Value::Tuple)
-        }
-        (Type::Dict(item), Value::Dict(map)) => map
-            .into_iter()
-            .map(|(k, v)| {
-                let v = coerce(item, v, &Path::Key(path, &k), depth + 1)?;
-                Ok((k, v))
-            })
-            .collect::<Result<_, _>>()
-            .map(Value::Dict),
-        (Type::Dict(item), Value::Record(r)) => r
-            .fields
-            .into_iter()
-            .map(|(k, v)| {
-                let v = coerce(item, v, &Path::Field(path, &k), depth + 1)?;
-                Ok((Value::Str(k), v))
-            })
-            .collect::<Result<_, _>>()
-            .map(Value::Dict),
-        (Type::Record(rt), Value::Record(r)) if r.name == rt.name => {
-            coerce_record(rt, r.name, r.fields, path, depth)
-        }
-        (Type::Record(rt), Value::Dict(map)) => {
-            let mut fields = Vec::with_capacity(map.len());
-            for (k, v) in map {
-                match k {
-                    Value::Str(k) => fields.push((k, v)),
-                    other => {
-                        return Err(Error::new(
-                            ErrorKind::Type,
-                            format!(
-                                "`{path}` expects {}, got a dict with a {} key",
-                                ty,
-                                other.type_name()
-                            ),
-                        ))
-                    }
-                }
-            }
-            coerce_record(rt, rt.name.clone(), fields, path, depth)
-        }
         (Type::Array, v @ Value::Array(_)) => Ok(v),
         (Type::Array, v @ (Value::List(_) | Value::Tuple(_))) => {
             NdArray::from_nested(&v, usize::MAX)
@@ -732,19 +1397,313 @@ fn coerce(ty: &Type, value: Value, path: &Path, depth: usize) -> Result<Value, E
         (Type::Enum(values), Value::Int(i)) if values.contains(&Value::Float(i as f64)) => {
             Ok(Value::Float(i as f64))
         }
-        (Type::Union(alts), v) => {
-            // An alternative that takes the value as it is wins over one that converts it.
-            if let Some(exact) = alts.iter().find(|t| exact_match(t, &v)) {
-                return coerce(exact, v, path, depth + 1);
+        (_, v) => Err(mismatch(ty, &v, path)),
+    }
+}
+
+#[inline(never)]
+fn coerce_set(
+    ty: &Type,
+    item: &Type,
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    match value {
+        Value::Set(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| coerce(item, v, &Path::Index(path, i), depth, cx))
+            .collect::<Result<_, _>>()
+            .map(Value::Set),
+        Value::List(items) | Value::Tuple(items) => {
+            let items = coerce_items(item, items, path, depth, cx)?;
+            if let Some(bad) = items.iter().find(|v| !v.is_hashable()) {
+                return Err(Error::new(
+                    ErrorKind::Type,
+                    format!("`{path}`: unhashable type `{}` in a set", bad.type_name()),
+                ));
             }
-            for alt in alts {
-                if let Ok(done) = coerce(alt, v.clone(), path, depth + 1) {
-                    return Ok(done);
-                }
-            }
-            Err(mismatch(&v))
+            Ok(Value::Set(items.into_iter().collect()))
         }
-        (_, v) => Err(mismatch(&v)),
+        other => Err(mismatch(ty, &other, path)),
+    }
+}
+
+#[inline(never)]
+fn coerce_tuple(
+    ty: &Type,
+    types: &[Type],
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    match value {
+        Value::List(items) | Value::Tuple(items) if types.len() == items.len() => types
+            .iter()
+            .zip(items)
+            .enumerate()
+            .map(|(i, (t, v))| coerce(t, v, &Path::Index(path, i), depth, cx))
+            .collect::<Result<_, _>>()
+            .map(Value::Tuple),
+        other => Err(mismatch(ty, &other, path)),
+    }
+}
+
+#[inline(never)]
+fn coerce_dict(
+    ty: &Type,
+    item: &Type,
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    match value {
+        Value::Dict(map) => map
+            .into_iter()
+            .map(|(k, v)| {
+                let v = coerce(item, v, &Path::Key(path, &k), depth, cx)?;
+                Ok((k, v))
+            })
+            .collect::<Result<_, _>>()
+            .map(Value::Dict),
+        Value::Record(r) => r
+            .fields
+            .into_iter()
+            .map(|(k, v)| {
+                let v = coerce(item, v, &Path::Field(path, &k), depth, cx)?;
+                Ok((Value::Str(k), v))
+            })
+            .collect::<Result<_, _>>()
+            .map(Value::Dict),
+        other => Err(mismatch(ty, &other, path)),
+    }
+}
+
+#[inline(never)]
+fn coerce_to_record(
+    ty: &Type,
+    rt: &RecordType,
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    match value {
+        Value::Record(r) if r.name == rt.name => {
+            coerce_record(rt, r.name, r.fields, path, depth, cx)
+        }
+        Value::Dict(map) => {
+            let fields = dict_fields(ty, map, path)?;
+            coerce_record(rt, rt.name.clone(), fields, path, depth, cx)
+        }
+        other => Err(mismatch(ty, &other, path)),
+    }
+}
+
+/// A dict's entries as record fields: its keys must be strings.
+#[inline(never)]
+fn dict_fields(
+    ty: &Type,
+    map: crate::value::Dict,
+    path: &Path,
+) -> Result<Vec<(String, Value)>, Error> {
+    let mut fields = Vec::with_capacity(map.len());
+    for (k, v) in map {
+        match k {
+            Value::Str(k) => fields.push((k, v)),
+            other => {
+                return Err(Error::new(
+                    ErrorKind::Type,
+                    format!(
+                        "`{path}` expects {ty}, got a dict with a {} key",
+                        other.type_name()
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(fields)
+}
+
+#[inline(never)]
+fn coerce_union(
+    ty: &Type,
+    alts: &[Type],
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    // An alternative that takes the value as it is wins over one that converts it.
+    if let Some(exact) = alts.iter().find(|t| exact_match(t, &value)) {
+        return coerce(exact, value, path, depth, cx);
+    }
+    for alt in alts {
+        match coerce(alt, value.clone(), path, depth, cx) {
+            Ok(done) => return Ok(done),
+            Err(e) if e.kind == ErrorKind::Limit => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Err(mismatch(ty, &value, path))
+}
+
+#[inline(never)]
+fn coerce_bounded(
+    inner: &Type,
+    bounds: &Bounds,
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    let value = coerce(inner, value, path, depth, cx)?;
+    check_bounds(bounds, &value, path)?;
+    Ok(value)
+}
+
+#[inline(never)]
+fn coerce_recursive(
+    r: &Recursive,
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    match r.definition() {
+        Some(def) => coerce(def.resolved(), value, path, depth, cx),
+        None => Err(cannot_check(path, "its recursive type outlived its schema")),
+    }
+}
+
+#[inline(never)]
+fn coerce_all(
+    parts: &[Type],
+    value: Value,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    let Some((first, rest)) = parts.split_first() else {
+        return Ok(value);
+    };
+    for part in rest {
+        coerce(part, value.clone(), path, depth, cx)?;
+    }
+    coerce(first, value, path, depth, cx)
+}
+
+/// Whether a value keeps `bounds` (its type already checked).
+fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error> {
+    let fail = |what: String| {
+        Err(Error::new(
+            ErrorKind::Value,
+            format!("`{}` {what}", clip(&path.to_string(), 60)),
+        )
+        .with_hint("the tool's schema rules this value out"))
+    };
+    let number = match value {
+        Value::Int(i) => Some(*i as f64),
+        Value::BigInt(b) => Some(num_traits::ToPrimitive::to_f64(&**b).unwrap_or(f64::INFINITY)),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    if let Some((lo, hi, format)) = &bounds.int_range {
+        let fits = match value {
+            Value::Int(i) => (*lo..=*hi).contains(&i128::from(*i)),
+            Value::BigInt(b) => i128::try_from(&**b).is_ok_and(|i| (*lo..=*hi).contains(&i)),
+            _ => true,
+        };
+        if !fits {
+            let bits = format.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+            let kind = if format.starts_with('u') {
+                "an unsigned"
+            } else {
+                "a"
+            };
+            return fail(format!(
+                "= {} does not fit {kind} {bits}-bit integer ({format})",
+                clip(&value.repr(), 40)
+            ));
+        }
+    }
+    if let Some(x) = number {
+        let shown = || clip(&value.repr(), 40);
+        if let Some(min) = bounds.minimum.filter(|min| x < *min) {
+            return fail(format!("must be at least {min}, got {}", shown()));
+        }
+        if let Some(min) = bounds.exclusive_minimum.filter(|min| x <= *min) {
+            return fail(format!("must be greater than {min}, got {}", shown()));
+        }
+        if let Some(max) = bounds.maximum.filter(|max| x > *max) {
+            return fail(format!("must be at most {max}, got {}", shown()));
+        }
+        if let Some(max) = bounds.exclusive_maximum.filter(|max| x >= *max) {
+            return fail(format!("must be less than {max}, got {}", shown()));
+        }
+        if let Some(m) = bounds.multiple_of {
+            let multiple = match value {
+                Value::Int(i) if m.fract() == 0.0 && m <= 9e15 => *i % (m as i64) == 0,
+                _ => (x / m).fract() == 0.0,
+            };
+            if !multiple {
+                return fail(format!("must be a multiple of {m}, got {}", shown()));
+            }
+        }
+    }
+    let counted = |len: usize, min: Option<u64>, max: Option<u64>, unit: &str| {
+        let len = len as u64;
+        if let Some(min) = min.filter(|min| len < *min) {
+            return fail(format!("must have at least {min} {unit}, got {len}"));
+        }
+        if let Some(max) = max.filter(|max| len > *max) {
+            return fail(format!("must have at most {max} {unit}, got {len}"));
+        }
+        Ok(())
+    };
+    match value {
+        Value::Str(s) => counted(
+            s.chars().count(),
+            bounds.min_length,
+            bounds.max_length,
+            "characters",
+        ),
+        Value::List(items) | Value::Tuple(items) => {
+            counted(items.len(), bounds.min_items, bounds.max_items, "items")
+        }
+        Value::Set(items) => counted(items.len(), bounds.min_items, bounds.max_items, "items"),
+        Value::Array(a) => counted(
+            a.shape().first().copied().unwrap_or(0),
+            bounds.min_items,
+            bounds.max_items,
+            "items",
+        ),
+        Value::Dict(d) => {
+            let missing = bounds
+                .required
+                .iter()
+                .find(|k| !d.contains_key(&Value::Str((*k).clone())));
+            if let Some(key) = missing {
+                return fail(format!("is missing key `{}`", clip(key, 40)));
+            }
+            counted(
+                d.len(),
+                bounds.min_properties,
+                bounds.max_properties,
+                "keys",
+            )
+        }
+        Value::Record(r) => counted(
+            r.fields.len(),
+            bounds.min_properties,
+            bounds.max_properties,
+            "keys",
+        ),
+        _ => Ok(()),
     }
 }
 
@@ -753,6 +1712,7 @@ fn coerce_items(
     items: Vec<Value>,
     path: &Path,
     depth: usize,
+    cx: &Checker,
 ) -> Result<Vec<Value>, Error> {
     if matches!(item, Type::Any) {
         return Ok(items);
@@ -760,57 +1720,103 @@ fn coerce_items(
     items
         .into_iter()
         .enumerate()
-        .map(|(i, v)| coerce(item, v, &Path::Index(path, i), depth + 1))
+        .map(|(i, v)| coerce(item, v, &Path::Index(path, i), depth, cx))
         .collect()
 }
 
+#[inline(never)]
+fn no_field_error(rt: &RecordType, name: &str, path: &Path) -> Error {
+    let mut e = Error::new(
+        ErrorKind::Type,
+        format!("`{path}`: {} has no field `{}`", rt.name, clip(name, 40)),
+    )
+    .with_hint(format!("fields: {rt}"));
+    if let Some(near) = closest(name, rt.fields.iter().map(|f| f.name.as_str())) {
+        e = e.with_hint(format!("did you mean `{near}`? fields: {rt}"));
+    }
+    e
+}
+
+#[inline(never)]
+fn missing_field_error(rt: &RecordType, field: &Field, path: &Path) -> Error {
+    Error::new(
+        ErrorKind::Type,
+        format!("`{path}`: {} is missing field `{}`", rt.name, field.name),
+    )
+    .with_hint(format!("fields: {rt}"))
+}
+
 /// `name` is `rt.name` (passed in so that a record of this type keeps its own string).
+#[inline(never)]
 fn coerce_record(
     rt: &RecordType,
     name: String,
-    mut given: Vec<(String, Value)>,
+    given: Vec<(String, Value)>,
     path: &Path,
     depth: usize,
+    cx: &Checker,
 ) -> Result<Value, Error> {
+    if let Some(reason) = &rt.unchecked {
+        return Err(rt.refused(reason));
+    }
     // Every field given once, in declaration order (a record built as this type): coerce the
-    // values in place, keeping the names. Same result and errors as the general case below.
+    // values in place, keeping the names. Same result and errors as the general case.
     if given.len() == rt.fields.len()
         && given
             .iter()
             .zip(&rt.fields)
             .all(|((name, _), field)| *name == field.name)
     {
-        for ((name, slot), field) in given.iter_mut().zip(&rt.fields) {
-            let value = std::mem::replace(slot, Value::None);
-            *slot = coerce(&field.ty, value, &Path::Field(path, name), depth + 1)?;
-        }
-        return Ok(Value::Record(Record {
-            name,
-            fields: given,
-        }));
+        record_in_order(rt, name, given, path, depth, cx)
+    } else {
+        record_by_name(rt, given, path, depth, cx)
     }
+}
+
+#[inline(never)]
+fn record_in_order(
+    rt: &RecordType,
+    name: String,
+    mut given: Vec<(String, Value)>,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
+    for ((name, slot), field) in given.iter_mut().zip(&rt.fields) {
+        let value = std::mem::replace(slot, Value::None);
+        *slot = coerce(&field.ty, value, &Path::Field(path, name), depth, cx)?;
+    }
+    Ok(Value::Record(Record {
+        name,
+        fields: given,
+    }))
+}
+
+#[inline(never)]
+fn record_by_name(
+    rt: &RecordType,
+    given: Vec<(String, Value)>,
+    path: &Path,
+    depth: usize,
+    cx: &Checker,
+) -> Result<Value, Error> {
     let mut slots: Vec<Option<Value>> = vec![None; rt.fields.len()];
     for (name, value) in given {
-        match rt.fields.iter().position(|f| f.name == name) {
+        match rt.field_index(&name) {
             Some(i) => {
-                let field = &rt.fields[i];
-                slots[i] = Some(coerce(
+                let (Some(field), Some(slot)) = (rt.fields.get(i), slots.get_mut(i)) else {
+                    continue;
+                };
+                *slot = Some(coerce(
                     &field.ty,
                     value,
                     &Path::Field(path, &name),
-                    depth + 1,
+                    depth,
+                    cx,
                 )?);
             }
             None if rt.closed || !rt.fields.is_empty() => {
-                let mut e = Error::new(
-                    ErrorKind::Type,
-                    format!("`{path}`: {} has no field `{}`", rt.name, clip(&name, 40)),
-                )
-                .with_hint(format!("fields: {rt}"));
-                if let Some(near) = closest(&name, rt.fields.iter().map(|f| f.name.as_str())) {
-                    e = e.with_hint(format!("did you mean `{near}`? fields: {rt}"));
-                }
-                return Err(e);
+                return Err(no_field_error(rt, &name, path));
             }
             None => {}
         }
@@ -819,13 +1825,7 @@ fn coerce_record(
     for (field, slot) in rt.fields.iter().zip(slots) {
         match slot.or_else(|| field.default.clone()) {
             Some(v) => fields.push((field.name.clone(), v)),
-            None if field.required => {
-                return Err(Error::new(
-                    ErrorKind::Type,
-                    format!("`{path}`: {} is missing field `{}`", rt.name, field.name),
-                )
-                .with_hint(format!("fields: {rt}")))
-            }
+            None if field.required => return Err(missing_field_error(rt, field, path)),
             None if field.ty.accepts_none() => fields.push((field.name.clone(), Value::None)),
             None => {}
         }
@@ -837,6 +1837,9 @@ fn coerce_record(
 }
 
 fn exact_match(ty: &Type, v: &Value) -> bool {
+    if let Type::Bounded(inner, _) = ty {
+        return exact_match(inner, v);
+    }
     matches!(
         (ty, v),
         (Type::None, Value::None)
@@ -852,6 +1855,9 @@ fn exact_match(ty: &Type, v: &Value) -> bool {
             | (Type::Array, Value::Array(_))
     ) || matches!((ty, v), (Type::Record(rt), Value::Record(r)) if rt.name == r.name)
 }
+
+/// How many values of an enum a signature shows (hints and prompts stay short).
+const ENUM_SHOWN: usize = 64;
 
 /// `str 'abc'`, `int 5`, `list of 3`: a value described briefly for error messages.
 fn describe(v: &Value) -> String {
@@ -903,10 +1909,26 @@ impl fmt::Display for Type {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    f.write_str(&v.repr())?;
+                    if i == ENUM_SHOWN {
+                        write!(f, "… {} more", values.len() - ENUM_SHOWN)?;
+                        break;
+                    }
+                    f.write_str(&clip(&v.repr(), 60))?;
                 }
                 f.write_str("]")
             }
+            Type::Bounded(inner, _) => write!(f, "{inner}"),
+            Type::All(parts) => {
+                for (i, t) in parts.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" & ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                Ok(())
+            }
+            Type::Recursive(r) => f.write_str(&r.name()),
+            Type::Unchecked(_) => f.write_str("Unchecked"),
         }
     }
 }
@@ -1059,10 +2081,376 @@ mod tests {
     }
 
     #[test]
-    fn recursive_schemas_terminate() {
+    fn recursive_schemas_are_read_once_and_checked_lazily() {
         let root = json!({"$defs": {"T": {"type": "object", "properties": {
             "a": {"$ref": "#/$defs/T"}, "b": {"$ref": "#/$defs/T"}, "c": {"$ref": "#/$defs/T"}}}}, "$ref": "#/$defs/T"});
         let t = Type::from_schema(&root, &root);
-        assert!(matches!(t, Type::Record(_)));
+        assert_eq!(t.to_string(), "T");
+        let nested = Value::from_json(&json!({"a": {"b": {"c": {}}}}));
+        assert_eq!(t.coerce(nested, "t").unwrap().repr(), "T(a=T(b=T(c=T())))");
+        let e = t
+            .coerce(Value::from_json(&json!({"a": {"b": 5}})), "t")
+            .unwrap_err();
+        assert_eq!(e.message, "`t.a.b` expects T, got int 5");
+    }
+
+    /// `query(filter: Filter)` where `Filter = And | Or | Not | Cond`, through `$defs`.
+    fn query_schema() -> Json {
+        json!({
+            "type": "object",
+            "properties": {"filter": {"$ref": "#/$defs/Filter"}},
+            "required": ["filter"],
+            "$defs": {
+                "Filter": {"anyOf": [
+                    {"$ref": "#/$defs/And"}, {"$ref": "#/$defs/Or"},
+                    {"$ref": "#/$defs/Not"}, {"$ref": "#/$defs/Cond"}]},
+                "And": {"type": "object", "additionalProperties": false, "required": ["and"],
+                    "properties": {"and": {"type": "array", "items": {"$ref": "#/$defs/Filter"}}}},
+                "Or": {"type": "object", "additionalProperties": false, "required": ["or"],
+                    "properties": {"or": {"type": "array", "items": {"$ref": "#/$defs/Filter"}}}},
+                "Not": {"type": "object", "additionalProperties": false, "required": ["not"],
+                    "properties": {"not": {"$ref": "#/$defs/Filter"}}},
+                "Cond": {"type": "object", "additionalProperties": false,
+                    "required": ["field", "op", "value"],
+                    "properties": {"field": {"type": "string"},
+                        "op": {"enum": ["=", "<", ">"]}, "value": {}}}
+            }
+        })
+    }
+
+    fn bind_filter(sig: &RecordType, filter: Json) -> Result<Value, Error> {
+        let mut bound = sig.bind(
+            vec![],
+            vec![("filter".into(), Value::from_json(&filter), s())],
+            s(),
+        )?;
+        Ok(bound.remove(0).unwrap_or(Value::None))
+    }
+
+    #[test]
+    fn a_recursive_filter_schema_is_checked_not_taken_as_any() {
+        let sig = RecordType::from_schema("query", &query_schema());
+        assert_eq!(sig.to_string(), "query(filter: Filter)");
+        for bad in [
+            json!(5),
+            json!("DROP TABLE users"),
+            json!({}),
+            json!([]),
+            json!(null),
+            json!({"and": [{"field": "a", "op": "=", "value": 1}, {"op": "="}]}),
+            json!({"not": {"not": {"field": "a", "op": "~", "value": 1}}}),
+            json!({"or": [{"and": [5]}]}),
+        ] {
+            let e = bind_filter(&sig, bad.clone()).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Type, "{bad}: {e}");
+        }
+        let e = bind_filter(&sig, json!(5)).unwrap_err();
+        assert_eq!(
+            e.message,
+            "`filter` expects And | Or | Not | Cond, got int 5"
+        );
+        let ok = bind_filter(
+            &sig,
+            json!({"and": [{"field": "a", "op": "=", "value": 1},
+            {"not": {"or": [{"field": "b", "op": ">", "value": 2.5}]}}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            ok.repr(),
+            "And(and=[Cond(field='a', op='=', value=1), Not(not=Or(or=[Cond(field='b', op='>', value=2.5)]))])"
+        );
+        // As deep as the value goes: 100 `not`s (a model's expression nests less).
+        let mut deep = json!({"field": "a", "op": "=", "value": 1});
+        for _ in 0..100 {
+            deep = json!({"not": deep});
+        }
+        assert!(bind_filter(&sig, deep.clone()).is_ok());
+        // Beyond the check's depth: refused, never accepted unchecked.
+        let mut deeper = deep;
+        for _ in 0..200 {
+            deeper = json!({"not": deeper});
+        }
+        let e = bind_filter(&sig, deeper).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+        assert!(
+            e.message
+                .contains("nests deeper than its schema is checked"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn recursive_types_cross_the_sandbox_wire() {
+        let sig = RecordType::from_schema("query", &query_schema());
+        let bytes = postcard::to_allocvec(&sig).unwrap();
+        let decoded: RecordType = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(decoded, sig);
+        assert_eq!(decoded.to_string(), "query(filter: Filter)");
+        let filter = json!({"not": {"not": {"field": "a", "op": "<", "value": 0}}});
+        assert_eq!(
+            bind_filter(&decoded, filter.clone()),
+            bind_filter(&sig, filter)
+        );
+        assert!(bind_filter(&decoded, json!("DROP TABLE users")).is_err());
+    }
+
+    #[test]
+    fn retrying_alternatives_on_nested_values_is_bounded() {
+        // Two alternatives that agree on everything but a field checked last: a naive check
+        // retries both at every level (2^depth); the step budget stops it.
+        let schema = json!({"$defs": {"F": {"anyOf": [
+            {"type": "object", "required": ["k", "a"], "properties": {
+                "k": {"type": "array", "items": {"$ref": "#/$defs/F"}}, "a": {"type": "integer"}}},
+            {"type": "object", "required": ["k", "b"], "properties": {
+                "k": {"type": "array", "items": {"$ref": "#/$defs/F"}}, "b": {"type": "integer"}}}
+        ]}}, "$ref": "#/$defs/F"});
+        let t = Type::from_schema(&schema, &schema);
+        let mut value = json!({"k": []});
+        for _ in 0..60 {
+            value = json!({"k": [value]});
+        }
+        let e = t.coerce(Value::from_json(&value), "f").unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Limit | ErrorKind::Type), "{e}");
+    }
+
+    #[test]
+    fn schemas_that_cannot_be_checked_refuse_every_value() {
+        let cases = [
+            (
+                json!({"type": "string", "pattern": "^[a-z]+$"}),
+                "`pattern`",
+            ),
+            (json!({"not": {"type": "string"}}), "`not`"),
+            (
+                json!({"type": "integer", "if": {"minimum": 0}, "then": {"maximum": 9}}),
+                "`if`",
+            ),
+            (
+                json!({"type": "object", "patternProperties": {"^x": {}}}),
+                "`patternProperties`",
+            ),
+            (
+                json!({"type": "array", "contains": {"type": "integer"}}),
+                "`contains`",
+            ),
+            (json!({"type": "dict"}), "`type` `dict` is unknown"),
+            (json!({"$ref": "#/$defs/Missing"}), "does not resolve"),
+            (
+                json!({"$ref": "https://example.com/schema.json"}),
+                "does not resolve",
+            ),
+            (json!(false), "`false`"),
+            (json!({"anyOf": []}), "no alternative"),
+            (
+                json!({"$defs": {"A": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"}),
+                "refers to itself without nesting",
+            ),
+        ];
+        for (schema, why) in cases {
+            let t = Type::from_schema(&schema, &schema);
+            for value in [json!(1), json!("a"), json!([1]), json!({}), json!(null)] {
+                let e = t.coerce(Value::from_json(&value), "x").unwrap_err();
+                assert!(e.message.contains(why), "{schema} with {value}: {e}");
+                assert!(e.message.contains("cannot be checked"), "{e}");
+            }
+        }
+        // An alternative that cannot be checked is never chosen; the others still are.
+        let schema = json!({"$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "integer"}]}},
+            "$ref": "#/$defs/A"});
+        let t = Type::from_schema(&schema, &schema);
+        assert!(t.coerce(Value::Int(1), "x").is_ok());
+        assert!(t.coerce(Value::Str("a".into()), "x").is_err());
+        // A part that cannot be checked refuses the values that reach it.
+        let t = Type::from_schema(
+            &json!({"type": "array", "items": {"type": "string", "pattern": "x"}}),
+            &json!({}),
+        );
+        assert!(t.coerce(Value::List(vec![]), "x").is_ok());
+        let e = t.coerce(Value::from_json(&json!(["a"])), "x").unwrap_err();
+        assert!(e.message.starts_with("`x[0]` cannot be checked"), "{e}");
+        // Nested deeper than MAX_SCHEMA_DEPTH.
+        let mut deep = json!({"type": "integer"});
+        for _ in 0..=MAX_SCHEMA_DEPTH {
+            deep = json!({"type": "array", "items": deep});
+        }
+        let t = Type::from_schema(&deep, &deep);
+        let mut value = json!(1);
+        for _ in 0..=MAX_SCHEMA_DEPTH {
+            value = json!([value]);
+        }
+        let e = t.coerce(Value::from_json(&value), "x").unwrap_err();
+        assert!(e.message.contains("nests deeper than 64 levels"), "{e}");
+        // `required` without `properties`: a dict holding those keys, and maybe others.
+        let t = Type::from_schema(
+            &json!({"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+            &json!({}),
+        );
+        assert!(t
+            .coerce(Value::from_json(&json!({"a": 1, "c": 2})), "x")
+            .is_ok());
+        assert!(t.coerce(Value::from_json(&json!({"c": 2})), "x").is_err());
+        // Keywords fexpr does not know are annotations, as in JSON Schema.
+        let t = Type::from_schema(&json!({"type": "integer", "x-unit": "cm"}), &json!({}));
+        assert_eq!(t, Type::Int);
+    }
+
+    #[test]
+    fn a_parameter_schema_with_unchecked_constraints_refuses_calls() {
+        let sig = RecordType::from_schema(
+            "f",
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        );
+        let e = sig.check_shape(0, &[("a", s())], s()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Type);
+        assert!(e.message.contains("`anyOf` beside the parameters"), "{e}");
+        let e = sig
+            .bind(vec![], vec![("a".into(), Value::Int(1), s())], s())
+            .unwrap_err();
+        assert!(e.message.contains("cannot be checked"), "{e}");
+    }
+
+    #[test]
+    fn bounds_are_checked_through_refs_items_and_nested_properties() {
+        let sig = RecordType::from_schema(
+            "f",
+            &json!({
+                "type": "object",
+                "properties": {
+                    "points": {"type": "array", "maxItems": 3, "items": {"$ref": "#/$defs/Point"}},
+                    "name": {"type": "string", "minLength": 2, "maxLength": 4},
+                    "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                    "old": {"type": "number", "maximum": 5, "exclusiveMaximum": true},
+                    "step": {"type": "integer", "multipleOf": 5},
+                    "tags": {"type": "object", "maxProperties": 1},
+                },
+                "$defs": {"Point": {"type": "object", "minProperties": 1,
+                    "properties": {"x": {"type": "integer", "minimum": 0}}}},
+            }),
+        );
+        let check = |name: &str, value: Json| {
+            let bound = sig.bind(
+                vec![],
+                vec![(name.into(), Value::from_json(&value), s())],
+                s(),
+            );
+            bound.map(|_| ()).map_err(|e| {
+                assert_eq!(e.kind, ErrorKind::Value, "{e}");
+                e.message
+            })
+        };
+        assert_eq!(check("points", json!([{"x": 0}, {"x": 3}])), Ok(()));
+        assert_eq!(
+            check("points", json!([{"x": 0}, {"x": -1}])),
+            Err("`points[1].x` must be at least 0, got -1".into())
+        );
+        assert_eq!(
+            check("points", json!([{"x": 1}, {"x": 1}, {"x": 1}, {"x": 1}])),
+            Err("`points` must have at most 3 items, got 4".into())
+        );
+        assert_eq!(check("name", json!("été")), Ok(()));
+        assert_eq!(
+            check("name", json!("a")),
+            Err("`name` must have at least 2 characters, got 1".into())
+        );
+        assert_eq!(
+            check("name", json!("abcde")),
+            Err("`name` must have at most 4 characters, got 5".into())
+        );
+        assert_eq!(check("ratio", json!(0.5)), Ok(()));
+        assert_eq!(
+            check("ratio", json!(0)),
+            Err("`ratio` must be greater than 0, got 0.0".into())
+        );
+        assert_eq!(
+            check("ratio", json!(1.0)),
+            Err("`ratio` must be less than 1, got 1.0".into())
+        );
+        assert_eq!(check("old", json!(4.5)), Ok(()));
+        assert_eq!(
+            check("old", json!(5)),
+            Err("`old` must be less than 5, got 5.0".into())
+        );
+        assert_eq!(check("step", json!(15)), Ok(()));
+        assert_eq!(
+            check("step", json!(7)),
+            Err("`step` must be a multiple of 5, got 7".into())
+        );
+        assert_eq!(
+            check("tags", json!({"a": 1, "b": 2})),
+            Err("`tags` must have at most 1 keys, got 2".into())
+        );
+    }
+
+    #[test]
+    fn integer_formats_are_ranges() {
+        let sig = RecordType::from_schema(
+            "add",
+            &json!({"type": "object", "properties": {
+            "a": {"type": "integer", "format": "int64"}, "n": {"type": "integer", "format": "uint8"}}}),
+        );
+        let big = Value::from_bigint(num_bigint::BigInt::from(u64::MAX) + 1);
+        let e = sig
+            .bind(vec![], vec![("a".into(), big, Span::new(6, 10))], s())
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "`a` = 18446744073709551616 does not fit a 64-bit integer (int64)"
+        );
+        assert_eq!(e.span, Some(Span::new(6, 10)));
+        let e = sig
+            .bind(vec![], vec![("n".into(), Value::Int(256), s())], s())
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "`n` = 256 does not fit an unsigned 8-bit integer (uint8)"
+        );
+        assert!(sig
+            .bind(vec![], vec![("a".into(), Value::Int(i64::MIN), s())], s())
+            .is_ok());
+    }
+
+    #[test]
+    fn enums_are_sets() {
+        let values: Vec<Json> = (0..1000).map(|i| json!(format!("v{i}"))).collect();
+        let t = Type::from_schema(&json!({"enum": values}), &json!({}));
+        assert!(t.coerce(Value::Str("v999".into()), "x").is_ok());
+        let e = t.coerce(Value::Str("w".into()), "x").unwrap_err();
+        // Signatures and hints list a bounded number of the values.
+        assert!(
+            e.message.ends_with("… 936 more], got str 'w'"),
+            "{}",
+            e.message
+        );
+        // `type` beside `enum` keeps the values of that type.
+        let t = Type::from_schema(&json!({"type": "string", "enum": ["a", 1]}), &json!({}));
+        assert_eq!(t.to_string(), "Literal['a']");
+        // A `type` that no listed value has is a slip: the list stands.
+        let t = Type::from_schema(
+            &json!({"type": "boolean", "enum": ["True", "x"]}),
+            &json!({}),
+        );
+        assert_eq!(t.to_string(), "Literal['True', 'x']");
+    }
+
+    #[test]
+    fn many_fields_are_found_by_name() {
+        let props: serde_json::Map<String, Json> = (0..200)
+            .map(|i| (format!("f{i}"), json!({"type": "integer"})))
+            .collect();
+        let sig = RecordType::from_schema("wide", &json!({"type": "object", "properties": props}));
+        let kwargs = (0..200)
+            .rev()
+            .map(|i| (format!("f{i}"), Value::Int(i), s()))
+            .collect();
+        let bound = sig.bind(vec![], kwargs, s()).unwrap();
+        assert_eq!(bound[7], Some(Value::Int(7)));
+        let e = sig
+            .check_shape(0, &[("f1", s()), ("f1", s())], s())
+            .unwrap_err();
+        assert!(
+            e.message.contains("multiple values for argument `f1`"),
+            "{e}"
+        );
     }
 }
