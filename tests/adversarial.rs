@@ -1,8 +1,10 @@
-//! The adversarial corpus (`tests/adversarial/cases.jsonl`): escape attempts, denial of service
-//! and parser confusion, as expressions, as fexpr's JSON forms and as raw model output. Every
-//! case runs natively and — with the `sandbox` feature — inside the sandbox, and must end in a structured error of the expected kind, with no output value, no
-//! tool run, within its time budget, and with the same outputs in both modes (unless the sandbox
-//! stopped on a budget of its own).
+//! The adversarial corpus (`tests/adversarial/cases.jsonl`): escape attempts, denial of service,
+//! parser confusion and values fexpr refuses (non-finite floats, ints beyond a parameter's
+//! range), as expressions, as fexpr's JSON forms and as raw model output. Every case runs
+//! natively and — with the `sandbox` feature — inside the sandbox, and must end in a structured
+//! error of the expected kind, with no output value, no tool run (unless the case is about a
+//! tool's result), within its time budget, and with the same outputs in both modes (unless the
+//! sandbox stopped on a budget of its own).
 
 mod common;
 
@@ -24,20 +26,40 @@ struct Case {
     group: String,
     kind: ErrorKind,
     source: Option<String>,
-    /// `[text, times]` pieces concatenated, for inputs too large to write out.
+    /// `[text, times]` pieces concatenated, for inputs too large to write out (`{i}` in a
+    /// piece becomes the repetition's number: `k{i}=1,` makes `k0=1,k1=1,…`).
     parts: Option<Vec<(String, usize)>>,
     /// The door: an expression (absent), `json` or `model_output`.
     form: Option<String>,
+    /// Whether the tools may run: the case is about what a tool returned.
+    #[serde(default)]
+    runs: bool,
+    /// The case's own time budget in seconds, for each mode (default: [`BUDGET`]).
+    within: Option<f64>,
 }
 
 impl Case {
     fn text(&self) -> String {
         match (&self.source, &self.parts) {
             (Some(source), _) => source.clone(),
-            (None, Some(parts)) => parts.iter().map(|(t, n)| t.repeat(*n)).collect(),
+            (None, Some(parts)) => parts.iter().map(|(t, n)| repeat(t, *n)).collect(),
             (None, None) => panic!("a case needs `source` or `parts`"),
         }
     }
+
+    fn budget(&self) -> Duration {
+        self.within.map_or(BUDGET, Duration::from_secs_f64)
+    }
+}
+
+/// `piece` `times` times, `{i}` numbered.
+fn repeat(piece: &str, times: usize) -> String {
+    if !piece.contains("{i}") {
+        return piece.repeat(times);
+    }
+    (0..times)
+        .map(|i| piece.replace("{i}", &i.to_string()))
+        .collect()
 }
 
 fn cases() -> Vec<Case> {
@@ -144,7 +166,7 @@ fn run_group(group: &str) {
                 Some(other) => panic!("unknown form {other}"),
             }
         });
-        if started.elapsed() > BUDGET {
+        if started.elapsed() > case.budget() {
             failures.push(format!("native {shown:?}: took {:?}", started.elapsed()));
         }
         check(case, &native, "native", &mut failures);
@@ -162,7 +184,7 @@ fn run_group(group: &str) {
                     _ => manager.execute_via_sandbox(&text).await,
                 }
             });
-            if started.elapsed() > BUDGET {
+            if started.elapsed() > case.budget() {
                 failures.push(format!("sandbox {shown:?}: took {:?}", started.elapsed()));
             }
             check(case, &sandboxed, "sandbox", &mut failures);
@@ -182,7 +204,7 @@ fn run_group(group: &str) {
             }
         }
         let ran = runs.swap(0, Ordering::SeqCst);
-        if ran != 0 {
+        if ran != 0 && !case.runs {
             failures.push(format!("{shown:?}: {ran} tool runs"));
         }
     }
@@ -195,16 +217,17 @@ fn run_group(group: &str) {
     );
 }
 
+/// The groups of cases.
+const GROUPS: &[&str] = &["escape", "dos", "parser", "values"];
+
 #[test]
 fn the_corpus_has_at_least_100_cases_of_every_group() {
     let cases = cases();
     assert!(cases.len() >= 100, "{}", cases.len());
-    for group in ["escape", "dos", "parser"] {
-        assert!(cases.iter().any(|c| c.group == group), "{group}");
+    for group in GROUPS {
+        assert!(cases.iter().any(|c| c.group == *group), "{group}");
     }
-    assert!(cases
-        .iter()
-        .all(|c| ["escape", "dos", "parser"].contains(&c.group.as_str())));
+    assert!(cases.iter().all(|c| GROUPS.contains(&c.group.as_str())));
 }
 
 #[test]
@@ -223,6 +246,11 @@ fn parser_confusion_ends_in_errors_with_nothing_run() {
 }
 
 #[test]
+fn values_fexpr_refuses_end_in_errors() {
+    run_group("values");
+}
+
+#[test]
 fn the_recording_tools_do_record() {
     // The check above means something only if a legitimate call is counted.
     let runs = Arc::new(AtomicUsize::new(0));
@@ -231,4 +259,173 @@ fn the_recording_tools_do_record() {
     assert!(outputs.iter().all(|o| o.error.is_none()), "{outputs:?}");
     let expected = if cfg!(feature = "sandbox") { 4 } else { 2 };
     assert_eq!(runs.load(Ordering::SeqCst), expected);
+}
+
+/// A tool defined by JSON (OpenAI, MCP) that counts its runs.
+struct JsonTool {
+    definition: fexpr::ToolDefinition,
+    runs: Arc<AtomicUsize>,
+}
+
+impl fexpr::Tool for JsonTool {
+    fn definition(&self) -> &fexpr::ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, _args: Vec<Option<fexpr::Value>>) -> fexpr::tool::ToolFuture {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        Box::pin(std::future::ready(Ok(fexpr::ToolOutput::new(
+            fexpr::Value::None,
+        ))))
+    }
+}
+
+/// `query(filter)` with `Filter = And | Or | Not | Cond` through `$defs`, as OpenAI and MCP
+/// write it, and `pick(xs)` whose items are one of 200,000 strings.
+fn schema_tools() -> Vec<fexpr::ToolDefinition> {
+    let filter = serde_json::json!({
+        "type": "object",
+        "properties": {"filter": {"$ref": "#/$defs/Filter"}},
+        "required": ["filter"],
+        "$defs": {
+            "Filter": {"anyOf": [{"$ref": "#/$defs/And"}, {"$ref": "#/$defs/Or"},
+                {"$ref": "#/$defs/Not"}, {"$ref": "#/$defs/Cond"}]},
+            "And": {"type": "object", "required": ["and"], "additionalProperties": false,
+                "properties": {"and": {"type": "array", "items": {"$ref": "#/$defs/Filter"}}}},
+            "Or": {"type": "object", "required": ["or"], "additionalProperties": false,
+                "properties": {"or": {"type": "array", "items": {"$ref": "#/$defs/Filter"}}}},
+            "Not": {"type": "object", "required": ["not"], "additionalProperties": false,
+                "properties": {"not": {"$ref": "#/$defs/Filter"}}},
+            "Cond": {"type": "object", "required": ["field", "op", "value"],
+                "additionalProperties": false, "properties": {"field": {"type": "string"},
+                "op": {"enum": ["=", "<", ">"]}, "value": {}}}
+        }
+    });
+    let members: Vec<String> = (0..200_000).map(|i| format!("v{i}")).collect();
+    let json = serde_json::json!([
+        {"type": "function", "function": {"name": "query", "parameters": filter}},
+        {"name": "query_mcp", "inputSchema": filter},
+        {"type": "function", "function": {"name": "pick", "parameters": {"type": "object",
+            "properties": {"xs": {"type": "array", "items": {"type": "string", "enum": members}}},
+            "required": ["xs"]}}},
+        {"name": "grep", "inputSchema": {"type": "object", "required": ["pattern"],
+            "properties": {"pattern": {"type": "string", "pattern": "^[a-z]+$"}}}},
+    ]);
+    fexpr::tooldefs::from_json(&json).expect("the definitions read")
+}
+
+#[test]
+fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
+    let defs = schema_tools();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut manager = ToolManager::new();
+    for definition in &defs {
+        manager.add_tool(Arc::new(JsonTool {
+            definition: definition.clone(),
+            runs: runs.clone(),
+        }));
+    }
+    let ctx = fexpr::tooldefs::context(&defs);
+    let limits = fexpr::Limits::default();
+    let options = fexpr::repair::RepairOptions::default();
+    let rt = common::runtime();
+    let mut deep = "{'field': 'a', 'op': '=', 'value': 1}".to_string();
+    for _ in 0..45 {
+        deep = format!("{{'not': {deep}}}");
+    }
+    let refused = [
+        ("query(filter=5)", ErrorKind::Type),
+        ("query(filter='DROP TABLE users')", ErrorKind::Type),
+        (
+            "query_mcp(filter={'and': [{'field': 'a', 'op': '=', 'value': 1}, 5]})",
+            ErrorKind::Type,
+        ),
+        (
+            "query(filter={'not': {'field': 'a', 'op': 'LIKE', 'value': 1}})",
+            ErrorKind::Type,
+        ),
+        ("grep(pattern='abc')", ErrorKind::Type),
+        ("pick(xs=['v1', 'w2'])", ErrorKind::Type),
+    ];
+    let mut failures = Vec::new();
+    let big_pick = format!(
+        "pick(xs=[{}, 'nope'])",
+        (0..99_999)
+            .map(|i| format!("'v{}'", i * 2))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let accepted = [
+        format!("query(filter={deep})"),
+        "pick(xs=['v1', 'v199999'])".into(),
+    ];
+    for (text, kind) in refused
+        .iter()
+        .map(|(t, k)| (t.to_string(), Some(*k)))
+        .chain([(big_pick, Some(ErrorKind::Type))])
+        .chain(accepted.iter().map(|t| (t.clone(), None)))
+    {
+        let shown = fexpr::error::clip(&text, 60);
+        let started = Instant::now();
+        let checked = fexpr::check::check_text(&text, &ctx, &limits, &options);
+        let native = rt.block_on(manager.execute(&text));
+        #[cfg(feature = "sandbox")]
+        let sandboxed = rt.block_on(manager.execute_via_sandbox(&text));
+        #[cfg(not(feature = "sandbox"))]
+        let sandboxed = native.clone();
+        if started.elapsed() > Duration::from_secs(3) {
+            failures.push(format!(
+                "{shown}: took {:?} in three modes",
+                started.elapsed()
+            ));
+        }
+        let verdict = checked.verdicts.first();
+        // The sandbox may stop first on a budget of its own (the 200,000 values of the enum
+        // and a 1 MB call fill much of the guest's 64 MiB).
+        let own_budget = sandboxed
+            .first()
+            .and_then(|o| o.error.as_ref())
+            .is_some_and(|e| {
+                e.kind == ErrorKind::Limit
+                    && SANDBOX_ONLY_LIMITS.iter().any(|l| e.message.starts_with(l))
+            });
+        let outputs = if own_budget {
+            [native.first(), native.first()]
+        } else {
+            [native.first(), sandboxed.first()]
+        };
+        let verdict_shown = fexpr::error::clip(&format!("{:?}", verdict.map(|v| &v.error)), 300);
+        let shown_out = |o: Option<&fexpr::FunctionOutput>| {
+            fexpr::error::clip(&format!("{:?}", o.map(|o| (&o.output, &o.error))), 300)
+        };
+        match kind {
+            Some(kind) => {
+                if verdict.is_none_or(|v| v.valid || v.error.as_ref().map(|e| e.kind) != Some(kind))
+                {
+                    failures.push(format!("{shown}: check said {verdict_shown}"));
+                }
+                for out in outputs {
+                    if out.is_none_or(|o| o.error.as_ref().map(|e| e.kind) != Some(kind)) {
+                        failures.push(format!("{shown}: ran to {}", shown_out(out)));
+                    }
+                }
+                let ran = runs.swap(0, Ordering::SeqCst);
+                if ran != 0 {
+                    failures.push(format!("{shown}: {ran} tool runs"));
+                }
+            }
+            None => {
+                if verdict.is_none_or(|v| !v.valid) {
+                    failures.push(format!("{shown}: check said {verdict_shown}"));
+                }
+                for out in outputs {
+                    if out.is_none_or(|o| o.error.is_some()) {
+                        failures.push(format!("{shown}: ran to {}", shown_out(out)));
+                    }
+                }
+                runs.store(0, Ordering::SeqCst);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,6 +1,6 @@
 //! The adversarial corpus through the binary, as the acceptance check runs it:
 //! `fexpr exec --tools demo [--sandbox] -` with the case on stdin, in an empty working
-//! directory. Each run must exit 0 within 10 s, print one JSON error object per call (the
+//! directory. Each run must exit 0 within 10 s (or the case's own `within`), print one JSON error object per call (the
 //! expected kind, no output value), keep the peak resident memory of the child under 1 GiB, and
 //! leave the working directory empty. Invalid UTF-8 on stdin is an error object too. Cases of
 //! the `json` form go the same way (the CLI reads them as JSON); `model_output` cases are not
@@ -28,9 +28,11 @@ struct Case {
     source: Option<String>,
     parts: Option<Vec<(String, usize)>>,
     form: Option<String>,
+    within: Option<f64>,
 }
 
-fn cases() -> Vec<(String, Vec<u8>)> {
+/// Expected kind, input, and time budget of each case.
+fn cases() -> Vec<(String, Vec<u8>, Duration)> {
     CASES
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
@@ -39,17 +41,28 @@ fn cases() -> Vec<(String, Vec<u8>)> {
         .map(|case| {
             let text = match (case.source, case.parts) {
                 (Some(source), _) => source,
-                (None, Some(parts)) => parts.iter().map(|(t, n)| t.repeat(*n)).collect(),
+                (None, Some(parts)) => parts.iter().map(|(t, n)| repeat(t, *n)).collect(),
                 (None, None) => panic!("a case needs `source` or `parts`"),
             };
-            (case.kind, text.into_bytes())
+            let within = case.within.map_or(TIMEOUT, Duration::from_secs_f64);
+            (case.kind, text.into_bytes(), within)
         })
+        .collect()
+}
+
+/// `piece` `times` times, `{i}` numbered (as tests/adversarial.rs builds it).
+fn repeat(piece: &str, times: usize) -> String {
+    if !piece.contains("{i}") {
+        return piece.repeat(times);
+    }
+    (0..times)
+        .map(|i| piece.replace("{i}", &i.to_string()))
         .collect()
 }
 
 /// Inputs that are not UTF-8: stray continuation bytes, truncated sequences, overlong forms,
 /// surrogates, and a valid call followed by an invalid byte.
-fn invalid_utf8() -> Vec<(String, Vec<u8>)> {
+fn invalid_utf8() -> Vec<(String, Vec<u8>, Duration)> {
     let cases: [&[u8]; 7] = [
         b"add(a=1, b=\xff)",
         b"\x80",
@@ -61,7 +74,7 @@ fn invalid_utf8() -> Vec<(String, Vec<u8>)> {
     ];
     cases
         .iter()
-        .map(|c| ("Syntax".to_string(), c.to_vec()))
+        .map(|c| ("Syntax".to_string(), c.to_vec(), TIMEOUT))
         .collect()
 }
 
@@ -104,6 +117,7 @@ fn run_bounded(
     input: &[u8],
     dirs: Option<(&Path, &Path)>,
     close_output: bool,
+    within: Duration,
 ) -> Result<Run, String> {
     let started = Instant::now();
     let mut command = Command::new(env!("CARGO_BIN_EXE_fexpr"));
@@ -149,10 +163,10 @@ fn run_bounded(
         if reaped < 0 {
             return Err(format!("wait4: {}", std::io::Error::last_os_error()));
         }
-        if started.elapsed() > TIMEOUT {
+        if started.elapsed() > within {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("no answer within {TIMEOUT:?}"));
+            return Err(format!("no answer within {within:?}"));
         }
         std::thread::sleep(Duration::from_millis(5));
     };
@@ -180,8 +194,7 @@ fn run_bounded(
 /// Run one case; return a description of what went wrong, if anything.
 fn run_case(
     args: &[&str],
-    kind: &str,
-    input: &[u8],
+    (kind, input, within): &(String, Vec<u8>, Duration),
     cwd: &Path,
     home: &Path,
 ) -> Result<(), String> {
@@ -190,7 +203,7 @@ fn run_case(
         .chain(args.iter().copied())
         .chain(["-"])
         .collect();
-    let run = run_bounded(&args, input, Some((cwd, home)), false)?;
+    let run = run_bounded(&args, input, Some((cwd, home)), false, *within)?;
     if run.code != Some(0) {
         return Err(format!("exit status {:?}", run.code));
     }
@@ -204,7 +217,7 @@ fn run_case(
         if !object["output"].is_null() {
             return Err(format!("an output value: {line}"));
         }
-        if object["error"]["kind"] != kind {
+        if object["error"]["kind"] != kind.as_str() {
             return Err(format!("expected a {kind} error: {line}"));
         }
     }
@@ -230,9 +243,10 @@ fn run_all(args: &[&str], name: &str) {
         .expect("run fexpr");
     assert!(warm.status.success(), "{warm:?}");
     let mut failures = Vec::new();
-    let all: Vec<(String, Vec<u8>)> = cases().into_iter().chain(invalid_utf8()).collect();
-    for (i, (kind, input)) in all.iter().enumerate() {
-        if let Err(why) = run_case(args, kind, input, &cwd, &home) {
+    let all: Vec<(String, Vec<u8>, Duration)> = cases().into_iter().chain(invalid_utf8()).collect();
+    for (i, case) in all.iter().enumerate() {
+        if let Err(why) = run_case(args, case, &cwd, &home) {
+            let input = &case.1;
             let shown = String::from_utf8_lossy(&input[..input.len().min(60)]).into_owned();
             failures.push(format!("#{i} {shown:?}: {why}"));
         }
@@ -328,7 +342,7 @@ fn hostile_stdin_ends_in_one_error_row_within_bounds() {
     let mut failures = Vec::new();
     for args in stdin_commands() {
         for (name, input, kind) in &cases {
-            let checked = run_bounded(&args, input, None, false).and_then(|run| {
+            let checked = run_bounded(&args, input, None, false, TIMEOUT).and_then(|run| {
                 let rows: Vec<Value> = run
                     .stdout
                     .lines()
@@ -365,7 +379,7 @@ fn hostile_stdin_ends_in_one_error_row_within_bounds() {
 #[test]
 fn check_reports_something_for_every_input_within_bounds() {
     let args = &stdin_commands()[1];
-    let brackets = run_bounded(args, "(".repeat(1_000_000).as_bytes(), None, false)
+    let brackets = run_bounded(args, "(".repeat(1_000_000).as_bytes(), None, false, TIMEOUT)
         .unwrap_or_else(|why| panic!("1 MB of `(`: {why}"));
     assert_eq!(brackets.code, Some(0));
     assert_eq!(brackets.stdout, "");
@@ -376,13 +390,13 @@ fn check_reports_something_for_every_input_within_bounds() {
         serde_json::json!({"start": 0, "end": 1_000_000})
     );
 
-    let fences = run_bounded(args, "```\n".repeat(200_000).as_bytes(), None, false)
+    let fences = run_bounded(args, "```\n".repeat(200_000).as_bytes(), None, false, TIMEOUT)
         .unwrap_or_else(|why| panic!("200,000 fences: {why}"));
     assert_eq!(fences.code, Some(0));
     assert_eq!(fences.stderr.lines().count(), 200_000);
     assert!(fences.stderr.lines().all(|l| l.contains("\"Fence\"")));
 
-    let blank = run_bounded(args, b" \n\t", None, false).expect("blank input");
+    let blank = run_bounded(args, b" \n\t", None, false, TIMEOUT).expect("blank input");
     let row: Value = serde_json::from_str(&blank.stdout).expect("one JSON row");
     assert_eq!(
         (row["valid"].clone(), row["error"]["kind"].clone()),
@@ -404,7 +418,7 @@ fn a_closed_output_pipe_ends_every_command_quietly() {
     ];
     for (args, input) in runs {
         let run =
-            run_bounded(&args, input, None, true).unwrap_or_else(|why| panic!("{args:?}: {why}"));
+            run_bounded(&args, input, None, true, TIMEOUT).unwrap_or_else(|why| panic!("{args:?}: {why}"));
         assert_eq!(run.code, Some(0), "{args:?}");
     }
 }
