@@ -390,8 +390,14 @@ fn check_reports_something_for_every_input_within_bounds() {
         serde_json::json!({"start": 0, "end": 1_000_000})
     );
 
-    let fences = run_bounded(args, "```\n".repeat(200_000).as_bytes(), None, false, TIMEOUT)
-        .unwrap_or_else(|why| panic!("200,000 fences: {why}"));
+    let fences = run_bounded(
+        args,
+        "```\n".repeat(200_000).as_bytes(),
+        None,
+        false,
+        TIMEOUT,
+    )
+    .unwrap_or_else(|why| panic!("200,000 fences: {why}"));
     assert_eq!(fences.code, Some(0));
     assert_eq!(fences.stderr.lines().count(), 200_000);
     assert!(fences.stderr.lines().all(|l| l.contains("\"Fence\"")));
@@ -417,8 +423,8 @@ fn a_closed_output_pipe_ends_every_command_quietly() {
         (stdin_commands()[1].clone(), prose_and_calls.as_bytes()),
     ];
     for (args, input) in runs {
-        let run =
-            run_bounded(&args, input, None, true, TIMEOUT).unwrap_or_else(|why| panic!("{args:?}: {why}"));
+        let run = run_bounded(&args, input, None, true, TIMEOUT)
+            .unwrap_or_else(|why| panic!("{args:?}: {why}"));
         assert_eq!(run.code, Some(0), "{args:?}");
     }
 }
