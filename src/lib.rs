@@ -25,6 +25,8 @@ pub mod builtins;
 pub mod call;
 pub mod check;
 pub mod context;
+#[cfg(feature = "diagnostics")]
+pub mod diagnostic;
 pub mod error;
 pub mod eval;
 pub mod front;

@@ -1,0 +1,203 @@
+//! Diagnostics: errors, repairs and ignored text rendered for people, with the source line and
+//! the span underlined, the way rustc and ruff show them (via `annotate-snippets`).
+//!
+//! An [`Error`] is data for programs and models; [`Error::render`] is the same error for a
+//! person at a terminal. A [`Repair`] renders as a warning, an [`Ignored`] stretch as a note:
+//! build a [`Diagnostic`] from either with `From`.
+//!
+//! ```
+//! use fexpr::{Error, ErrorKind, Span};
+//!
+//! let source = "add(a=1, c=2)";
+//! let error = Error::new(ErrorKind::Arguments, "add() got an unexpected keyword argument `c`")
+//!     .at(Span::new(9, 10))
+//!     .with_hint("did you mean `b`? signature: add(a: int, b: int)");
+//! assert_eq!(
+//!     error.render(source),
+//!     "\
+//! error[Arguments]: add() got an unexpected keyword argument `c`
+//!   |
+//! 1 | add(a=1, c=2)
+//!   |          ^
+//!   |
+//!   = help: did you mean `b`? signature: add(a: int, b: int)"
+//! );
+//! ```
+//!
+//! Rendering is for people only: what a model reads stays the JSON of the error. Spans are
+//! clamped to the source and to character boundaries, so a span from another text never
+//! panics; control characters and bidirectional overrides in the source are shown as visible
+//! symbols, never sent to the terminal.
+
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+
+use crate::error::{Error, Span};
+use crate::front::{IgnoreReason, Ignored};
+use crate::repair::Repair;
+
+/// How serious a [`Diagnostic`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Severity {
+    /// The call did not run (an [`Error`]).
+    Error,
+    /// The call was changed before it ran (a [`Repair`]).
+    Warning,
+    /// Text that was not used (an [`Ignored`] stretch).
+    Note,
+}
+
+/// One message for a person: a title, the source bytes it concerns, and a hint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error, warning or note.
+    pub severity: Severity,
+    /// A short code shown after the severity (`error[Arguments]`): the [`ErrorKind`](crate::ErrorKind).
+    pub code: Option<String>,
+    /// The first line.
+    pub title: String,
+    /// The source bytes to underline.
+    pub span: Option<Span>,
+    /// Text beside the underline.
+    pub label: Option<String>,
+    /// A `help:` line under the source.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// The diagnostic as plain text, with `source` (the text its span indexes) quoted.
+    pub fn render(&self, source: &str) -> String {
+        self.render_with(&Renderer::plain(), source)
+    }
+
+    /// The diagnostic with ANSI colours, for a terminal.
+    pub fn render_styled(&self, source: &str) -> String {
+        self.render_with(&Renderer::styled(), source)
+    }
+
+    fn render_with(&self, renderer: &Renderer, source: &str) -> String {
+        let level = match self.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
+            Severity::Note => Level::NOTE,
+        };
+        let mut title = level.primary_title(self.title.as_str());
+        if let Some(code) = &self.code {
+            title = title.id(code.as_str());
+        }
+        let mut group = Group::with_title(title);
+        if let Some(span) = self.span {
+            let mut annotation = AnnotationKind::Primary.span(clamp(source, span));
+            if let Some(label) = &self.label {
+                annotation = annotation.label(label.as_str());
+            }
+            group = group.element(Snippet::source(source).annotation(annotation));
+        }
+        if let Some(help) = &self.help {
+            group = group.element(Level::HELP.message(help.as_str()));
+        }
+        renderer.render(&[group])
+    }
+}
+
+/// `span` as a byte range of `source`: cut to its length and to character boundaries.
+fn clamp(source: &str, span: Span) -> std::ops::Range<usize> {
+    let end = source.floor_char_boundary(span.range().end);
+    let start = source.floor_char_boundary(span.range().start.min(end));
+    start..end
+}
+
+impl From<&Error> for Diagnostic {
+    fn from(error: &Error) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            code: Some(format!("{:?}", error.kind)),
+            title: error.message.clone(),
+            span: error.span,
+            label: None,
+            help: error.hint.clone(),
+        }
+    }
+}
+
+impl From<&Repair> for Diagnostic {
+    fn from(repair: &Repair) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            code: Some(format!("{:?}", repair.kind)),
+            title: format!(
+                "`{}` repaired: `{}` read as `{}`",
+                repair.path, repair.from, repair.to
+            ),
+            span: Some(repair.span),
+            label: Some(repair.reason.clone()),
+            help: None,
+        }
+    }
+}
+
+impl From<&Ignored> for Diagnostic {
+    fn from(ignored: &Ignored) -> Diagnostic {
+        let what = match ignored.reason {
+            IgnoreReason::ChatToken => "a chat-template token",
+            IgnoreReason::Fence => "a code fence marker",
+            IgnoreReason::Tag => "a markup tag",
+            IgnoreReason::Prose => "prose",
+            IgnoreReason::JsonData => "JSON that is not a call",
+            IgnoreReason::NotATool => "a call to a name that is not a tool",
+            IgnoreReason::Reasoning => "reasoning, where calls are not taken",
+            IgnoreReason::Budget => "text past the scan's step budget",
+            IgnoreReason::Punctuation => "punctuation with no call",
+        };
+        Diagnostic {
+            severity: Severity::Note,
+            code: Some(format!("{:?}", ignored.reason)),
+            title: format!("ignored: {what}"),
+            span: Some(ignored.span),
+            label: None,
+            help: None,
+        }
+    }
+}
+
+impl Error {
+    /// This error for a person: the message, the line of `source` (the text the span indexes)
+    /// with the span underlined, and the hint. See the [module docs](crate::diagnostic).
+    pub fn render(&self, source: &str) -> String {
+        Diagnostic::from(self).render(source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn spans_outside_the_source_or_inside_a_character_are_clamped() {
+        let e = Error::new(ErrorKind::Syntax, "bad").at(Span::new(2, 99));
+        assert!(e.render("é=1").contains("é=1"));
+        let e = Error::new(ErrorKind::Syntax, "bad").at(Span::new(50, 60));
+        assert!(e.render("").starts_with("error[Syntax]: bad"));
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let e = Error::new(ErrorKind::Syntax, "bad").at(Span::new(4, 5));
+        let text = e.render("f(a=\u{1b}[31m, b=\u{202e}1)");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_error_without_span_is_its_message_and_hint() {
+        let e =
+            Error::new(ErrorKind::Limit, "max_calls limit exceeded: 9 > 8").with_hint("raise it");
+        assert_eq!(
+            e.render("f()"),
+            "error[Limit]: max_calls limit exceeded: 9 > 8\n |\n = help: raise it"
+        );
+    }
+}
