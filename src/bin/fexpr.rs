@@ -8,7 +8,9 @@
 //! fexpr tools --mcp-config mcp_servers.json --format python
 //! fexpr check --tools-json tools.json 'get_weather(city="Paris", metric=true)'
 //! ```
-//! `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`;
+//! With `--format human` (the default when stdout is a terminal) `exec` and `check` print
+//! diagnostics for people: the source line with the span underlined, and the hint.
+//! With `--format json` (the default otherwise) `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`;
 //! `check` one verdict per call on stdout and the text it ignored on stderr.
 //!
 //! Exit status: 0 when every input was answered on stdout, with an error row for an input that
@@ -21,6 +23,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fexpr::check::{Checked, Verdict};
+use fexpr::diagnostic::Diagnostic;
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, Span, ToolManager};
@@ -51,6 +54,8 @@ enum Command {
         sandbox: bool,
         #[command(flatten)]
         mcp: McpArgs,
+        #[command(flatten)]
+        report: ReportArgs,
         /// Expressions to run, or `-` to read the model output from stdin.
         #[arg(required = true)]
         exprs: Vec<String>,
@@ -66,6 +71,8 @@ enum Command {
         /// single values for list parameters are repaired, and each repair is reported).
         #[arg(long)]
         strict: bool,
+        #[command(flatten)]
+        report: ReportArgs,
         /// Model outputs to check, or `-` to read one from stdin.
         #[arg(required = true)]
         exprs: Vec<String>,
@@ -101,6 +108,112 @@ struct McpArgs {
         requires = "mcp_config"
     )]
     mcp_timeout: f64,
+}
+
+/// How `exec` and `check` report.
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// `human`: errors with the source line underlined, repairs and ignored text as notes;
+    /// `json`: one JSON object per line [default: human when stdout is a terminal, else json].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<Report>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Report {
+    /// For people: diagnostics with the source line and the span underlined.
+    Human,
+    /// For programs: one JSON object per line.
+    Json,
+}
+
+/// Rendering for people, in colour when stdout is a terminal.
+#[derive(Clone, Copy)]
+struct Human {
+    styled: bool,
+}
+
+impl ReportArgs {
+    /// `Some` for the human format (the default at a terminal), `None` for JSON.
+    fn human(&self) -> Option<Human> {
+        let terminal = std::io::stdout().is_terminal();
+        let human = self.format.unwrap_or(if terminal {
+            Report::Human
+        } else {
+            Report::Json
+        });
+        (human == Report::Human).then_some(Human { styled: terminal })
+    }
+}
+
+impl Human {
+    fn show(self, diagnostic: impl Into<Diagnostic>, source: &str) -> String {
+        let diagnostic = diagnostic.into();
+        match self.styled {
+            true => diagnostic.render_styled(source),
+            false => diagnostic.render(source),
+        }
+    }
+
+    /// An output of `exec`: `call -> value`, or its error located in `text` (the input given,
+    /// which exec's error spans index); each repair located in the call's own text.
+    fn output(self, output: &FunctionOutput, text: &str) -> String {
+        let mut parts: Vec<String> = output
+            .repairs
+            .iter()
+            .map(|r| self.show(r, &output.input))
+            .collect();
+        match (&output.error, &output.output, &output.parsed_input) {
+            (Some(e), _, _) => parts.push(self.show(e, text)),
+            (None, Some(value), Some(call)) => {
+                parts.push(format!("{} -> {}", call.to_expr(), value.repr()))
+            }
+            (None, Some(value), None) => parts.push(format!("{} -> {}", output.name, value.repr())),
+            (None, None, _) => parts.push(format!("{} -> (no output)", output.name)),
+        }
+        parts.join("\n\n") + "\n"
+    }
+
+    /// A verdict of `check`: `ok: call`, or its error; repairs as warnings. Located in `text`
+    /// when the call is a slice of it (its spans index the call's own text), else in the call.
+    fn verdict(self, verdict: &Verdict, text: &str) -> String {
+        let (source, offset) = match text.get(verdict.span.range()) {
+            Some(slice) if slice == verdict.input => (text, verdict.span.start),
+            _ => (verdict.input.as_str(), 0),
+        };
+        let shift = |span: Span| {
+            Span::new(
+                span.start.saturating_add(offset),
+                span.end.saturating_add(offset),
+            )
+        };
+        let mut parts: Vec<String> = verdict
+            .repairs
+            .iter()
+            .map(|r| {
+                let mut d = Diagnostic::from(r);
+                d.span = d.span.map(shift);
+                self.show(d, source)
+            })
+            .collect();
+        match &verdict.error {
+            Some(e) => {
+                let mut d = Diagnostic::from(e);
+                d.span = d.span.map(shift);
+                parts.push(self.show(d, source));
+            }
+            None => parts.push(format!(
+                "ok: {}",
+                fexpr::Function {
+                    name: verdict.name.clone(),
+                    args: Vec::new(),
+                    kwargs: verdict.kwargs.clone()
+                }
+                .to_expr()
+            )),
+        }
+        parts.join("\n\n") + "\n"
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -246,15 +359,17 @@ fn main() -> ExitCode {
         Command::Check {
             tools_json,
             strict,
+            report,
             exprs,
-        } => check(&mut out, &tools_json, strict, exprs),
+        } => check(&mut out, &tools_json, strict, report.human(), exprs),
         Command::Exec {
             tools,
             sandbox,
             mcp,
+            report,
             exprs,
         } => with_tools(&mut out, manager(tools), &mcp, |out, runtime, m| {
-            exec(out, runtime, m, sandbox, exprs)
+            exec(out, runtime, m, sandbox, report.human(), exprs)
         }),
         Command::Tools { tools, mcp, format } => {
             let default = match mcp.mcp_config {
@@ -381,6 +496,7 @@ fn exec(
     runtime: &tokio::runtime::Runtime,
     manager: ToolManager,
     sandbox: bool,
+    human: Option<Human>,
     exprs: Vec<String>,
 ) -> Result<(), Stop> {
     let manager = if sandbox {
@@ -393,12 +509,21 @@ fn exec(
         stdin_read: false,
     };
     for expr in exprs {
-        let outputs = match inputs.text(expr) {
-            Ok(text) => runtime.block_on(run_text(&manager, sandbox, &text)),
-            Err(e) => vec![FunctionOutput::failed("", "<stdin>", e)],
+        let (text, outputs) = match inputs.text(expr) {
+            Ok(text) => {
+                let outputs = runtime.block_on(run_text(&manager, sandbox, &text));
+                (text, outputs)
+            }
+            Err(e) => (
+                String::new(),
+                vec![FunctionOutput::failed("", "<stdin>", e)],
+            ),
         };
         for output in outputs {
-            out.row(output.to_json())?;
+            match human {
+                Some(human) => out.row(human.output(&output, &text))?,
+                None => out.row(output.to_json())?,
+            }
         }
         out.flush()?;
     }
@@ -425,6 +550,7 @@ fn check(
     out: &mut Output,
     tools_json: &std::path::Path,
     strict: bool,
+    human: Option<Human>,
     exprs: Vec<String>,
 ) -> Result<(), Stop> {
     let defs = std::fs::read_to_string(tools_json)
@@ -454,29 +580,40 @@ fn check(
         repairs: Vec::new(),
     };
     for expr in exprs {
-        let checked = match inputs.text(expr) {
-            Ok(text) => fexpr::check::check_text(&text, &ctx, &limits, &options),
-            Err(e) => Checked {
-                error: Some(e),
-                ..Checked::default()
-            },
+        let (text, checked) = match inputs.text(expr) {
+            Ok(text) => {
+                let checked = fexpr::check::check_text(&text, &ctx, &limits, &options);
+                (text, checked)
+            }
+            Err(e) => (
+                String::new(),
+                Checked {
+                    error: Some(e),
+                    ..Checked::default()
+                },
+            ),
         };
         for ignored in &checked.ignored {
-            out.note(serde_json::json!({ "ignored": ignored }))?;
+            match human {
+                Some(human) => out.note(human.show(ignored, &text) + "\n")?,
+                None => out.note(serde_json::json!({ "ignored": ignored }))?,
+            }
         }
-        if let Some(e) = checked.error {
-            out.row(failed(e).to_json())?;
-        } else if checked.verdicts.is_empty() && checked.ignored.is_empty() {
-            out.row(
-                failed(Error::new(
-                    ErrorKind::Syntax,
-                    "the input is blank: no call to check",
-                ))
-                .to_json(),
-            )?;
+        let error = checked.error.or_else(|| {
+            (checked.verdicts.is_empty() && checked.ignored.is_empty())
+                .then(|| Error::new(ErrorKind::Syntax, "the input is blank: no call to check"))
+        });
+        if let Some(e) = error {
+            match human {
+                Some(human) => out.row(human.show(&e, &text) + "\n")?,
+                None => out.row(failed(e).to_json())?,
+            }
         }
         for verdict in &checked.verdicts {
-            out.row(verdict.to_json())?;
+            match human {
+                Some(human) => out.row(human.verdict(verdict, &text))?,
+                None => out.row(verdict.to_json())?,
+            }
         }
         out.flush()?;
     }
