@@ -87,11 +87,13 @@ impl Diagnostic {
         }
         let mut group = Group::with_title(title);
         if let Some(span) = self.span {
-            let mut annotation = AnnotationKind::Primary.span(clamp(source, span));
+            let (excerpt, first_line, range) = excerpt(source, span);
+            let mut annotation = AnnotationKind::Primary.span(range);
             if let Some(label) = &self.label {
                 annotation = annotation.label(label.as_str());
             }
-            group = group.element(Snippet::source(source).annotation(annotation));
+            let snippet = Snippet::source(excerpt).line_start(first_line);
+            group = group.element(snippet.annotation(annotation));
         }
         if let Some(help) = &self.help {
             group = group.element(Level::HELP.message(help.as_str()));
@@ -100,11 +102,40 @@ impl Diagnostic {
     }
 }
 
-/// `span` as a byte range of `source`: cut to its length and to character boundaries.
-fn clamp(source: &str, span: Span) -> std::ops::Range<usize> {
+/// Bytes of source shown before a span's start on its line, and at most after it: the rest of
+/// a long line or of a long span is cut (marked `…` within a line), so that a megabyte of input
+/// renders in a few lines (and in time linear in the source).
+const BEFORE: usize = 80;
+const AFTER: usize = 240;
+/// Lines quoted after the span's first line, at most.
+const LINES: usize = 4;
+
+/// What to quote of `source` for `span`: the lines it covers, cut to a window around its start,
+/// the number of the first line quoted, and the span as a byte range of that excerpt. The span
+/// is clamped to the source and to character boundaries first.
+fn excerpt(source: &str, span: Span) -> (String, usize, std::ops::Range<usize>) {
     let end = source.floor_char_boundary(span.range().end);
     let start = source.floor_char_boundary(span.range().start.min(end));
-    start..end
+    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = source[end..].find('\n').map_or(source.len(), |i| end + i);
+    let from = source.floor_char_boundary(line_start.max(start.saturating_sub(BEFORE)));
+    let to = source.floor_char_boundary(line_end.min(start.saturating_add(AFTER)));
+    let to = source[start..to]
+        .match_indices('\n')
+        .nth(LINES)
+        .map_or(to, |(i, _)| start + i);
+    let mut excerpt = String::with_capacity(to - from + 6);
+    if from > line_start {
+        excerpt.push('…');
+    }
+    let shift = excerpt.len();
+    excerpt.push_str(&source[from..to]);
+    if to < line_end {
+        excerpt.push('…');
+    }
+    let first_line = 1 + source[..from].bytes().filter(|&b| b == b'\n').count();
+    let range = shift + start - from..shift + end.min(to) - from;
+    (excerpt, first_line, range)
 }
 
 impl From<&Error> for Diagnostic {
@@ -179,6 +210,19 @@ mod tests {
         assert!(e.render("é=1").contains("é=1"));
         let e = Error::new(ErrorKind::Syntax, "bad").at(Span::new(50, 60));
         assert!(e.render("").starts_with("error[Syntax]: bad"));
+    }
+
+    #[test]
+    fn a_long_line_or_span_is_cut_around_the_span_start() {
+        let source = format!("{}f(a=1, c=2){}", "x".repeat(5000), "\ny".repeat(5000));
+        let e = Error::new(ErrorKind::Arguments, "bad").at(Span::new(5007, 10_000));
+        let text = e.render(&source);
+        assert!(text.len() < 1000, "{} bytes: {text}", text.len());
+        assert!(text.contains("1 |   …xxx"), "{text}");
+        assert!(
+            text.contains("xf(a=1, c=2)\n") && text.contains("5 | | y…\n"),
+            "{text}"
+        );
     }
 
     #[test]
