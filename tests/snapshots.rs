@@ -1,0 +1,207 @@
+//! Snapshots of what people and models read: every error, repair and ignored stretch over the
+//! corpora, rendered for people (`Error::render`, `fexpr::diagnostic`) and as the JSON a model
+//! gets. One snapshot file per corpus in `tests/snapshots/`; a change to any message shows up
+//! as a diff to review:
+//!
+//! ```text
+//! cargo insta test --test snapshots --review      # or: INSTA_UPDATE=always cargo test --test snapshots
+//! ```
+//!
+//! - `seed`: the model outputs of `tests/data/model_outputs.jsonl` through `check_text`
+//!   against `tests/data/corpus_tools.json`;
+//! - `parity`: the inputs at the edges of CPython's call grammar (`EDGES` in
+//!   `tests/cpython.rs`) through the demo toolset;
+//! - `adversarial`: `tests/adversarial/cases.jsonl` through the demo toolset, natively.
+//!
+//! Deterministic by construction: no receipts, timings or paths; sources longer than a few
+//! hundred bytes are rendered but each case's header names its length, not its text.
+
+use fexpr::diagnostic::Diagnostic;
+use fexpr::repair::RepairOptions;
+use fexpr::{FunctionOutput, Limits, ToolManager};
+use serde_json::Value as Json;
+use std::fmt::Write;
+
+/// One case's header: its name and its source (clipped).
+fn header(out: &mut String, name: &str, source: &str) {
+    let shown = if source.len() > 200 {
+        format!("<{} bytes>", source.len())
+    } else {
+        format!("{source:?}")
+    };
+    let _ = writeln!(out, "=== {name}: {shown}");
+}
+
+/// The outputs of one input: each error rendered against the input and as JSON; a run of
+/// identical outputs (60,000 calls refused at once) once, with its count.
+fn outputs(out: &mut String, text: &str, outputs: &[FunctionOutput]) {
+    let mut shown: Vec<(String, usize)> = Vec::new();
+    for output in outputs {
+        let mut block = String::new();
+        for repair in &output.repairs {
+            block.push_str(&Diagnostic::from(repair).render(&output.input));
+            block.push('\n');
+        }
+        match &output.error {
+            Some(e) => {
+                block.push_str(&e.render(text));
+                let json = serde_json::to_string(e).unwrap_or_default();
+                let _ = writeln!(block, "\njson: {json}");
+            }
+            None => {
+                let _ = writeln!(block, "ok: {}", output.name);
+            }
+        }
+        match shown.last_mut() {
+            Some((last, n)) if *last == block => *n += 1,
+            _ => shown.push((block, 1)),
+        }
+    }
+    for (block, n) in shown {
+        out.push_str(&block);
+        if n > 1 {
+            let _ = writeln!(out, "(the same {n} times)");
+        }
+    }
+    out.push('\n');
+}
+
+#[test]
+fn seed_model_outputs_checked() {
+    let tools: Json = serde_json::from_str(include_str!("data/corpus_tools.json")).expect("JSON");
+    let defs = fexpr::tooldefs::from_json(&tools).expect("tool definitions");
+    let ctx = fexpr::tooldefs::context(&defs);
+    let mut out = String::new();
+    for line in include_str!("data/model_outputs.jsonl").lines() {
+        let case: Json = serde_json::from_str(line).expect("a JSON case");
+        let text = case["output"].as_str().expect("an output");
+        header(&mut out, case["id"].as_str().unwrap_or("?"), text);
+        let checked =
+            fexpr::check::check_text(text, &ctx, &Limits::default(), &RepairOptions::default());
+        for ignored in &checked.ignored {
+            out.push_str(&Diagnostic::from(ignored).render(text));
+            out.push('\n');
+        }
+        if let Some(e) = &checked.error {
+            out.push_str(&e.render(text));
+            out.push('\n');
+        }
+        for verdict in &checked.verdicts {
+            for repair in &verdict.repairs {
+                out.push_str(&Diagnostic::from(repair).render(&verdict.input));
+                out.push('\n');
+            }
+            if let Some(e) = &verdict.error {
+                out.push_str(&e.render(&verdict.input));
+                out.push('\n');
+            }
+            let _ = writeln!(out, "json: {}", verdict.to_json());
+        }
+        out.push('\n');
+    }
+    insta::assert_snapshot!("seed", out);
+}
+
+/// The string literals of `EDGES` in tests/cpython.rs, unescaped.
+fn edges() -> Vec<String> {
+    let source = include_str!("cpython.rs");
+    let start = source
+        .find("const EDGES")
+        .expect("EDGES in tests/cpython.rs");
+    let body = &source[start..];
+    let body = &body[..body.find("\n];").expect("the end of EDGES")];
+    body.lines()
+        .filter_map(|l| l.trim().strip_prefix('"')?.strip_suffix("\","))
+        .map(unescape)
+        .collect()
+}
+
+/// Rust's string escapes as `EDGES` uses them: `\"`, `\\`, `\n`, `\t`, `\u{…}`.
+fn unescape(literal: &str) -> String {
+    let mut out = String::new();
+    let mut chars = literal.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('u') => {
+                let hex: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                let code = u32::from_str_radix(&hex, 16).expect("a \\u{…} escape");
+                out.push(char::from_u32(code).expect("a char"));
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+fn run(manager: &ToolManager, form: Option<&str>, text: &str) -> Vec<FunctionOutput> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    rt.block_on(async {
+        match form {
+            None => manager.execute(text).await,
+            Some("json") => manager.execute_json_text(text).await,
+            Some("model_output") => manager.execute_model_output(text).await.outputs,
+            Some(other) => panic!("unknown form {other}"),
+        }
+    })
+}
+
+#[test]
+fn parity_edges_through_the_demo_tools() {
+    let edges = edges();
+    assert!(edges.len() > 100, "{} edges", edges.len());
+    let manager = fexpr::demo::manager();
+    let mut out = String::new();
+    for (i, text) in edges.iter().enumerate() {
+        header(&mut out, &format!("edge {i}"), text);
+        outputs(&mut out, text, &run(&manager, None, text));
+    }
+    insta::assert_snapshot!("parity", out);
+}
+
+#[test]
+fn adversarial_cases_through_the_demo_tools() {
+    let manager = fexpr::demo::manager();
+    let mut out = String::new();
+    let lines = include_str!("adversarial/cases.jsonl").lines();
+    for (i, line) in lines.enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let case: Json = serde_json::from_str(line).expect("a JSON case");
+        let text = match (&case["source"], &case["parts"]) {
+            (Json::String(s), _) => s.clone(),
+            (_, Json::Array(parts)) => parts.iter().map(piece).collect(),
+            _ => panic!("line {}: a case needs `source` or `parts`", i + 1),
+        };
+        let group = case["group"].as_str().unwrap_or("?");
+        header(&mut out, &format!("line {} ({group})", i + 1), &text);
+        outputs(
+            &mut out,
+            &text,
+            &run(&manager, case["form"].as_str(), &text),
+        );
+    }
+    insta::assert_snapshot!("adversarial", out);
+}
+
+/// `[text, times]`: `text` repeated, `{i}` numbered (as tests/adversarial.rs builds it).
+fn piece(part: &Json) -> String {
+    let text = part[0].as_str().expect("a piece's text");
+    let times = part[1].as_u64().expect("a piece's count") as usize;
+    if !text.contains("{i}") {
+        return text.repeat(times);
+    }
+    (0..times)
+        .map(|i| text.replace("{i}", &i.to_string()))
+        .collect()
+}
