@@ -26,8 +26,8 @@
 //!
 //! Rendering is for people only: what a model reads stays the JSON of the error. Spans are
 //! clamped to the source and to character boundaries, so a span from another text never
-//! panics; control characters and bidirectional overrides in the source are shown as visible
-//! symbols, never sent to the terminal.
+//! panics; control characters (C0 and C1) and bidirectional overrides, in the source and in
+//! messages, are shown as visible symbols, never sent to the terminal.
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
@@ -81,7 +81,7 @@ impl Diagnostic {
             Severity::Warning => Level::WARNING,
             Severity::Note => Level::NOTE,
         };
-        let mut title = level.primary_title(self.title.as_str());
+        let mut title = level.primary_title(visible_text(&self.title));
         if let Some(code) = &self.code {
             title = title.id(code.as_str());
         }
@@ -90,13 +90,13 @@ impl Diagnostic {
             let (excerpt, first_line, range) = excerpt(source, span);
             let mut annotation = AnnotationKind::Primary.span(range);
             if let Some(label) = &self.label {
-                annotation = annotation.label(label.as_str());
+                annotation = annotation.label(visible_text(label));
             }
             let snippet = Snippet::source(excerpt).line_start(first_line);
             group = group.element(snippet.annotation(annotation));
         }
         if let Some(help) = &self.help {
-            group = group.element(Level::HELP.message(help.as_str()));
+            group = group.element(Level::HELP.message(visible_text(help)));
         }
         renderer.render(&[group])
     }
@@ -128,14 +128,38 @@ fn excerpt(source: &str, span: Span) -> (String, usize, std::ops::Range<usize>) 
     if from > line_start {
         excerpt.push('…');
     }
-    let shift = excerpt.len();
-    excerpt.push_str(&source[from..to]);
+    let mut range = usize::MAX..usize::MAX;
+    for (i, c) in source[from..to].char_indices() {
+        if from + i == start {
+            range.start = excerpt.len();
+        }
+        if from + i == end {
+            range.end = excerpt.len();
+        }
+        excerpt.push(visible(c));
+    }
+    range.start = range.start.min(excerpt.len());
+    range.end = range.end.min(excerpt.len()).max(range.start);
     if to < line_end {
         excerpt.push('…');
     }
     let first_line = 1 + source[..from].bytes().filter(|&b| b == b'\n').count();
-    let range = shift + start - from..shift + end.min(to) - from;
     (excerpt, first_line, range)
+}
+
+/// `c`, or `�` for a C1 control character (U+0080–U+009F: some terminals read U+009B as the
+/// start of an escape sequence). annotate-snippets shows C0 controls and bidi overrides as
+/// visible symbols itself.
+fn visible(c: char) -> char {
+    match c {
+        '\u{80}'..='\u{9f}' => '\u{fffd}',
+        c => c,
+    }
+}
+
+/// `text` with [`visible`] characters only.
+fn visible_text(text: &str) -> String {
+    text.chars().map(visible).collect()
 }
 
 impl From<&Error> for Diagnostic {
@@ -228,11 +252,14 @@ mod tests {
     #[test]
     fn control_characters_never_reach_the_terminal() {
         let e = Error::new(ErrorKind::Syntax, "bad").at(Span::new(4, 5));
-        let text = e.render("f(a=\u{1b}[31m, b=\u{202e}1)");
-        assert!(
-            !text.contains('\u{1b}') && !text.contains('\u{202e}'),
-            "{text}"
-        );
+        let text = e.render("f(a=\u{1b}[31m, b=\u{202e}1, c=\u{9b}31m)");
+        assert!(!text.contains(['\u{1b}', '\u{202e}', '\u{9b}']), "{text}");
+        let e = Error::new(ErrorKind::Arguments, "unknown `\u{1b}[31m\u{9b}31m`")
+            .at(Span::new(2, 4))
+            .with_hint("\u{9b}");
+        let text = e.render("f(\u{9b}=1)");
+        assert!(!text.contains(['\u{1b}', '\u{9b}']), "{text}");
+        assert!(text.contains("1 | f(\u{fffd}=1)\n  |   ^\n"), "{text}");
     }
 
     #[test]
