@@ -47,8 +47,10 @@ pub enum Severity {
     Note,
 }
 
-/// One message for a person: a title, the source bytes it concerns, and a hint.
+/// One message for a person: a title, the source bytes it concerns, and a hint. Made with
+/// `From` (fields may be added: it is `#[non_exhaustive]`), then adjusted field by field.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error, warning or note.
     pub severity: Severity,
