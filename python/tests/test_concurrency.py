@@ -238,3 +238,25 @@ def test_ctrl_c_interrupts_a_waiting_call(call):
     assert lines[0].startswith("interrupted after"), run.stdout
     assert float(lines[0].split()[-1]) < 3
     assert lines[1] == "then 2"
+
+
+def test_a_tool_may_call_a_manager_itself():
+    inner = ToolManager(tools=[slow])
+
+    def outer(n: int) -> int:
+        """A tool that runs calls of its own (a sub-agent, say)."""
+        return sum(o.output for o in inner.execute_func_exprs([f"slow(seconds={0.01 * n})"] * 2)) > 0
+
+    manager = ToolManager(tools=[outer])
+    assert manager.execute_func_expr("outer(n=1)").output is True
+    assert asyncio.run(manager.execute_func_expr_async("outer(n=2)")).output is True
+
+
+def test_a_function_tool_runs_alone_with_checked_arguments():
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    tool = FunctionTool(add)
+    assert tool.call(1, 2).output == 3
+    assert tool.call(a=1, b="x").error.kind == ErrorKind.Type
+    assert asyncio.run(FunctionTool(slow).acall(0.01)).output == 0.01
