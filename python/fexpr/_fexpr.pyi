@@ -180,6 +180,9 @@ class Manager:
         """``execute_func_expr`` inside the wasmtime sandbox (a fresh instance)."""
     def execute_func_exprs_via_sandbox(self, exprs: Iterable[_Expr]) -> list[FunctionOutput]: ...
     def execute_via_sandbox(self, text: str) -> list[FunctionOutput]: ...
+    def execute_json(self, text: str) -> list[FunctionOutput]:
+        """Run calls given as JSON text (fexpr's JSON forms, OpenAI's and Anthropic's tool calls)."""
+    def execute_json_via_sandbox(self, text: str) -> list[FunctionOutput]: ...
     def execute_model_output(self, text: str, repairs: bool = True) -> Executed:
         """Find the calls in a model's raw output (prose, fences, chat tokens, JSON forms),
         repair them against their tools' schemas (``repairs=False``: none) and run them."""

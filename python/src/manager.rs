@@ -160,6 +160,21 @@ impl Manager {
         self.block_on(py, listed(text, true)?)
     }
 
+    /// Run the calls given as JSON text: `{"name": ..., "kwargs": {...}}`, a list of them, or
+    /// OpenAI's and Anthropic's tool-call forms. One output per call.
+    fn execute_json(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.block_on(py, json(text, false)?)
+    }
+
+    /// `execute_json` inside the sandbox.
+    fn execute_json_via_sandbox(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        self.block_on(py, json(text, true)?)
+    }
+
     /// Find, repair and run the calls in a model's raw output.
     #[pyo3(signature = (text, repairs=true))]
     fn execute_model_output(
@@ -399,6 +414,14 @@ fn several(exprs: &Bound<'_, PyAny>, sandboxed: bool) -> PyResult<Request> {
 fn listed(text: &Bound<'_, PyAny>, sandboxed: bool) -> PyResult<Request> {
     Ok(match str_text(text)? {
         Ok(text) => Request::new(Call::Expr { text, sandboxed }, Shape::Many),
+        Err(out) => Request::failed(out, Shape::Many),
+    })
+}
+
+/// Calls as JSON text.
+fn json(text: &Bound<'_, PyAny>, sandboxed: bool) -> PyResult<Request> {
+    Ok(match str_text(text)? {
+        Ok(text) => Request::new(Call::Json { text, sandboxed }, Shape::Many),
         Err(out) => Request::failed(out, Shape::Many),
     })
 }

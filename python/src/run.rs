@@ -19,6 +19,9 @@ pub enum Call {
     },
     /// What a model wrote as an expression: one call or a list of calls.
     Expr { text: String, sandboxed: bool },
+    /// Calls as JSON text (fexpr's JSON forms: `{"name": ..., "kwargs": ...}`, a list of
+    /// them, OpenAI's and Anthropic's tool calls).
+    Json { text: String, sandboxed: bool },
     /// A model's raw output (prose, fences, JSON forms), repaired.
     ModelOutput {
         text: String,
@@ -54,6 +57,11 @@ pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
             Box::pin(manager.execute_via_sandbox(&text)).await
         } else {
             Box::pin(manager.execute(&text)).await
+        }),
+        Call::Json { text, sandboxed } => Outputs::Many(if sandboxed {
+            Box::pin(manager.execute_json_text_via_sandbox(&text)).await
+        } else {
+            Box::pin(manager.execute_json_text(&text)).await
         }),
         Call::ModelOutput {
             text,
