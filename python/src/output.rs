@@ -113,6 +113,33 @@ impl PyError {
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         json_to_py(py, &serde_json::to_value(&self.inner).unwrap_or_default())
     }
+    /// Pickled as CBOR (errors cross process boundaries: Ray,
+    /// multiprocessing).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Vec<u8>,))> {
+        let bytes = to_cbor(&slf.get().inner).map_err(pickle_error)?;
+        Ok((slf.getattr("_unpickle")?, (bytes,)))
+    }
+    #[staticmethod]
+    fn _unpickle(bytes: &[u8]) -> PyResult<PyError> {
+        let inner = from_cbor(bytes).map_err(pickle_error)?;
+        Ok(PyError { inner })
+    }
+}
+
+/// Pickles carry the engine's objects as CBOR: self-describing (the outputs' optional fields
+/// are left out when empty) and with any map keys (fexpr's dicts).
+fn to_cbor<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    ciborium::into_writer(value, &mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+fn from_cbor<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    ciborium::from_reader(bytes).map_err(|e| e.to_string())
+}
+
+fn pickle_error(e: String) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(format!("not a pickled fexpr object: {e}"))
 }
 
 /// `error` as a Python object.
@@ -327,6 +354,43 @@ impl FunctionOutput {
     /// `repairs` when present): the JSON line of `fexpr exec`, as Python data.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         json_to_py(py, &self.inner.to_json())
+    }
+    /// Pickled as the engine's output (CBOR) with the Python output object and the
+    /// parsed call (`Function`), each pickled as itself: outputs cross process boundaries
+    /// (Ray, multiprocessing) with the objects the tools returned.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Vec<u8>, Py<PyAny>, Py<PyAny>))> {
+        let py = slf.py();
+        let this = slf.get();
+        let bytes = to_cbor(&this.inner).map_err(pickle_error)?;
+        Ok((
+            slf.getattr("_unpickle")?,
+            (bytes, this.output(py), this.parsed_input(py)?),
+        ))
+    }
+    #[staticmethod]
+    fn _unpickle(
+        py: Python<'_>,
+        bytes: &[u8],
+        output: Py<PyAny>,
+        parsed_input: Py<PyAny>,
+    ) -> PyResult<FunctionOutput> {
+        let inner: fexpr::FunctionOutput = from_cbor(bytes).map_err(pickle_error)?;
+        let error = inner.error.clone().map(|e| error(py, e)).transpose()?;
+        let cell = PyOnceLock::new();
+        if !parsed_input.is_none(py) {
+            let _ = cell.set(py, parsed_input);
+        }
+        Ok(FunctionOutput {
+            observation: inner.observation.clone(),
+            output: (!output.is_none(py)).then_some(output),
+            error,
+            records: Arc::new(Records::empty(py)),
+            parsed_input: cell,
+            inner,
+        })
     }
     /// `add(a=2, b=3) -> 5`, or `... -> error: ...`.
     fn __str__(&self) -> String {
