@@ -22,7 +22,10 @@ if [[ ! -x "$PY" ]]; then
     fi
 fi
 # Pinned for repeatable CI; the package itself asks only for docstring-parser.
-PACKAGES=("maturin==1.16.0" "pytest==9.2.0" "numpy==2.4.6" "pydantic==2.14.4" "docstring-parser==0.18.0")
+PACKAGES=(
+    "maturin==1.16.0" "pytest==9.2.0" "numpy==2.4.6" "pydantic==2.14.4" "docstring-parser==0.18.0"
+    "ray==2.60.0" # python/tests/test_fanout.py: a local Ray instance
+)
 # bfcl-eval without its dependencies (every LLM provider's SDK): its multi-turn classes need
 # only mpmath (python/tests/test_bfcl.py).
 NO_DEPS=("bfcl-eval==2026.3.23" "mpmath==1.3.0")

@@ -27,7 +27,7 @@ from typing import Any
 from ._manager import ToolManager
 from ._tool import FunctionTool
 
-__all__ = ["execute_multi_turn_func_call", "reset"]
+__all__ = ["execute_multi_turn_func_call", "reset", "run_ground_truth"]
 
 # Instances by BFCL's instance name (model, test entry, class), as BFCL keeps them in its
 # module's globals(): later turns of a test entry find the state earlier turns left.
@@ -134,3 +134,36 @@ def execute_multi_turn_func_call(
         else:
             results.append(_format(out.output))
     return results, involved_instances
+
+
+def run_ground_truth(
+    cases: list[tuple[dict, list[list[str]]]], sandboxed: bool = False, model_name: str = "fexpr_ground_truth"
+) -> list[list[list[str]]]:
+    """Run each case's ground truth (``(test entry, turns of call strings)``) on fresh instances,
+    as BFCL's checker runs it; the results of every turn of every case. The instances are
+    dropped after each case. Picklable for ``fexpr.fanout.map_chunks`` (Ray or processes):
+    ``functools.partial(run_ground_truth, sandboxed=True)``."""
+    everything = []
+    for entry, turns in cases:
+        entry_id = entry["id"]
+        per_turn = []
+        for calls in turns:
+            results, _ = execute_multi_turn_func_call(
+                calls,
+                entry["initial_config"],
+                entry["involved_classes"],
+                model_name,
+                entry_id,
+                long_context="long_context" in entry_id,
+                is_evaL_run=True,
+                sandboxed=sandboxed,
+            )
+            per_turn.append(results)
+        everything.append(per_turn)
+        prefix = re.sub(r"[-./:]", "_", f"{model_name}_eval_{entry_id}_")
+        with _LOCK:
+            for name in [n for n in _INSTANCES if n.startswith(prefix)]:
+                del _INSTANCES[name]
+            for key in [k for k in _MANAGERS if k and k[0].startswith(prefix)]:
+                del _MANAGERS[key]
+    return everything
