@@ -1,0 +1,196 @@
+"""Type stubs of the extension module ``fexpr._fexpr`` (the engine, in Rust)."""
+
+import enum
+from typing import Any, Iterable, Optional, Union
+
+from ._types import Function, FunctionExpression
+
+_Expr = Union[str, FunctionExpression]
+
+class ErrorKind(enum.Enum):
+    """The category of an error: a small closed set to branch on. ``str(kind)`` is its name."""
+
+    Syntax = ...
+    Unsupported = ...
+    UnknownName = ...
+    UnknownTool = ...
+    Arguments = ...
+    Type = ...
+    Value = ...
+    Limit = ...
+    ToolFailed = ...
+    Sandbox = ...
+
+class Error:
+    """A structured error: a value in ``FunctionOutput.error``, never raised."""
+
+    @property
+    def kind(self) -> ErrorKind: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def span(self) -> Optional[tuple[int, int]]:
+        """The byte range ``(start, end)`` of the input it concerns, when there is one."""
+    @property
+    def hint(self) -> Optional[str]:
+        """How to fix it: the expected signature, the closest name, the limit to raise."""
+    def to_dict(self) -> dict[str, Any]: ...
+
+class Repair:
+    """A schema-aware repair made to a call of raw model output before it ran."""
+
+    @property
+    def kind(self) -> str:
+        """``JsonLiteral``, ``IntegralFloat``, ``SingleToList`` or ``EnumName``."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def span(self) -> tuple[int, int]: ...
+    @property
+    def from_(self) -> str:
+        """The text as written."""
+    @property
+    def to(self) -> str:
+        """What it was read as."""
+    @property
+    def reason(self) -> str: ...
+
+class Receipt:
+    """What one sandboxed evaluation cost."""
+
+    fuel_used: int
+    peak_memory_bytes: int
+    wall_time: float
+    """Seconds, waiting for a free instance and host calls included."""
+    host_calls: int
+
+class FunctionOutput:
+    """The result of one call: an ``output`` or an ``error``, never neither."""
+
+    @property
+    def name(self) -> str:
+        """The tool name (or, when the call could not be read, the input clipped)."""
+    @property
+    def input(self) -> str:
+        """The text (or JSON) the call came from."""
+    @property
+    def parsed_input(self) -> Optional[Function]:
+        """The call with its evaluated arguments, when it got that far."""
+    @property
+    def output(self) -> Any:
+        """What the tool returned: the very object, for the call the input names."""
+    @property
+    def error(self) -> Optional[Error]: ...
+    @property
+    def observation(self) -> Optional[str]:
+        """The short text for the model, when the tool returned a ``ToolOutput`` with one."""
+    @property
+    def repairs(self) -> list[Repair]: ...
+    @property
+    def receipt(self) -> Optional[Receipt]:
+        """What the sandboxed evaluation cost; ``None`` when run natively."""
+    @property
+    def call_id(self) -> Optional[str]:
+        """The call's id. Always ``None`` for now: the engine does not give outputs ids yet
+        (OpenAI ``tool_calls`` and Anthropic ``tool_use`` ids will be carried here)."""
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name", "args", "kwargs", "output", "error"}`` (and ``observation``, ``receipt``,
+        ``repairs`` when present), as JSON data."""
+
+class Ignored:
+    """Text of a model's output that was not used as a call, and why."""
+
+    span: tuple[int, int]
+    reason: str
+    text: str
+
+class Executed:
+    """What running a model's raw output gave."""
+
+    outputs: list[FunctionOutput]
+    ignored: list[Ignored]
+
+class Verdict:
+    """Whether one call of a model's output fits its tool, without running it."""
+
+    name: str
+    span: tuple[int, int]
+    input: str
+    kwargs: dict[str, Any]
+    valid: bool
+    error: Optional[Error]
+    repairs: list[Repair]
+
+class Checked:
+    verdicts: list[Verdict]
+    ignored: list[Ignored]
+    error: Optional[Error]
+    """Set when the text was refused as a whole (too large)."""
+
+class Limits:
+    """Every budget fexpr enforces; the defaults are safe for untrusted model output.
+    ``deadline`` is in seconds. The sandbox-only budgets are ``fuel``, ``deadline``,
+    ``memory_bytes``, ``wasm_stack_bytes`` and ``max_host_calls``."""
+
+    def __init__(
+        self,
+        *,
+        max_source_bytes: Optional[int] = None,
+        max_depth: Optional[int] = None,
+        max_int_digits: Optional[int] = None,
+        max_str_bytes: Optional[int] = None,
+        max_collection_len: Optional[int] = None,
+        max_calls: Optional[int] = None,
+        max_eval_bytes: Optional[int] = None,
+        max_output_bytes: Optional[int] = None,
+        fuel: Optional[int] = None,
+        deadline: Optional[float] = None,
+        memory_bytes: Optional[int] = None,
+        wasm_stack_bytes: Optional[int] = None,
+        max_host_calls: Optional[int] = None,
+    ) -> None: ...
+    max_source_bytes: int
+    max_depth: int
+    max_int_digits: int
+    max_str_bytes: int
+    max_collection_len: int
+    max_calls: int
+    max_eval_bytes: int
+    max_output_bytes: int
+    fuel: int
+    deadline: float
+    memory_bytes: int
+    wasm_stack_bytes: int
+    max_host_calls: int
+
+class Manager:
+    """The engine's tool manager; use its subclass ``fexpr.ToolManager``."""
+
+    def parse_func_expr(self, expr: _Expr) -> Union[Function, Error]:
+        """Parse one call and evaluate its arguments without running anything."""
+    def execute_func(self, func: Union[Function, Error]) -> FunctionOutput:
+        """Run a ``Function`` (a parse ``Error`` gives an output with that error)."""
+    def execute_func_expr(self, expr: _Expr) -> FunctionOutput:
+        """Parse and run one call expression."""
+    def execute_func_exprs(self, exprs: Iterable[_Expr]) -> list[FunctionOutput]:
+        """Run several call expressions concurrently; outputs in the same order."""
+    def execute(self, text: str) -> list[FunctionOutput]:
+        """Run what a model wrote as an expression: one call or a list or tuple of calls."""
+    def execute_func_expr_via_sandbox(self, expr: _Expr) -> FunctionOutput:
+        """``execute_func_expr`` inside the wasmtime sandbox (a fresh instance)."""
+    def execute_func_exprs_via_sandbox(self, exprs: Iterable[_Expr]) -> list[FunctionOutput]: ...
+    def execute_via_sandbox(self, text: str) -> list[FunctionOutput]: ...
+    def execute_json(self, text: str) -> list[FunctionOutput]:
+        """Run calls given as JSON text (fexpr's JSON forms, OpenAI's and Anthropic's tool calls)."""
+    def execute_json_via_sandbox(self, text: str) -> list[FunctionOutput]: ...
+    def execute_model_output(self, text: str, repairs: bool = True) -> Executed:
+        """Find the calls in a model's raw output (prose, fences, chat tokens, JSON forms),
+        repair them against their tools' schemas (``repairs=False``: none) and run them."""
+    def execute_model_output_via_sandbox(self, text: str, repairs: bool = True) -> Executed: ...
+    def check_model_output(self, text: str, repairs: bool = True) -> Checked:
+        """Check the calls in a model's raw output against the tools; nothing runs."""
+
+def function_definition(
+    name: str, description: str, parameters: str, returns: Optional[str] = None
+) -> str: ...
+def json_to_yaml(json: str) -> str: ...

@@ -1,0 +1,175 @@
+"""``FunctionTool``: a Python function (sync or async, or a bound method) described to a model
+by its type hints and docstring."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from typing import Any, Callable, Optional, Union
+
+from . import _fexpr
+from ._schema import _MISSING, Records, _hints, docstring, json_default
+from ._types import Function, FunctionDefinition
+
+
+class FunctionTool:
+    """A function a model can call.
+
+    ``fn`` may be a function, an ``async`` function, a bound method (a component tool: the
+    instance keeps configuration, clients and state the model never sees) or any callable.
+    Its parameters' JSON Schema comes from the type hints; the description and the
+    parameters' descriptions from the docstring (Google, NumPy or reST style). ``*args`` and
+    ``**kwargs`` parameters are not offered to the model.
+
+    ``definition`` (AdalFlow's ``FunctionDefinition``, or a dict with ``func_name``,
+    ``func_desc``, ``func_parameters``) replaces the generated one; ``name`` and
+    ``description`` replace the function's name and docstring. ``blocking=True`` runs a sync
+    function on a worker thread, so that slow calls of one response overlap (by default it runs
+    on the calling thread, which is faster for quick tools).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        definition: Union[FunctionDefinition, dict, None] = None,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        blocking: bool = False,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"FunctionTool needs a callable, not {type(fn).__name__}")
+        self.fn = fn
+        self.blocking = blocking
+        self._is_async = _is_async(fn)
+        self._records = Records()
+        self._build(definition, name, description)
+
+    @property
+    def is_async(self) -> bool:
+        """Whether ``fn`` is a coroutine function."""
+        return self._is_async
+
+    def _build(self, definition: Any, name: Optional[str], description: Optional[str]) -> None:
+        fn = self.fn
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"cannot read the signature of {fn!r}: {e}") from None
+        hints = _hints(_hint_source(fn))
+        doc, param_docs = docstring(fn)
+        self._name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        self._description = doc if description is None else description
+        properties: dict[str, dict] = {}
+        required: list[str] = []
+        self._params: list[tuple[str, bool, Any, bool]] = []
+        for param in signature.parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            schema, convert = self._records.schema(hints.get(param.name, param.annotation))
+            text = param_docs.get(param.name)
+            if text and "description" not in schema:
+                schema = {**schema, "description": text}
+            # A default fexpr cannot write down stays Python's: a missing argument arrives as
+            # None from the engine, and is then left out of the call.
+            python_default = False
+            if param.default is param.empty:
+                required.append(param.name)
+            else:
+                value = json_default(param.default)
+                if value is _MISSING:
+                    python_default = True
+                else:
+                    schema = {**schema, "default": value}
+            properties[param.name] = schema
+            self._params.append((param.name, param.kind == param.KEYWORD_ONLY, convert, python_default))
+        parameters: dict = {"type": "object", "properties": properties, "required": required}
+        returns: Optional[dict] = None
+        if "return" in hints:
+            returns, _ = self._records.schema(hints["return"])
+        if self._records.defs:
+            parameters["$defs"] = dict(self._records.defs)
+            if returns is not None:
+                returns = {**returns, "$defs": dict(self._records.defs)}
+        if definition is not None:
+            given = definition.to_dict() if hasattr(definition, "to_dict") else dict(definition)
+            self._name = given.get("func_name", self._name)
+            parameters = given.get("func_parameters") or parameters
+            desc = given.get("func_desc")
+            if desc is not None and description is None:
+                self._description = desc
+        self._parameters_json = json.dumps(parameters)
+        self._returns_json = None if returns is None else json.dumps(returns)
+        self.definition = FunctionDefinition(
+            **json.loads(
+                _fexpr.function_definition(
+                    self._name, self._description, self._parameters_json, self._returns_json
+                )
+            )
+        )
+
+    def _spec(self) -> tuple:
+        """What the engine needs to call this tool (read by ``fexpr._fexpr.Manager``)."""
+        return (
+            self._name,
+            self._description,
+            self._parameters_json,
+            self._returns_json,
+            self.fn,
+            self._is_async,
+            self.blocking,
+            self._params,
+        )
+
+    def call(self, *args: Any, **kwargs: Any) -> "Any":
+        """Run the tool with these arguments, checked and converted as a model's call would be;
+        a ``FunctionOutput``."""
+        return self._manager().execute_func(_function(self._name, args, kwargs))
+
+    async def acall(self, *args: Any, **kwargs: Any) -> "Any":
+        """``call`` for asyncio: an async tool runs on the running loop."""
+        return await self._manager().execute_func_async(_function(self._name, args, kwargs))
+
+    def _manager(self) -> Any:
+        manager = self.__dict__.get("_own_manager")
+        if manager is None:
+            from ._manager import ToolManager
+
+            manager = self.__dict__["_own_manager"] = ToolManager(tools=[self])
+        return manager
+
+    def __repr__(self) -> str:
+        return (
+            f"FunctionTool(fn: {self.fn!r}, async: {self._is_async}, "
+            f"definition: {self.definition!r})"
+        )
+
+
+def _function(name: str, args: tuple, kwargs: dict) -> Function:
+    return Function(name=name, args=args, kwargs=kwargs)
+
+
+def _hint_source(fn: Any) -> Any:
+    """Where ``fn``'s type hints are: the wrapped function of a partial, the ``__call__`` of a
+    callable instance, else ``fn`` itself (a bound method's hints are its function's)."""
+    if isinstance(fn, functools.partial):
+        return _hint_source(fn.func)
+    if _is_instance_callable(fn):
+        return type(fn).__call__
+    return fn
+
+
+def _is_instance_callable(fn: Any) -> bool:
+    return not (
+        inspect.isfunction(fn)
+        or inspect.ismethod(fn)
+        or inspect.isbuiltin(fn)
+        or isinstance(fn, (type, functools.partial))
+    )
+
+
+def _is_async(fn: Any) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    return _is_instance_callable(fn) and inspect.iscoroutinefunction(type(fn).__call__)

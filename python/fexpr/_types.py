@@ -1,0 +1,84 @@
+"""The data a model writes and a tool returns, shaped like AdalFlow's ``core.types``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from . import _fexpr
+
+
+@dataclass
+class Function:
+    """A call by name with arguments: ``{"name": "add", "kwargs": {"a": 1, "b": 2}}``.
+
+    ``execute_func`` converts the arguments (dataclasses, numpy arrays, ...) and binds them to
+    the tool's signature before it runs.
+    """
+
+    thought: Optional[str] = None
+    name: str = ""
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Function":
+        """From the JSON form (``name``, optional ``args`` and ``kwargs``, ``thought``)."""
+        return cls(
+            thought=data.get("thought"),
+            name=data.get("name", ""),
+            args=tuple(data.get("args") or ()),
+            kwargs=dict(data.get("kwargs") or {}),
+        )
+
+    def to_dict(self) -> dict:
+        return {"thought": self.thought, "name": self.name, "args": list(self.args), "kwargs": self.kwargs}
+
+
+@dataclass
+class FunctionExpression:
+    """A call written as an expression: ``{"action": "add(a=1, b=2)"}``."""
+
+    thought: Optional[str] = None
+    action: str = ""
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FunctionExpression":
+        return cls(thought=data.get("thought"), action=data.get("action", ""))
+
+    def to_dict(self) -> dict:
+        return {"thought": self.thought, "action": self.action}
+
+
+@dataclass
+class FunctionDefinition:
+    """How a tool is shown to a model (AdalFlow's ``FunctionDefinition``): its name, its Python
+    signature with its description, and its parameters' JSON Schema."""
+
+    func_name: str
+    func_desc: str = ""
+    func_parameters: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "func_name": self.func_name,
+            "func_desc": self.func_desc,
+            "func_parameters": self.func_parameters,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def to_yaml(self) -> str:
+        return _fexpr.json_to_yaml(json.dumps(self.to_dict()))
+
+
+@dataclass
+class ToolOutput:
+    """What a tool may return to give the model a short ``observation`` instead of the full
+    ``output`` (AdalFlow's ``ComponentToolOutput``). ``FunctionOutput.output`` is ``output``;
+    ``FunctionOutput.observation`` is the text."""
+
+    output: Any = None
+    observation: Optional[str] = None

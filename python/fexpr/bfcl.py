@@ -1,0 +1,179 @@
+"""BFCL's multi-turn executor through fexpr: a drop-in for
+``bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils.execute_multi_turn_func_call``.
+
+BFCL rewrites each call string ``cd(folder='..')`` into ``<instance>.cd(folder='..')`` and runs it
+with ``eval``, guarded by a block-list of eight names: any model output can run any Python in
+the evaluator. Here the involved classes' public methods are component tools on the same kind of
+instances (state kept on the instance, as BFCL keeps it), their schemas from the methods' type
+hints, and each call string is parsed and run by fexpr: natively, or with ``sandboxed=True``
+inside the wasmtime sandbox. No ``eval``, no block-list: a call is a call of one of the tools, or
+an error. Results are formatted as BFCL formats them (a ``str`` as is, a ``dict`` as JSON, else
+``str()``; ``"Error during execution: ..."`` on failure).
+
+Needs ``bfcl-eval`` (``pip install --no-deps bfcl-eval mpmath``: the multi-turn classes need only
+mpmath).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import json
+import re
+import threading
+from typing import Any
+
+from ._manager import ToolManager
+from ._tool import FunctionTool
+
+__all__ = ["execute_multi_turn_func_call", "reset", "run_ground_truth"]
+
+# Instances by BFCL's instance name (model, test entry, class), as BFCL keeps them in its
+# module's globals(): later turns of a test entry find the state earlier turns left.
+_INSTANCES: dict[str, Any] = {}
+# The manager over each set of classes (by their names), built once: its tools call the methods
+# of the instances a turn puts in ``current`` (the turn holds ``lock``). Building the tools (type
+# hints, docstrings, schemas) costs ~0.5 ms a method; a test entry's instances are many.
+_MANAGERS: dict[tuple[str, ...], tuple[ToolManager, dict[str, Any], threading.Lock]] = {}
+_LOCK = threading.Lock()
+
+
+class _Raised:
+    """What a tool raised, handed back as its result so that the message is BFCL's ``str(e)``."""
+
+    __slots__ = ("exception",)
+
+    def __init__(self, exception: BaseException) -> None:
+        self.exception = exception
+
+
+def _tool(current: dict[str, Any], class_name: str, method: Any) -> FunctionTool:
+    """``method`` (of an instance of ``class_name``) as a tool calling the method of the
+    instance in ``current``; its exceptions come back as ``_Raised`` (BFCL shows ``str(e)``)."""
+    name = method.__name__
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return getattr(current[class_name], name)(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - BFCL's executor reports every exception
+            return _Raised(e)
+
+    call.__name__ = name
+    call.__doc__ = method.__doc__
+    call.__wrapped__ = method  # type: ignore[attr-defined]  # signature and hints
+    return FunctionTool(call)
+
+
+def _manager(instances: dict[str, Any]) -> tuple[ToolManager, dict[str, Any], threading.Lock]:
+    """The manager over the classes of ``instances`` (built on first use)."""
+    key = tuple(instances)
+    entry = _MANAGERS.get(key)
+    if entry is None:
+        current: dict[str, Any] = {}
+        # A later class's method of the same name wins, as in BFCL's name mapping.
+        methods: dict[str, tuple[str, Any]] = {}
+        for class_name, instance in instances.items():
+            for method_name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
+                if not method_name.startswith("_"):
+                    methods[method_name] = (class_name, method)
+        tools = [_tool(current, class_name, method) for class_name, method in methods.values()]
+        entry = _MANAGERS[key] = (ToolManager(tools=tools), current, threading.Lock())
+    return entry
+
+
+def reset() -> None:
+    """Forget every instance and manager (BFCL keeps its instances for the process's life)."""
+    with _LOCK:
+        _INSTANCES.clear()
+        _MANAGERS.clear()
+
+
+def _format(result: Any) -> str:
+    if type(result) == str:  # noqa: E721 - BFCL's test: a str subclass is str()-ed
+        return result
+    if type(result) == dict:  # noqa: E721
+        try:
+            return json.dumps(result)
+        except Exception:  # noqa: BLE001 - BFCL's fallback
+            return str(result)
+    return str(result)
+
+
+def execute_multi_turn_func_call(
+    func_call_list: list[str],
+    initial_config: dict,
+    involved_classes: list,
+    model_name: str,
+    test_entry_id: str,
+    long_context: bool = False,
+    is_evaL_run: bool = False,
+    *,
+    sandboxed: bool = False,
+) -> tuple[list[str], dict]:
+    """Run ``func_call_list`` against the involved classes' instances; return the formatted
+    results and the instances by class name, as BFCL's function does."""
+    from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
+
+    if is_evaL_run:
+        model_name += "_eval"
+    involved_instances: dict[str, Any] = {}
+    with _LOCK:
+        for class_name in involved_classes:
+            instance_name = re.sub(r"[-./:]", "_", f"{model_name}_{test_entry_id}_{class_name}_instance")
+            instance = _INSTANCES.get(instance_name)
+            if instance is None:
+                class_ = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)
+                instance = class_()
+                if class_name not in STATELESS_CLASSES:
+                    config = copy.deepcopy(initial_config.get(class_name, {}))
+                    instance._load_scenario(config, long_context=long_context)
+                _INSTANCES[instance_name] = instance
+            involved_instances[class_name] = instance
+        manager, current, lock = _manager(involved_instances)
+
+    results = []
+    with lock:
+        current.clear()
+        current.update(involved_instances)
+        run = manager.execute_func_expr_via_sandbox if sandboxed else manager.execute_func_expr
+        for func_call in func_call_list:
+            out = run(func_call)
+            if out.error is not None:
+                results.append(f"Error during execution: {out.error.message}")
+            elif isinstance(out.output, _Raised):
+                results.append(f"Error during execution: {out.output.exception}")
+            else:
+                results.append(_format(out.output))
+    return results, involved_instances
+
+
+def run_ground_truth(
+    cases: list[tuple[dict, list[list[str]]]], sandboxed: bool = False, model_name: str = "fexpr_ground_truth"
+) -> list[list[list[str]]]:
+    """Run each case's ground truth (``(test entry, turns of call strings)``) on fresh instances,
+    as BFCL's checker runs it; the results of every turn of every case. The instances are
+    dropped after each case. Picklable for ``fexpr.fanout.map_chunks`` (Ray or processes):
+    ``functools.partial(run_ground_truth, sandboxed=True)``."""
+    everything = []
+    for entry, turns in cases:
+        entry_id = entry["id"]
+        per_turn = []
+        for calls in turns:
+            results, _ = execute_multi_turn_func_call(
+                calls,
+                entry["initial_config"],
+                entry["involved_classes"],
+                model_name,
+                entry_id,
+                long_context="long_context" in entry_id,
+                is_evaL_run=True,
+                sandboxed=sandboxed,
+            )
+            per_turn.append(results)
+        everything.append(per_turn)
+        prefix = re.sub(r"[-./:]", "_", f"{model_name}_eval_{entry_id}_")
+        with _LOCK:
+            for name in [n for n in _INSTANCES if n.startswith(prefix)]:
+                del _INSTANCES[name]
+    return everything

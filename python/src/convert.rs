@@ -1,0 +1,542 @@
+//! Values between Python and fexpr.
+//!
+//! Python to [`Value`]: tool results, context variables and the arguments of a `Function` the
+//! program built. Bounded: every object is charged (as [`Value::approx_size`] charges it) against
+//! a byte budget before it is copied, and nesting is bounded by [`MAX_DECODE_DEPTH`], so a huge
+//! or self-referencing result is an error, not an unbounded copy.
+//!
+//! [`Value`] to Python: tool arguments and outputs. Records become instances of the Python class
+//! registered under their name ([`Records`]), ndarrays numpy arrays (the Rust array is handed to
+//! numpy without a copy).
+
+use std::collections::HashMap;
+
+use fexpr::value::MAX_DECODE_DEPTH;
+use fexpr::{Error, ErrorKind, NdArray, Record, Value};
+use num_bigint::BigInt;
+use numpy::{
+    PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
+    PyTuple, PyType,
+};
+
+/// Bytes charged per value, as [`Value::approx_size`] charges them.
+const NODE_BYTES: usize = 24;
+
+/// The record types a manager knows: how to build each from its fields, and which name a
+/// Python class has as a record.
+pub struct Records {
+    /// Record type name → a callable building the Python object from keyword arguments.
+    builders: HashMap<String, Py<PyAny>>,
+    /// Python class → record type name.
+    names: Py<PyDict>,
+}
+
+impl Records {
+    /// Records from `builders` (name → callable) and `names` (class → name).
+    pub fn new(builders: &Bound<'_, PyDict>, names: &Bound<'_, PyDict>) -> PyResult<Records> {
+        let mut map = HashMap::new();
+        for (name, builder) in builders.iter() {
+            map.insert(name.extract::<String>()?, builder.unbind());
+        }
+        Ok(Records {
+            builders: map,
+            names: names.copy()?.unbind(),
+        })
+    }
+
+    /// No records: records become dicts, and Python objects' records are named by their class.
+    pub fn empty(py: Python<'_>) -> Records {
+        Records {
+            builders: HashMap::new(),
+            names: PyDict::new(py).unbind(),
+        }
+    }
+
+    fn name_of(&self, ty: &Bound<'_, PyType>) -> PyResult<String> {
+        let py = ty.py();
+        match self.names.bind(py).get_item(ty)? {
+            Some(name) => name.extract(),
+            None => Ok(ty.name()?.to_string()),
+        }
+    }
+}
+
+/// Why a Python object did not become a [`Value`].
+pub enum Unconverted {
+    /// A budget or the nesting bound: a [`ErrorKind::Limit`] error.
+    Limit(Error),
+    /// An object fexpr has no value for (a socket, a custom class): its type name.
+    Unsupported(String),
+    /// Python raised while the object was read (a property, `model_dump`, ...).
+    Raised(PyErr),
+}
+
+impl Unconverted {
+    /// The failure as a fexpr error of `kind` (limits stay `Limit`), naming `what`.
+    pub fn into_error(self, py: Python<'_>, kind: ErrorKind, what: &str) -> Error {
+        match self {
+            Unconverted::Limit(e) => e,
+            Unconverted::Unsupported(ty) => Error::new(
+                kind,
+                format!("{what}: fexpr has no value for a `{ty}` object"),
+            )
+            .with_hint(
+                "use None, bool, int, float, str, bytes, list, tuple, dict, set, a dataclass, \
+                 a pydantic model, an Enum or a numpy array",
+            ),
+            Unconverted::Raised(e) => Error::new(kind, format!("{what}: {}", describe(py, &e))),
+        }
+    }
+}
+
+impl From<PyErr> for Unconverted {
+    fn from(e: PyErr) -> Unconverted {
+        Unconverted::Raised(e)
+    }
+}
+
+/// `ValueError: message`, clipped: how an exception is named in an error message.
+pub fn describe(py: Python<'_>, e: &PyErr) -> String {
+    let ty = e
+        .get_type(py)
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "Exception".into());
+    let message = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    let text = if message.is_empty() {
+        ty
+    } else {
+        format!("{ty}: {message}")
+    };
+    fexpr::error::clip(&text, 2000)
+}
+
+/// The Python classes conversion recognises, imported once.
+struct Known {
+    enum_type: Py<PyAny>,
+    dataclass_fields: Py<PyAny>,
+}
+
+fn known(py: Python<'_>) -> PyResult<&Known> {
+    static KNOWN: PyOnceLock<Known> = PyOnceLock::new();
+    KNOWN.get_or_try_init(py, || {
+        Ok(Known {
+            enum_type: py.import("enum")?.getattr("Enum")?.unbind(),
+            dataclass_fields: py.import("dataclasses")?.getattr("fields")?.unbind(),
+        })
+    })
+}
+
+/// Convert `obj` into a [`Value`], charging `budget` (bytes, [`Value::approx_size`]'s
+/// measure) and failing with a `Limit` error naming `limit` when it runs out.
+pub fn from_py(
+    obj: &Bound<'_, PyAny>,
+    records: &Records,
+    budget: &mut Budget,
+) -> Result<Value, Unconverted> {
+    from_py_at(obj, records, budget, 0)
+}
+
+/// What a conversion may still use, and the limit to name when it runs out.
+pub struct Budget {
+    left: usize,
+    limit: usize,
+    name: &'static str,
+}
+
+impl Budget {
+    /// `limit` bytes, reported as the `name` limit.
+    pub fn new(name: &'static str, limit: usize) -> Budget {
+        Budget {
+            left: limit,
+            limit,
+            name,
+        }
+    }
+
+    fn charge(&mut self, bytes: usize) -> Result<(), Unconverted> {
+        self.fits(bytes)?;
+        self.left -= bytes;
+        Ok(())
+    }
+
+    /// Whether `bytes` more would fit, without charging them.
+    fn fits(&self, bytes: usize) -> Result<(), Unconverted> {
+        if bytes <= self.left {
+            Ok(())
+        } else {
+            Err(Unconverted::Limit(Error::limit(
+                self.name,
+                self.limit,
+                format!("more than {}", self.limit),
+            )))
+        }
+    }
+}
+
+fn from_py_at(
+    obj: &Bound<'_, PyAny>,
+    records: &Records,
+    budget: &mut Budget,
+    depth: usize,
+) -> Result<Value, Unconverted> {
+    budget.charge(NODE_BYTES)?;
+    if depth >= MAX_DECODE_DEPTH {
+        return Err(Unconverted::Limit(Error::new(
+            ErrorKind::Limit,
+            format!("a value nested deeper than {MAX_DECODE_DEPTH} levels"),
+        )));
+    }
+    let py = obj.py();
+    // Exact built-in types first: the common case, and no subclass can change their meaning.
+    if obj.is_none() {
+        return Ok(Value::None);
+    }
+    if let Ok(b) = obj.cast_exact::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(i) = obj.cast_exact::<PyInt>() {
+        return int_value(i, budget);
+    }
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
+        return Ok(Value::Float(f.value()));
+    }
+    if let Ok(s) = obj.cast_exact::<PyString>() {
+        return str_value(s, budget);
+    }
+    if let Ok(list) = obj.cast_exact::<PyList>() {
+        return items(list.iter(), list.len(), records, budget, depth).map(Value::List);
+    }
+    if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
+        return items(tuple.iter(), tuple.len(), records, budget, depth).map(Value::Tuple);
+    }
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        return dict_value(dict, records, budget, depth);
+    }
+    if let Ok(array) = obj.cast::<PyUntypedArray>() {
+        return array_value(array, budget);
+    }
+    let known = known(py)?;
+    // Enum members (also `IntEnum`, `StrEnum`) are their values.
+    if obj.is_instance(known.enum_type.bind(py))? {
+        return from_py_at(&obj.getattr("value")?, records, budget, depth + 1);
+    }
+    let ty = obj.get_type();
+    if ty.hasattr("__dataclass_fields__")? && !obj.is_instance_of::<PyType>() {
+        let fields = known.dataclass_fields.bind(py).call1((obj,))?;
+        let mut out = Vec::new();
+        for field in fields.try_iter()? {
+            let name: String = field?.getattr("name")?.extract()?;
+            budget.charge(name.len())?;
+            let value = from_py_at(&obj.getattr(name.as_str())?, records, budget, depth + 1)?;
+            out.push((name, value));
+        }
+        return Ok(Value::Record(Record {
+            name: records.name_of(&ty)?,
+            fields: out,
+        }));
+    }
+    // pydantic models (v2): the fields the model declares.
+    if ty.hasattr("model_fields")? && obj.hasattr("model_dump")? {
+        let declared = ty.getattr("model_fields")?;
+        let mut out = Vec::new();
+        for name in declared.try_iter()? {
+            let name: String = name?.extract()?;
+            budget.charge(name.len())?;
+            let value = from_py_at(&obj.getattr(name.as_str())?, records, budget, depth + 1)?;
+            out.push((name, value));
+        }
+        return Ok(Value::Record(Record {
+            name: records.name_of(&ty)?,
+            fields: out,
+        }));
+    }
+    // Subclasses of the built-in types, after the richer types above.
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        return int_value(i, budget);
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Value::Float(f.value()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return str_value(s, budget);
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        let bytes = b.as_bytes();
+        budget.charge(bytes.len())?;
+        return Ok(Value::Bytes(bytes.to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        budget.charge(b.len())?;
+        return Ok(Value::Bytes(b.to_vec()));
+    }
+    if let Ok(list) = obj.cast::<PyList>() {
+        return items(list.iter(), list.len(), records, budget, depth).map(Value::List);
+    }
+    if let Ok(tuple) = obj.cast::<PyTuple>() {
+        // Named tuples are records: their class name and fields.
+        if ty.hasattr("_fields")? {
+            let names: Vec<String> = ty.getattr("_fields")?.extract()?;
+            let mut out = Vec::with_capacity(names.len());
+            for (name, item) in names.into_iter().zip(tuple.iter()) {
+                budget.charge(name.len())?;
+                out.push((name, from_py_at(&item, records, budget, depth + 1)?));
+            }
+            return Ok(Value::Record(Record {
+                name: records.name_of(&ty)?,
+                fields: out,
+            }));
+        }
+        return items(tuple.iter(), tuple.len(), records, budget, depth).map(Value::Tuple);
+    }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        return dict_value(dict, records, budget, depth);
+    }
+    if let Ok(set) = obj.cast::<PySet>() {
+        let values = items(set.iter(), set.len(), records, budget, depth)?;
+        return set_value(values);
+    }
+    if let Ok(set) = obj.cast::<PyFrozenSet>() {
+        let values = items(set.iter(), set.len(), records, budget, depth)?;
+        return set_value(values);
+    }
+    // numpy scalars (`np.int64(3)`, `np.float32(0.5)`, `np.bool_(True)`): their Python value.
+    if ty
+        .getattr("__module__")?
+        .extract::<String>()
+        .ok()
+        .as_deref()
+        == Some("numpy")
+        && obj.hasattr("item")?
+    {
+        let item = obj.call_method0("item")?;
+        if !item.is(obj) {
+            return from_py_at(&item, records, budget, depth + 1);
+        }
+    }
+    Err(Unconverted::Unsupported(ty.name()?.to_string()))
+}
+
+fn int_value(i: &Bound<'_, PyInt>, budget: &mut Budget) -> Result<Value, Unconverted> {
+    if let Ok(small) = i.extract::<i64>() {
+        return Ok(Value::Int(small));
+    }
+    let big: BigInt = i.extract()?;
+    budget.charge((big.bits() / 8) as usize)?;
+    Ok(Value::from_bigint(big))
+}
+
+fn str_value(s: &Bound<'_, PyString>, budget: &mut Budget) -> Result<Value, Unconverted> {
+    let text = s.to_str()?;
+    budget.charge(text.len())?;
+    Ok(Value::Str(text.to_string()))
+}
+
+fn items<'py>(
+    iter: impl Iterator<Item = Bound<'py, PyAny>>,
+    len: usize,
+    records: &Records,
+    budget: &mut Budget,
+    depth: usize,
+) -> Result<Vec<Value>, Unconverted> {
+    // Each item is charged as it is converted; refuse at once what cannot fit.
+    budget.fits(len.saturating_mul(NODE_BYTES))?;
+    let mut out = Vec::with_capacity(len);
+    for item in iter {
+        out.push(from_py_at(&item, records, budget, depth + 1)?);
+    }
+    Ok(out)
+}
+
+fn dict_value(
+    dict: &Bound<'_, PyDict>,
+    records: &Records,
+    budget: &mut Budget,
+    depth: usize,
+) -> Result<Value, Unconverted> {
+    let mut out = fexpr::value::Dict::with_capacity(dict.len().min(1 << 16));
+    for (k, v) in dict.iter() {
+        let key = from_py_at(&k, records, budget, depth + 1)?;
+        if !key.is_hashable() {
+            return Err(Unconverted::Unsupported(format!(
+                "dict with a {} key",
+                key.type_name()
+            )));
+        }
+        let value = from_py_at(&v, records, budget, depth + 1)?;
+        out.insert(key, value);
+    }
+    Ok(Value::Dict(out))
+}
+
+fn set_value(values: Vec<Value>) -> Result<Value, Unconverted> {
+    if let Some(bad) = values.iter().find(|v| !v.is_hashable()) {
+        return Err(Unconverted::Unsupported(format!(
+            "set of {}",
+            bad.type_name()
+        )));
+    }
+    Ok(Value::Set(values.into_iter().collect()))
+}
+
+/// A numpy array as an [`NdArray`]: bool arrays as bools, integer arrays as int64, float
+/// arrays as float64 (numpy converts the dtype once; no Python object per element).
+fn array_value(
+    array: &Bound<'_, PyUntypedArray>,
+    budget: &mut Budget,
+) -> Result<Value, Unconverted> {
+    budget.charge(array.len().saturating_mul(8))?;
+    let kind = array.dtype().kind();
+    let as_type =
+        |dtype: &str| -> PyResult<Bound<'_, PyAny>> { array.call_method1("astype", (dtype,)) };
+    let array = match kind {
+        b'b' => NdArray::Bool(
+            as_type("bool")?
+                .cast_into::<PyArrayDyn<bool>>()
+                .map_err(PyErr::from)?
+                .readonly()
+                .as_array()
+                .to_owned(),
+        ),
+        b'i' | b'u' => {
+            if kind == b'u' && array.dtype().itemsize() >= 8 && !array.is_empty() {
+                let max: u64 = array.call_method0("max")?.extract()?;
+                if i64::try_from(max).is_err() {
+                    return Err(Unconverted::Unsupported(
+                        "uint64 array with values above 2**63 - 1".into(),
+                    ));
+                }
+            }
+            NdArray::Int(
+                as_type("int64")?
+                    .cast_into::<PyArrayDyn<i64>>()
+                    .map_err(PyErr::from)?
+                    .readonly()
+                    .as_array()
+                    .to_owned(),
+            )
+        }
+        b'f' => NdArray::Float(
+            as_type("float64")?
+                .cast_into::<PyArrayDyn<f64>>()
+                .map_err(PyErr::from)?
+                .readonly()
+                .as_array()
+                .to_owned(),
+        ),
+        _ => {
+            return Err(Unconverted::Unsupported(format!(
+                "ndarray of dtype {}",
+                array.dtype().str()?
+            )))
+        }
+    };
+    Ok(Value::Array(array))
+}
+
+/// How a record whose class refuses its fields is handed over.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Strict {
+    /// The class's exception propagates (tool arguments, outputs).
+    Yes,
+    /// The record becomes a dict of its fields (what a call was given, for display).
+    No,
+}
+
+/// Convert `value` into a Python object: records through their registered classes (a dict of
+/// fields for a record type with none), ndarrays as numpy arrays.
+pub fn to_py<'py>(
+    py: Python<'py>,
+    value: Value,
+    records: &Records,
+    strict: Strict,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::BigInt(b) => (*b).into_pyobject(py)?.into_any(),
+        Value::Float(f) => PyFloat::new(py, f).into_any(),
+        Value::Str(s) => PyString::new(py, &s).into_any(),
+        Value::Bytes(b) => PyBytes::new(py, &b).into_any(),
+        Value::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item, records, strict)?)?;
+            }
+            list.into_any()
+        }
+        Value::Tuple(items) => {
+            let items = items
+                .into_iter()
+                .map(|v| to_py(py, v, records, strict))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, items)?.into_any()
+        }
+        Value::Dict(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(
+                    to_py(py, k, records, strict)?,
+                    to_py(py, v, records, strict)?,
+                )?;
+            }
+            dict.into_any()
+        }
+        Value::Set(items) => {
+            let set = PySet::empty(py)?;
+            for item in items {
+                set.add(to_py(py, item, records, strict)?)?;
+            }
+            set.into_any()
+        }
+        Value::Record(record) => record_to_py(py, record, records, strict)?,
+        Value::Array(array) => match array {
+            NdArray::Int(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+            NdArray::Float(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+            NdArray::Bool(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        },
+    })
+}
+
+fn record_to_py<'py>(
+    py: Python<'py>,
+    record: Record,
+    records: &Records,
+    strict: Strict,
+) -> PyResult<Bound<'py, PyAny>> {
+    let fields = PyDict::new(py);
+    for (name, value) in record.fields {
+        fields.set_item(name, to_py(py, value, records, strict)?)?;
+    }
+    let Some(builder) = records.builders.get(&record.name) else {
+        return Ok(fields.into_any());
+    };
+    match builder.bind(py).call((), Some(&fields)) {
+        Ok(obj) => Ok(obj),
+        Err(e) if strict == Strict::No => {
+            let _ = e;
+            Ok(fields.into_any())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A `TypeError` for an argument of the wrong type given to fexpr's own API.
+pub fn type_error(what: &str, obj: &Bound<'_, PyAny>) -> PyErr {
+    let ty = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    PyTypeError::new_err(format!("{what}, not {ty}"))
+}

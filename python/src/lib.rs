@@ -1,0 +1,60 @@
+//! `fexpr._fexpr`: the extension module under the Python package `fexpr`.
+//!
+//! The engine is the `fexpr` crate; this crate makes Python functions its tools
+//! ([`tool`]), converts values both ways ([`convert`]), waits for it without holding the GIL
+//! ([`runtime`]) and hands results back ([`output`]). Every call into the engine's execution
+//! API is in [`run`].
+
+mod convert;
+mod manager;
+mod output;
+mod request;
+mod run;
+mod runtime;
+mod tool;
+
+use pyo3::prelude::*;
+
+/// AdalFlow's `FunctionDefinition` of a tool, as JSON text: `func_name`, `func_desc` (the
+/// Python signature, a newline, the description) and `func_parameters`.
+#[pyfunction]
+#[pyo3(signature = (name, description, parameters, returns=None))]
+fn function_definition(
+    name: &str,
+    description: &str,
+    parameters: &str,
+    returns: Option<&str>,
+) -> PyResult<String> {
+    let mut def =
+        fexpr::ToolDefinition::new(name, description, tool::parse_json(parameters, name)?);
+    if let Some(returns) = returns {
+        def = def.with_returns(tool::parse_json(returns, name)?);
+    }
+    Ok(def.function_definition().to_string())
+}
+
+/// JSON text as YAML text (as the engine writes its YAML definitions).
+#[pyfunction]
+fn json_to_yaml(json: &str) -> PyResult<String> {
+    let value = tool::parse_json(json, "YAML")?;
+    serde_yaml_ng::to_string(&value)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
+#[pymodule]
+fn _fexpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<manager::Manager>()?;
+    m.add_class::<output::FunctionOutput>()?;
+    m.add_class::<output::PyError>()?;
+    m.add_class::<output::ErrorKind>()?;
+    m.add_class::<output::Repair>()?;
+    m.add_class::<output::Receipt>()?;
+    m.add_class::<output::Executed>()?;
+    m.add_class::<output::Ignored>()?;
+    m.add_class::<output::Checked>()?;
+    m.add_class::<output::Verdict>()?;
+    m.add_class::<output::Limits>()?;
+    m.add_function(wrap_pyfunction!(function_definition, m)?)?;
+    m.add_function(wrap_pyfunction!(json_to_yaml, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,404 @@
+//! Python functions as fexpr tools: sync functions run with the GIL on the thread that polls the
+//! call (or on a worker thread when marked blocking), async functions on an asyncio loop.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use fexpr::tool::ToolFuture;
+use fexpr::{Error, ErrorKind, Tool, ToolDefinition, ToolOutput, Value};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3_async_runtimes::TaskLocals;
+
+use crate::convert::{self, describe, Budget, Records, Strict, Unconverted};
+use crate::request::RequestState;
+
+/// One parameter: its name, whether it must be passed by keyword, the Python converter its
+/// annotation needs (an Enum, a frozenset, ...), if any, and whether its default is one only
+/// Python has (then a `None` from the engine means "not given").
+struct Param {
+    name: Py<PyString>,
+    keyword_only: bool,
+    convert: Option<Py<PyAny>>,
+    python_default: bool,
+}
+
+/// What calling the Python function needs.
+struct Callable {
+    func: Py<PyAny>,
+    is_async: bool,
+    params: Vec<Param>,
+    records: Arc<Records>,
+    /// `Limits::max_output_bytes`: a result is refused while it is converted, past this.
+    max_output_bytes: usize,
+}
+
+/// A Python function as a [`Tool`].
+pub struct PyTool {
+    definition: ToolDefinition,
+    callable: Arc<Callable>,
+    blocking: bool,
+}
+
+/// How a `FunctionTool` describes itself to the binding (see `FunctionTool._spec` in Python).
+pub struct Spec<'py> {
+    pub name: String,
+    pub description: String,
+    pub parameters: String,
+    pub returns: Option<String>,
+    pub func: Bound<'py, PyAny>,
+    pub is_async: bool,
+    pub blocking: bool,
+    /// `(name, keyword_only, converter or None, python_default)` per parameter, in order.
+    pub params: Vec<(String, bool, Option<Bound<'py, PyAny>>, bool)>,
+}
+
+impl<'py> FromPyObject<'_, 'py> for Spec<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Spec<'py>> {
+        let (name, description, parameters, returns, func, is_async, blocking, params) =
+            obj.extract()?;
+        Ok(Spec {
+            name,
+            description,
+            parameters,
+            returns,
+            func,
+            is_async,
+            blocking,
+            params,
+        })
+    }
+}
+
+impl PyTool {
+    /// The tool `spec` describes, converting records with `records`.
+    pub fn new(
+        py: Python<'_>,
+        spec: Spec<'_>,
+        records: Arc<Records>,
+        max_output_bytes: usize,
+    ) -> PyResult<PyTool> {
+        let parameters = parse_json(&spec.parameters, "parameters")?;
+        let mut definition = ToolDefinition::new(&spec.name, &spec.description, parameters);
+        if let Some(returns) = &spec.returns {
+            definition = definition.with_returns(parse_json(returns, "returns")?);
+        }
+        let params = spec
+            .params
+            .into_iter()
+            .map(|(name, keyword_only, convert, python_default)| Param {
+                name: PyString::intern(py, &name).unbind(),
+                keyword_only,
+                convert: convert.map(Bound::unbind),
+                python_default,
+            })
+            .collect();
+        Ok(PyTool {
+            definition,
+            callable: Arc::new(Callable {
+                func: spec.func.unbind(),
+                is_async: spec.is_async,
+                params,
+                records,
+                max_output_bytes,
+            }),
+            blocking: spec.blocking,
+        })
+    }
+}
+
+/// A JSON document given by the Python side (it wrote it with `json.dumps`).
+pub fn parse_json(text: &str, what: &str) -> PyResult<serde_json::Value> {
+    serde_json::from_str(text)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("invalid {what} schema: {e}")))
+}
+
+impl Tool for PyTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, args: Vec<Option<Value>>) -> ToolFuture {
+        let state = RequestState::current();
+        let callable = self.callable.clone();
+        if callable.is_async {
+            return Box::pin(async move { callable.call_async(args, state).await });
+        }
+        if self.blocking {
+            return Box::pin(async move {
+                let run = move || Python::attach(|py| callable.call_sync(py, args, state));
+                match tokio::task::spawn_blocking(run).await {
+                    Ok(Run::Done(result)) => result,
+                    Ok(Run::Awaitable(fut, callable, state)) => {
+                        callable.finish_async(fut, state).await
+                    }
+                    Err(e) => Err(Error::new(
+                        ErrorKind::ToolFailed,
+                        format!("the tool's thread failed: {e}"),
+                    )),
+                }
+            });
+        }
+        match Python::attach(|py| callable.call_sync(py, args, state)) {
+            Run::Done(result) => Box::pin(std::future::ready(result)),
+            Run::Awaitable(fut, callable, state) => {
+                Box::pin(async move { callable.finish_async(fut, state).await })
+            }
+        }
+    }
+}
+
+/// A Python awaitable being run on an asyncio loop.
+type PyFuture = std::pin::Pin<Box<dyn Future<Output = PyResult<Py<PyAny>>> + Send>>;
+
+/// What a sync call gave: a result, or an awaitable (a sync function that returned one).
+enum Run {
+    Done(Result<ToolOutput, Error>),
+    Awaitable(PyFuture, Arc<Callable>, Option<Arc<RequestState>>),
+}
+
+impl Callable {
+    fn call_sync(
+        self: &Arc<Self>,
+        py: Python<'_>,
+        args: Vec<Option<Value>>,
+        state: Option<Arc<RequestState>>,
+    ) -> Run {
+        let result = match self.arguments(py, args) {
+            Ok((positional, keywords)) => self.func.bind(py).call(positional, keywords.as_ref()),
+            Err(error) => return Run::Done(Err(error)),
+        };
+        match result {
+            Ok(obj) if is_awaitable(py, &obj) => match self.schedule(py, obj, state.as_deref()) {
+                Ok(fut) => Run::Awaitable(fut, self.clone(), state),
+                Err(e) => Run::Done(Err(self.failure(py, e, state.as_deref()))),
+            },
+            Ok(obj) => Run::Done(self.finish(py, obj, state.as_deref())),
+            Err(e) => Run::Done(Err(self.failure(py, e, state.as_deref()))),
+        }
+    }
+
+    async fn call_async(
+        self: Arc<Self>,
+        args: Vec<Option<Value>>,
+        state: Option<Arc<RequestState>>,
+    ) -> Result<ToolOutput, Error> {
+        let started = Python::attach(|py| {
+            let (positional, keywords) = self.arguments(py, args)?;
+            let coroutine = self
+                .func
+                .bind(py)
+                .call(positional, keywords.as_ref())
+                .and_then(|obj| self.schedule(py, obj, state.as_deref()));
+            coroutine.map_err(|e| self.failure(py, e, state.as_deref()))
+        });
+        match started {
+            Ok(fut) => self.finish_async(fut, state).await,
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Await an awaitable started by [`Callable::schedule`] and convert its result.
+    async fn finish_async(
+        self: Arc<Self>,
+        fut: PyFuture,
+        state: Option<Arc<RequestState>>,
+    ) -> Result<ToolOutput, Error> {
+        let result = fut.await;
+        Python::attach(|py| match result {
+            Ok(obj) => self.finish(py, obj.into_bound(py), state.as_deref()),
+            Err(e) => Err(self.failure(py, e, state.as_deref())),
+        })
+    }
+
+    /// Start `awaitable` on the request's asyncio loop (the caller's for the async methods, the
+    /// background loop for the sync ones).
+    fn schedule(
+        &self,
+        py: Python<'_>,
+        awaitable: Bound<'_, PyAny>,
+        state: Option<&RequestState>,
+    ) -> PyResult<PyFuture> {
+        let locals = match state.and_then(|s| s.locals.as_ref()) {
+            Some(locals) => locals.clone(),
+            None => background_loop(py)?.clone(),
+        };
+        Ok(Box::pin(pyo3_async_runtimes::into_future_with_locals(
+            &locals, awaitable,
+        )?))
+    }
+
+    /// The Python arguments: positional while the signature allows and nothing was skipped,
+    /// then by keyword. A parameter not given (`None`) is left out, so its Python default
+    /// applies.
+    fn arguments<'py>(
+        &self,
+        py: Python<'py>,
+        args: Vec<Option<Value>>,
+    ) -> Result<(Bound<'py, PyTuple>, Option<Bound<'py, PyDict>>), Error> {
+        let mut positional = Vec::with_capacity(args.len());
+        let mut keywords: Option<Bound<'py, PyDict>> = None;
+        let mut skipped = false;
+        for (param, arg) in self.params.iter().zip(args) {
+            let value = match arg {
+                Some(Value::None) if param.python_default => None,
+                other => other,
+            };
+            let Some(value) = value else {
+                skipped = true;
+                continue;
+            };
+            let obj = self.argument(py, param, value)?;
+            if skipped || param.keyword_only {
+                keywords
+                    .get_or_insert_with(|| PyDict::new(py))
+                    .set_item(param.name.bind(py), obj)
+                    .map_err(|e| self.argument_error(py, param, &e))?;
+            } else {
+                positional.push(obj);
+            }
+        }
+        let positional = PyTuple::new(py, positional).map_err(|e| self.raised(py, &e))?;
+        Ok((positional, keywords))
+    }
+
+    fn argument<'py>(
+        &self,
+        py: Python<'py>,
+        param: &Param,
+        value: Value,
+    ) -> Result<Bound<'py, PyAny>, Error> {
+        let obj = convert::to_py(py, value, &self.records, Strict::Yes)
+            .map_err(|e| self.argument_error(py, param, &e))?;
+        match &param.convert {
+            Some(convert) => convert
+                .bind(py)
+                .call1((obj,))
+                .map_err(|e| self.argument_error(py, param, &e)),
+            None => Ok(obj),
+        }
+    }
+
+    fn argument_error(&self, py: Python<'_>, param: &Param, e: &PyErr) -> Error {
+        Error::new(
+            ErrorKind::Type,
+            format!(
+                "`{}`: the value does not make the parameter's Python type: {}",
+                param.name.bind(py),
+                describe(py, e)
+            ),
+        )
+    }
+
+    fn raised(&self, py: Python<'_>, e: &PyErr) -> Error {
+        Error::new(ErrorKind::ToolFailed, describe(py, e))
+    }
+
+    /// A tool's exception as the call's error. An exception that is not an `Exception`
+    /// (`KeyboardInterrupt`, `SystemExit`) also stops the request and reaches the caller.
+    fn failure(&self, py: Python<'_>, e: PyErr, state: Option<&RequestState>) -> Error {
+        let error = self.raised(py, &e);
+        if !e.is_instance_of::<PyException>(py) {
+            if let Some(state) = state {
+                state.interrupt(e);
+            }
+        }
+        error
+    }
+
+    /// The tool's result as its output: converted to a [`Value`] for the model and for calls
+    /// that use it, and kept as it is for the caller.
+    fn finish(
+        &self,
+        py: Python<'_>,
+        obj: Bound<'_, PyAny>,
+        state: Option<&RequestState>,
+    ) -> Result<ToolOutput, Error> {
+        let (obj, observation) = match tool_output(py, &obj) {
+            Ok(Some(parts)) => parts,
+            Ok(None) => (obj, None),
+            Err(e) => return Err(self.raised(py, &e)),
+        };
+        let mut budget = Budget::new("max_output_bytes", self.max_output_bytes);
+        let value = match convert::from_py(&obj, &self.records, &mut budget) {
+            Ok(value) => value,
+            // An object fexpr has no value for is seen as its repr; the caller gets the object.
+            Err(Unconverted::Unsupported(_)) => match obj.repr() {
+                Ok(repr) => Value::Str(fexpr::error::clip(&repr.to_string_lossy(), 2000)),
+                Err(e) => return Err(self.raised(py, &e)),
+            },
+            Err(e) => return Err(e.into_error(py, ErrorKind::ToolFailed, "the result")),
+        };
+        let observation = match state {
+            Some(state) => state
+                .keep(obj.unbind(), observation.clone())
+                .or(observation),
+            None => observation,
+        };
+        Ok(ToolOutput {
+            output: value,
+            observation,
+            is_streaming: false,
+        })
+    }
+}
+
+/// `fexpr.ToolOutput(output, observation)`: its parts.
+fn tool_output<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyAny>, Option<String>)>> {
+    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let class = CLASS.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("fexpr._types")?.getattr("ToolOutput")?.unbind())
+    })?;
+    if !obj.is_instance(class.bind(py))? {
+        return Ok(None);
+    }
+    let output = obj.getattr("output")?;
+    let observation = obj.getattr("observation")?;
+    let observation = if observation.is_none() {
+        None
+    } else {
+        Some(observation.str()?.to_string())
+    };
+    Ok(Some((output, observation)))
+}
+
+/// Whether a sync function's result must be awaited (a coroutine or other awaitable).
+fn is_awaitable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> bool {
+    static INSPECT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    // Plain results are never awaitable: skip the check for the common types.
+    if obj.is_none()
+        || obj.is_exact_instance_of::<pyo3::types::PyInt>()
+        || obj.is_exact_instance_of::<pyo3::types::PyFloat>()
+        || obj.is_exact_instance_of::<PyString>()
+        || obj.is_exact_instance_of::<pyo3::types::PyList>()
+        || obj.is_exact_instance_of::<PyDict>()
+    {
+        return false;
+    }
+    INSPECT
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("inspect")?.getattr("isawaitable")?.unbind())
+        })
+        .and_then(|f| f.bind(py).call1((obj,))?.is_truthy())
+        .unwrap_or(false)
+}
+
+/// The asyncio loop that runs async tools for the sync methods: one daemon thread, started on
+/// first use (`fexpr._runtime.background_loop`).
+fn background_loop(py: Python<'_>) -> PyResult<&TaskLocals> {
+    static LOCALS: PyOnceLock<TaskLocals> = PyOnceLock::new();
+    LOCALS.get_or_try_init(py, || {
+        let event_loop = py
+            .import("fexpr._runtime")?
+            .getattr("background_loop")?
+            .call0()?;
+        Ok(TaskLocals::new(event_loop))
+    })
+}
