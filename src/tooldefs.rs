@@ -229,6 +229,42 @@ pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
     Json::Object(out)
 }
 
+/// Close every object schema that declares fields (`additionalProperties: false`), at every
+/// level as deep as schemas are read ([`MAX_SCHEMA_DEPTH`]): a record refuses a field it does
+/// not declare when called, and its schema says so. A schema that says otherwise already
+/// (`additionalProperties` set) is left as it is.
+pub(crate) fn close_records(schema: &mut Json) {
+    close_within(schema, 0);
+}
+
+fn close_within(schema: &mut Json, depth: usize) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let has_fields = obj
+        .get("properties")
+        .and_then(Json::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if has_fields && !obj.contains_key("additionalProperties") {
+        obj.insert("additionalProperties".into(), Json::Bool(false));
+    }
+    for (key, value) in obj.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "$defs" | "definitions", Json::Object(schemas)) => schemas
+                .values_mut()
+                .for_each(|s| close_within(s, depth + 1)),
+            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Json::Array(schemas)) => {
+                schemas.iter_mut().for_each(|s| close_within(s, depth + 1))
+            }
+            ("items" | "additionalProperties", s) => close_within(s, depth + 1),
+            _ => {}
+        }
+    }
+}
+
 /// JSON Schema's name for a BFCL (or JSON Schema) type name; `None` for "anything".
 fn json_type(t: &str) -> Option<&'static str> {
     Some(match t.to_ascii_lowercase().as_str() {

@@ -490,7 +490,8 @@ impl Type {
         }
     }
 
-    fn accepts_none(&self) -> bool {
+    /// Whether `None` is a value of this type (so that a parameter of it is optional).
+    pub fn accepts_none(&self) -> bool {
         self.accepts_none_within(MAX_SCHEMA_DEPTH)
     }
 
@@ -1937,10 +1938,19 @@ impl fmt::Display for Type {
 impl fmt::Display for RecordType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}(", self.name)?;
+        // A required field after one with a default is keyword-only in Python
+        // (`def f(a: int = 1, *, b: int)`): the `*` keeps the signature valid.
+        let (mut after_default, mut keyword_only) = (false, false);
         for (i, field) in self.fields.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
+            let has_default = field.default.is_some() || !field.required;
+            if !has_default && after_default && !keyword_only {
+                f.write_str("*, ")?;
+                keyword_only = true;
+            }
+            after_default |= has_default;
             write!(f, "{}: {}", field.name, field.ty)?;
             match (&field.default, field.required) {
                 (Some(d), _) => write!(f, " = {}", d.repr())?,
