@@ -184,6 +184,34 @@ impl ToolDefinition {
             "name": self.name, "description": self.description, "parameters": self.parameters}})
     }
 
+    /// OpenAI's `tools` entry in strict mode (`"strict": true`): every object closed
+    /// (`additionalProperties: false`) and listing all its fields in `required` (an optional
+    /// parameter of type `T | None` allows `null`), no `default` (named in the description
+    /// instead) and no `format`; `$defs` and `$ref` are kept, as OpenAI accepts them. The
+    /// rules and their sources (OpenAI's Structured Outputs and function-calling guides) are
+    /// cited at `tooldefs::strict_schema`.
+    ///
+    /// ```
+    /// use fexpr::{FunctionTool, Tool};
+    /// let f = FunctionTool::new("scale", ["x", "by"], |x: f64, by: Option<f64>| x * by.unwrap_or(2.0))
+    ///     .param_description("by", "The factor.")
+    ///     .default("by", 2.0);
+    /// let tool = f.definition().openai_strict();
+    /// assert_eq!(tool["function"]["strict"], true);
+    /// let parameters = &tool["function"]["parameters"];
+    /// assert_eq!(parameters["required"], serde_json::json!(["x", "by"]));
+    /// assert_eq!(parameters["additionalProperties"], false);
+    /// assert_eq!(parameters["properties"]["by"], serde_json::json!(
+    ///     {"type": ["number", "null"], "description": "The factor. (default: 2.0)"}));
+    /// ```
+    pub fn openai_strict(&self) -> Json {
+        let mut parameters = self.parameters.clone();
+        crate::tooldefs::strict_schema(&mut parameters);
+        json!({"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": parameters,
+            "strict": true}})
+    }
+
     /// Anthropic's `tools` entry.
     pub fn anthropic(&self) -> Json {
         json!({"name": self.name, "description": self.description, "input_schema": self.parameters})

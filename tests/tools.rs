@@ -1180,3 +1180,46 @@ fn sync_tools_of_one_response_run_concurrently_unless_inline() {
         .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).inline());
     assert_eq!(one(&inline, "add(2, 3)").output, Some(Value::Int(5)));
 }
+
+// ---------------------------------------------------------------- definitions
+
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Size {
+    w: u32,
+    h: Option<u32>,
+}
+
+#[test]
+fn the_strict_openai_form_follows_openais_rules_at_every_level() {
+    let manager = ToolManager::new().tool(
+        FunctionTool::new("area", ["size", "scale"], |s: Size, k: Option<i64>| {
+            i64::from(s.w) * i64::from(s.h.unwrap_or(1)) * k.unwrap_or(1)
+        })
+        .default("scale", 1),
+    );
+    let tools = manager.openai_tools_strict();
+    let function = &tools[0]["function"];
+    assert_eq!(function["strict"], true);
+    let text = function.to_string();
+    for absent in ["\"format\"", "\"default\""] {
+        assert!(!text.contains(absent), "{absent} in {text}");
+    }
+    let params = &function["parameters"];
+    assert_eq!(params["required"], serde_json::json!(["size", "scale"]));
+    assert_eq!(params["additionalProperties"], false);
+    let size = &params["$defs"]["Size"];
+    assert_eq!(size["additionalProperties"], false);
+    assert_eq!(size["required"], serde_json::json!(["w", "h"]));
+    assert_eq!(
+        size["properties"]["h"]["type"],
+        serde_json::json!(["integer", "null"])
+    );
+    // The plain form closes records too, as binding does.
+    let plain = &manager.openai_tools()[0]["function"]["parameters"];
+    assert_eq!(plain["$defs"]["Size"]["additionalProperties"], false);
+    let out = one(&manager, "area(size={'w': 2, 'h': 3, 'd': 4})");
+    assert!(
+        out.error.is_some(),
+        "an undeclared field is refused: {out:?}"
+    );
+}
