@@ -1223,3 +1223,85 @@ fn the_strict_openai_form_follows_openais_rules_at_every_level() {
         "an undeclared field is refused: {out:?}"
     );
 }
+
+// ---------------------------------------------------------------- schema bounds
+
+/// A tool known only by its JSON definition (as loaded from OpenAI's `tools`).
+struct Defined(fexpr::ToolDefinition);
+
+impl Tool for Defined {
+    fn definition(&self) -> &fexpr::ToolDefinition {
+        &self.0
+    }
+    fn call(&self, _: Vec<Option<Value>>) -> fexpr::tool::ToolFuture {
+        Box::pin(async { Ok(ToolOutput::new(Value::Str("ran".into()))) })
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Order {
+    #[schemars(range(max = 10))]
+    quantity: i64,
+    #[schemars(length(max = 5), regex(pattern = r"^[A-Z]+$"))]
+    code: String,
+}
+
+#[test]
+fn schema_bounds_hold_for_tools_from_openai_json_and_from_rust() {
+    let defs = fexpr::tooldefs::from_json(&serde_json::json!({"type": "function", "function": {
+        "name": "order", "description": "Order items.",
+        "parameters": {"type": "object", "properties": {
+            "quantity": {"type": "integer", "maximum": 10},
+            "code": {"type": "string", "maxLength": 5, "pattern": "^[A-Z]+$"}},
+            "required": ["quantity", "code"]}}}))
+    .unwrap();
+    let from_json = ToolManager::new().tool(Defined(defs[0].clone()));
+    let from_rust = ToolManager::new().tool(FunctionTool::new("order", ["order"], |o: Order| {
+        format!("{} x {}", o.quantity, o.code)
+    }));
+    let cases = [
+        (
+            &from_json,
+            "order(quantity=11, code='AB')",
+            "`quantity` must be at most 10, got 11",
+        ),
+        (
+            &from_json,
+            "order(quantity=1, code='ABCDEF')",
+            "`code` must have at most 5 characters, got 6",
+        ),
+        (
+            &from_json,
+            "order(quantity=1, code='ab')",
+            "`code` does not match the pattern `^[A-Z]+$`, got 'ab'",
+        ),
+        (
+            &from_rust,
+            "order({'quantity': 11, 'code': 'AB'})",
+            "`order.quantity` must be at most 10, got 11",
+        ),
+        (
+            &from_rust,
+            "order({'quantity': 1, 'code': 'ABCDEF'})",
+            "`order.code` must have at most 5 characters, got 6",
+        ),
+        (
+            &from_rust,
+            "order({'quantity': 1, 'code': 'ab'})",
+            "`order.code` does not match the pattern `^[A-Z]+$`, got 'ab'",
+        ),
+    ];
+    for (manager, call, message) in cases {
+        let out = one(manager, call);
+        let e = out.error.unwrap_or_else(|| panic!("{call} ran"));
+        assert_eq!(e.message, message, "{call}");
+    }
+    assert_eq!(
+        one(&from_json, "order(quantity=10, code='ABC')").output,
+        Some(Value::Str("ran".into()))
+    );
+    assert_eq!(
+        one(&from_rust, "order({'quantity': 10, 'code': 'ABC'})").output,
+        Some(Value::Str("10 x ABC".into()))
+    );
+}
