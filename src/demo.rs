@@ -74,7 +74,9 @@ pub fn add_points(p1: Point, p2: Point) -> Point {
     }
 }
 
-/// The demo manager.
+/// The demo manager. Its arithmetic tools (`add`, `multiply`, `numpy_sum`, `add_points`) are
+/// [`inline`](FunctionTool::inline): pure and cheap, they run on the calling task with no
+/// thread hop.
 ///
 /// ```
 /// let m = fexpr::demo::manager();
@@ -86,9 +88,14 @@ pub fn manager() -> ToolManager {
     ToolManager::new()
         .tool(
             FunctionTool::new("multiply", ["a", "b"], multiply)
-                .description("Multiply two numbers."),
+                .description("Multiply two numbers.")
+                .inline(),
         )
-        .tool(FunctionTool::new("add", ["a", "b"], add).description("Add two numbers."))
+        .tool(
+            FunctionTool::new("add", ["a", "b"], add)
+                .description("Add two numbers.")
+                .inline(),
+        )
         .tool(
             FunctionTool::new_async("divide", ["a", "b"], divide)
                 .description("Divide two numbers."),
@@ -99,11 +106,13 @@ pub fn manager() -> ToolManager {
         )
         .tool(
             FunctionTool::new("numpy_sum", ["arr"], numpy_sum)
-                .description("Sum the elements of an array."),
+                .description("Sum the elements of an array.")
+                .inline(),
         )
         .tool(
             FunctionTool::new("add_points", ["p1", "p2"], add_points)
-                .description("Add two points."),
+                .description("Add two points.")
+                .inline(),
         )
         .context(context())
 }

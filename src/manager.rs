@@ -221,6 +221,15 @@ impl ToolManager {
         Json::Array(self.definitions().map(ToolDefinition::openai).collect())
     }
 
+    /// OpenAI `tools` in strict mode (see [`ToolDefinition::openai_strict`]).
+    pub fn openai_tools_strict(&self) -> Json {
+        Json::Array(
+            self.definitions()
+                .map(ToolDefinition::openai_strict)
+                .collect(),
+        )
+    }
+
     /// Anthropic `tools`.
     pub fn anthropic_tools(&self) -> Json {
         Json::Array(self.definitions().map(ToolDefinition::anthropic).collect())

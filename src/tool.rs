@@ -14,7 +14,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{clip, closest, Error, ErrorKind};
 use crate::session::{CallContext, Session};
 use crate::types::{RecordType, Type};
 use crate::value::Value;
@@ -92,10 +92,10 @@ pub trait Tool: Send + Sync {
         self.call(args)
     }
 
-    /// Whether the tool can be used as it was configured; `Err` says what is wrong (for now:
-    /// a tool that receives a [`CallContext`] was marked `.cached()`). The manager fails every
-    /// call of such a tool with this error. The default reports the problem recorded in
-    /// [`features`](Tool::features), if any.
+    /// Whether the tool can be used as it was configured; `Err` says everything that is wrong
+    /// (for a [`FunctionTool`]: a default of the wrong type, a parameter name it does not have,
+    /// `.cached()` on a tool that receives a [`CallContext`]). The manager reports these
+    /// problems instead of running the tool. The default: no problems.
     ///
     /// ```
     /// use fexpr::{CallContext, FunctionTool, Tool};
@@ -107,7 +107,7 @@ pub trait Tool: Send + Sync {
     /// assert_eq!(error.message, "tool `whoami` receives injected values (CallContext) and cannot be cached: its result may differ per session");
     /// ```
     fn check(&self) -> Result<(), Error> {
-        self.features().map_or(Ok(()), ToolFeatures::check)
+        Ok(())
     }
 }
 
@@ -184,6 +184,34 @@ impl ToolDefinition {
             "name": self.name, "description": self.description, "parameters": self.parameters}})
     }
 
+    /// OpenAI's `tools` entry in strict mode (`"strict": true`): every object closed
+    /// (`additionalProperties: false`) and listing all its fields in `required` (an optional
+    /// parameter of type `T | None` allows `null`), no `default` (named in the description
+    /// instead) and no `format`; `$defs` and `$ref` are kept, as OpenAI accepts them. The
+    /// rules and their sources (OpenAI's Structured Outputs and function-calling guides) are
+    /// cited at `tooldefs::strict_schema`.
+    ///
+    /// ```
+    /// use fexpr::{FunctionTool, Tool};
+    /// let f = FunctionTool::new("scale", ["x", "by"], |x: f64, by: Option<f64>| x * by.unwrap_or(2.0))
+    ///     .param_description("by", "The factor.")
+    ///     .default("by", 2.0);
+    /// let tool = f.definition().openai_strict();
+    /// assert_eq!(tool["function"]["strict"], true);
+    /// let parameters = &tool["function"]["parameters"];
+    /// assert_eq!(parameters["required"], serde_json::json!(["x", "by"]));
+    /// assert_eq!(parameters["additionalProperties"], false);
+    /// assert_eq!(parameters["properties"]["by"], serde_json::json!(
+    ///     {"type": ["number", "null"], "description": "The factor. (default: 2.0)"}));
+    /// ```
+    pub fn openai_strict(&self) -> Json {
+        let mut parameters = self.parameters.clone();
+        crate::tooldefs::strict_schema(&mut parameters);
+        json!({"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": parameters,
+            "strict": true}})
+    }
+
     /// Anthropic's `tools` entry.
     pub fn anthropic(&self) -> Json {
         json!({"name": self.name, "description": self.description, "input_schema": self.parameters})
@@ -213,75 +241,181 @@ impl ToolDefinition {
     }
 }
 
-/// Marks [`ToolReturn`] for plain values.
+/// Marks [`ToolReturn`] for a value returned as it is (`T: Serialize + JsonSchema`).
 pub enum Plain {}
-/// Marks [`ToolReturn`] for `Result<T, ToolError>`.
-pub enum Fallible {}
+/// Marks [`ToolReturn`] for a [`ToolOutput`] (an output with its own observation).
+pub enum Output {}
+/// Marks [`ToolReturn`] for a `Result` whose `Ok` value is returned as `M` says.
+pub struct Fallible<M>(std::marker::PhantomData<M>);
 
-/// What a tool function may return: a value, or `Result<value, ToolError>`. (`M` is a
-/// marker that keeps the two implementations apart; it is inferred.)
+/// What a tool function may return, sync or async, with or without a [`CallContext`]:
+///
+/// - `T` where `T: Serialize + JsonSchema` (its schema is the tool's result schema);
+/// - [`ToolOutput`]: an output with the text the model should see;
+/// - `Result<T, E>` or `Result<ToolOutput, E>` for any `E: Into<ToolError>`: a [`ToolError`],
+///   an [`Error`] (its kind and hint are kept: a pool's `Limit` stays `Limit`), any
+///   `std::error::Error + Send + Sync` (`std::io::Error`, `anyhow::Error`, …), a `String`.
+///
+/// `M` is a marker that keeps these apart; it is inferred. One case is ambiguous: a
+/// `Result` whose error type is itself serializable (`Result<T, String>`) is both a value and
+/// a failure to the compiler ("type annotations needed"); return a [`ToolError`]
+/// (`.map_err(ToolError::new)`) instead. `#[fexpr::tool]` functions have no such case.
+///
+/// ```
+/// use fexpr::{FunctionTool, ToolOutput, Value};
+/// use fexpr::tool::ToolError;
+/// let half = FunctionTool::new("half", ["n"], |n: i64| -> Result<i64, ToolError> {
+///     if n % 2 == 1 { return Err(ToolError::new("odd")); }
+///     Ok(n / 2)
+/// });
+/// let read = FunctionTool::new("read", ["path"], |path: String| -> Result<String, std::io::Error> {
+///     std::fs::read_to_string(path)
+/// });
+/// let shown = FunctionTool::new("shown", [], || ToolOutput::new(Value::Int(3)).with_observation("three"));
+/// # let _ = (half, read, shown);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a tool cannot return `{Self}`",
+    label = "this is returned by the tool",
+    note = "a tool returns `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)"
+)]
 pub trait ToolReturn<M>: Send + 'static {
-    /// The JSON Schema of the value.
+    /// The JSON Schema of the value (`{}`, anything, for a [`ToolOutput`]).
     fn schema(generator: &mut schemars::SchemaGenerator) -> Json;
-    /// The value, or the tool's failure.
-    fn into_value(self) -> Result<Value, Error>;
+    /// The output, or the tool's failure.
+    fn into_output(self) -> Result<ToolOutput, Error>;
 }
 
 impl<T: Serialize + schemars::JsonSchema + Send + 'static> ToolReturn<Plain> for T {
     fn schema(generator: &mut schemars::SchemaGenerator) -> Json {
         generator.subschema_for::<T>().to_value()
     }
-    fn into_value(self) -> Result<Value, Error> {
-        Value::from_serialize(&self)
+    fn into_output(self) -> Result<ToolOutput, Error> {
+        Value::from_serialize(&self).map(ToolOutput::from)
     }
 }
 
-/// A tool's own failure, reported to the model as a `ToolFailed` error with this message.
-///
-/// ```
-/// use fexpr::tool::ToolError;
-/// fn divide(a: f64, b: f64) -> Result<f64, ToolError> {
-///     if b == 0.0 { return Err(ToolError::new("cannot divide by zero")); }
-///     Ok(a / b)
-/// }
-/// assert!(divide(1.0, 0.0).is_err());
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolError(pub String);
-
-impl ToolError {
-    /// A failure with a message the model can read.
-    pub fn new(message: impl Into<String>) -> ToolError {
-        ToolError(message.into())
+impl ToolReturn<Output> for ToolOutput {
+    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
+        json!({})
+    }
+    fn into_output(self) -> Result<ToolOutput, Error> {
+        Ok(self)
     }
 }
 
-impl<E: std::fmt::Display> From<E> for ToolError {
-    fn from(e: E) -> ToolError {
-        ToolError(e.to_string())
-    }
-}
-
-impl<T: Serialize + schemars::JsonSchema + Send + 'static> ToolReturn<Fallible>
-    for Result<T, ToolError>
+impl<T, E, M> ToolReturn<Fallible<M>> for Result<T, E>
+where
+    T: ToolReturn<M>,
+    E: Into<ToolError> + Send + 'static,
 {
     fn schema(generator: &mut schemars::SchemaGenerator) -> Json {
-        generator.subschema_for::<T>().to_value()
+        T::schema(generator)
     }
-    fn into_value(self) -> Result<Value, Error> {
+    fn into_output(self) -> Result<ToolOutput, Error> {
         match self {
-            Ok(v) => Value::from_serialize(&v),
-            Err(e) => Err(Error::new(ErrorKind::ToolFailed, e.0)),
+            Ok(value) => value.into_output(),
+            Err(e) => Err(e.into().0),
         }
     }
 }
 
-type Invoke = dyn Fn(Vec<Option<Value>>) -> ToolFuture + Send + Sync;
+/// A tool's failure: the [`Error`] the call reports to the model.
+///
+/// [`ToolError::new`] makes a `ToolFailed` error from a message. Any error converts with `?`
+/// or `.into()`: an [`Error`] keeps its kind and hint (the `Limit` error of an empty
+/// [`EnvPool`](crate::pool::EnvPool) stays `Limit`; its span, which points into another
+/// text, is dropped), any other error (`std::io::Error`, `anyhow::Error`, a `String`, a
+/// `&str`) becomes a `ToolFailed` error with its message.
+///
+/// ```
+/// use fexpr::tool::ToolError;
+/// use fexpr::{Error, ErrorKind};
+/// fn divide(a: f64, b: f64) -> Result<f64, ToolError> {
+///     if b == 0.0 { return Err(ToolError::new("cannot divide by zero")); }
+///     Ok(a / b)
+/// }
+/// assert_eq!(divide(1.0, 0.0).unwrap_err().error().message, "cannot divide by zero");
+///
+/// fn parse(text: &str) -> Result<i64, ToolError> {
+///     Ok(text.parse::<i64>()?) // a ParseIntError: `ToolFailed`, with its message
+/// }
+/// assert_eq!(parse("x").unwrap_err().error().kind, ErrorKind::ToolFailed);
+///
+/// let busy = ToolError::from(Error::limit("max_envs", 2, 3));
+/// assert_eq!(busy.error().kind, ErrorKind::Limit);
+/// assert_eq!(busy.error().message, "max_envs limit exceeded: 3 > 2");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolError(Error);
+
+impl ToolError {
+    /// A `ToolFailed` error with a message the model can read.
+    pub fn new(message: impl Into<String>) -> ToolError {
+        ToolError(Error::new(ErrorKind::ToolFailed, message))
+    }
+
+    /// The same failure with a hint: what the model could do instead.
+    pub fn with_hint(self, hint: impl Into<String>) -> ToolError {
+        ToolError(self.0.with_hint(hint))
+    }
+
+    /// The error the call reports.
+    pub fn error(&self) -> &Error {
+        &self.0
+    }
+}
+
+impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for ToolError {
+    fn from(error: E) -> ToolError {
+        match error.into().downcast::<Error>() {
+            Ok(error) => ToolError(Error {
+                span: None,
+                ..*error
+            }),
+            Err(other) => ToolError::new(other.to_string()),
+        }
+    }
+}
+
+impl From<ToolError> for Error {
+    fn from(error: ToolError) -> Error {
+        error.0
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+type BoundArgs = Vec<Option<Value>>;
+/// A sync function behind the bound arguments (and the call's context, for context tools).
+type SyncBody = dyn Fn(BoundArgs, Option<CallContext>) -> Result<ToolOutput, Error> + Send + Sync;
+/// An async function behind the bound arguments (and the call's context).
+type AsyncBody = dyn Fn(BoundArgs, Option<CallContext>) -> ToolFuture + Send + Sync;
+
+/// The function a [`FunctionTool`] runs.
+#[derive(Clone)]
+enum Body {
+    Sync(Arc<SyncBody>),
+    Async(Arc<AsyncBody>),
+}
 
 /// A tool made from a Rust function or closure, sync or async.
 ///
-/// Parameter names are given with the function (Rust keeps no names at run time); their
-/// types give the JSON Schema. `Option<T>` parameters are optional.
+/// Parameter names are given with the function (Rust keeps no names at run time; the
+/// `#[fexpr::tool]` attribute reads them from the signature); their types
+/// give the JSON Schema. `Option<T>` parameters are optional.
+///
+/// A sync function runs on tokio's blocking thread pool, so the calls of one response run
+/// concurrently and a deadline can return while the function still runs; mark cheap,
+/// non-blocking functions [`inline`](FunctionTool::inline) to run them on the calling task.
+///
+/// Configuration mistakes (a default of the wrong type, a parameter name that does not
+/// exist, a cached tool that receives a [`CallContext`]) are not panics: they are recorded
+/// and reported by [`Tool::check`], which the manager runs for every tool.
 ///
 /// ```
 /// use fexpr::{FunctionTool, Tool};
@@ -290,15 +424,19 @@ type Invoke = dyn Fn(Vec<Option<Value>>) -> ToolFuture + Send + Sync;
 /// ```
 pub struct FunctionTool {
     definition: ToolDefinition,
-    invoke: Arc<Invoke>,
-    /// Set for tools made with `with_context*`: runs with the call's context.
-    invoke_in: Option<Arc<InvokeIn>>,
+    body: Body,
+    /// Run a sync body on the calling task rather than on the blocking pool.
+    inline: bool,
+    /// Made with `with_context*`: the function receives a [`CallContext`].
+    takes_context: bool,
     features: Option<Box<ToolFeatures>>,
+    /// What [`Tool::check`] reports: how the tool was misconfigured.
+    problems: Vec<Error>,
 }
 
 impl FunctionTool {
-    /// A tool from a sync function. It runs on the calling task; mark slow functions
-    /// [`blocking`](FunctionTool::blocking) so they run on a worker thread instead.
+    /// A tool from a sync function. It runs on tokio's blocking thread pool (see
+    /// [`inline`](FunctionTool::inline) for cheap functions).
     pub fn new<Args, M, F: SyncFn<Args, M>>(
         name: impl Into<String>,
         params: F::Names,
@@ -306,13 +444,12 @@ impl FunctionTool {
     ) -> FunctionTool {
         let names = F::names(&params);
         let (parameters, returns) = schema_for(&names, F::schemas);
-        let f = Arc::new(f);
-        let invoke: Arc<Invoke> =
-            Arc::new(move |args| catch_sync(|| f.invoke(&names, args).map(ToolOutput::from)));
-        FunctionTool::build(name.into(), parameters, returns, invoke)
+        let body: Arc<SyncBody> = Arc::new(move |args, _| f.invoke(&names, args));
+        FunctionTool::build(name.into(), parameters, returns, Body::Sync(body), false)
     }
 
-    /// A tool from an async function (a closure returning a future).
+    /// A tool from an async function (a closure returning a future). It runs on the calling
+    /// task, as futures do.
     pub fn new_async<Args, M, F: AsyncFn<Args, M>>(
         name: impl Into<String>,
         params: F::Names,
@@ -320,23 +457,75 @@ impl FunctionTool {
     ) -> FunctionTool {
         let names = F::names(&params);
         let (parameters, returns) = schema_for(&names, F::schemas);
-        let f = Arc::new(f);
-        let invoke: Arc<Invoke> = Arc::new(move |args| {
-            catch_async(|| {
-                let fut = f.invoke(&names, args);
-                async move { fut.await.map(ToolOutput::from) }
-            })
-        });
-        FunctionTool::build(name.into(), parameters, returns, invoke)
+        let body: Arc<AsyncBody> = Arc::new(move |args, _| f.invoke(&names, args));
+        FunctionTool::build(name.into(), parameters, returns, Body::Async(body), false)
     }
 
-    fn build(name: String, parameters: Json, returns: Json, invoke: Arc<Invoke>) -> FunctionTool {
-        FunctionTool {
+    /// A tool from a sync function that also receives the call's [`CallContext`] as its first
+    /// argument: the injected `tool_call_id`, the caller's state, registered dependencies,
+    /// status and partial-result reporting. The context is not a parameter: it is not in
+    /// the schema and an expression cannot set it. Called outside a manager
+    /// ([`Tool::call`]), the function gets a detached context.
+    ///
+    /// ```
+    /// use fexpr::{CallContext, FunctionTool, Tool};
+    /// let echo = FunctionTool::with_context("echo", ["text"], |ctx: CallContext, text: String| {
+    ///     format!("{text} (call {})", ctx.tool_call_id())
+    /// });
+    /// assert_eq!(echo.definition().python_signature(), "echo(text: str) -> str");
+    /// ```
+    pub fn with_context<Args, M, F: ContextFn<Args, M>>(
+        name: impl Into<String>,
+        params: F::Names,
+        f: F,
+    ) -> FunctionTool {
+        let name = name.into();
+        let names = F::names(&params);
+        let (parameters, returns) = schema_for(&names, F::schemas);
+        let tool = name.clone();
+        let body: Arc<SyncBody> = Arc::new(move |args, context: Option<CallContext>| {
+            let context = context.unwrap_or_else(|| CallContext::detached(&tool));
+            f.invoke(context, &names, args)
+        });
+        FunctionTool::build(name, parameters, returns, Body::Sync(body), true)
+    }
+
+    /// A tool from an async function that receives the call's [`CallContext`] first (see
+    /// [`with_context`](FunctionTool::with_context)).
+    pub fn with_context_async<Args, M, F: AsyncContextFn<Args, M>>(
+        name: impl Into<String>,
+        params: F::Names,
+        f: F,
+    ) -> FunctionTool {
+        let name = name.into();
+        let names = F::names(&params);
+        let (parameters, returns) = schema_for(&names, F::schemas);
+        let tool = name.clone();
+        let body: Arc<AsyncBody> = Arc::new(move |args, context: Option<CallContext>| {
+            let context = context.unwrap_or_else(|| CallContext::detached(&tool));
+            f.invoke(context, &names, args)
+        });
+        FunctionTool::build(name, parameters, returns, Body::Async(body), true)
+    }
+
+    fn build(
+        name: String,
+        parameters: Json,
+        returns: Json,
+        body: Body,
+        takes_context: bool,
+    ) -> FunctionTool {
+        let mut tool = FunctionTool {
             definition: ToolDefinition::new(name, "", parameters).with_returns(returns),
-            invoke,
-            invoke_in: None,
-            features: None,
-        }
+            body,
+            inline: false,
+            takes_context,
+            // A context tool is called with its context: it has features (none set yet).
+            features: takes_context.then(Box::default),
+            problems: Vec::new(),
+        };
+        tool.refresh();
+        tool
     }
 
     /// Set the description the model sees.
@@ -345,18 +534,71 @@ impl FunctionTool {
         self
     }
 
-    /// Describe one parameter.
+    /// Describe one parameter. A name the tool does not have is a problem [`Tool::check`]
+    /// reports.
     pub fn param_description(self, param: &str, description: &str) -> FunctionTool {
+        if self.definition.signature.field(param).is_none() {
+            return self.unknown_param("param_description", param);
+        }
         self.edit_param(param, |schema| {
             schema.insert("description".into(), Json::String(description.into()));
         })
     }
 
-    /// Give a parameter a default, making it optional.
-    pub fn default(self, param: &str, value: impl Serialize) -> FunctionTool {
-        let value = serde_json::to_value(value).unwrap_or(Json::Null);
+    /// Give a parameter a default, making it optional. The value is converted to the
+    /// parameter's type now (`1` for a `float` parameter becomes `1.0`, a dict for a record
+    /// parameter becomes the record); a value of another type, or a name the tool does not
+    /// have, is a problem [`Tool::check`] reports.
+    ///
+    /// A default before a parameter that has none makes the later parameters keyword-only,
+    /// as Python requires (`def f(a: int = 1, *, b: int)`): they are shown after a `*` and
+    /// cannot be given by position.
+    ///
+    /// ```
+    /// use fexpr::{FunctionTool, Tool};
+    /// let f = FunctionTool::new("f", ["n", "k"], |n: Option<i64>, k: i64| n.unwrap_or(0) + k)
+    ///     .default("n", 1);
+    /// assert_eq!(f.definition().python_signature(), "f(n: int | None = 1, *, k: int) -> int");
+    /// assert!(f.check().is_ok());
+    ///
+    /// let wrong = FunctionTool::new("f", ["n"], |n: Option<i64>| n).default("n", "one");
+    /// assert_eq!(wrong.check().unwrap_err().message, "tool `f`: default for `n` is 'one', not an int | None");
+    /// let misspelled = FunctionTool::new("f", ["n", "k"], |n: i64, k: i64| n + k).default("m", 1);
+    /// let problem = misspelled.check().unwrap_err();
+    /// assert_eq!(problem.message, "`FunctionTool::default`: tool `f` has no parameter `m`; its parameters are `n`, `k`");
+    /// assert_eq!(problem.hint.as_deref(), Some("did you mean `n`?"));
+    /// ```
+    pub fn default(mut self, param: &str, value: impl Serialize) -> FunctionTool {
+        let Some(field) = self.definition.signature.field(param) else {
+            return self.unknown_param("default", param);
+        };
+        let name = &self.definition.name;
+        let value = match Value::from_serialize(&value) {
+            Ok(value) => value,
+            Err(e) => {
+                let problem = format!(
+                    "tool `{name}`: the default for `{param}` has no Python value: {}",
+                    e.message
+                );
+                self.problems.push(Error::new(ErrorKind::Type, problem));
+                return self;
+            }
+        };
+        let value = match field.ty.coerce(value.clone(), param) {
+            Ok(value) => value,
+            Err(_) => {
+                let ty = field.ty.to_string();
+                let problem = format!(
+                    "tool `{name}`: default for `{param}` is {}, not {} {ty}",
+                    clip(&value.repr(), 60),
+                    article(&ty)
+                );
+                self.problems.push(Error::new(ErrorKind::Type, problem));
+                return self;
+            }
+        };
         let mut tool = self.edit_param(param, |schema| {
-            schema.insert("default".into(), value);
+            schema.insert("default".into(), value.to_json());
         });
         if let Some(required) = tool
             .definition
@@ -370,21 +612,48 @@ impl FunctionTool {
         tool
     }
 
-    /// Run the function on tokio's blocking thread pool, so slow sync work does not stall
-    /// other calls of the same response.
-    #[cfg(feature = "native")]
-    pub fn blocking(mut self) -> FunctionTool {
-        let inner = self.invoke.clone();
-        self.invoke = Arc::new(move |args| {
-            let inner = inner.clone();
-            on_blocking_thread(move || inner(args))
-        });
-        if let Some(inner) = self.invoke_in.clone() {
-            self.invoke_in = Some(Arc::new(move |args, context| {
-                let inner = inner.clone();
-                on_blocking_thread(move || inner(args, context))
-            }));
+    /// Run this sync function on the calling task, with no thread hop: for cheap functions
+    /// that never block (arithmetic, formatting). Such a call cannot be interrupted: a
+    /// deadline is noticed only when it returns, and the other calls of the response wait
+    /// while it runs. No effect on async functions, which always run on the calling task.
+    ///
+    /// ```
+    /// use fexpr::FunctionTool;
+    /// let add = FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).inline();
+    /// # let _ = add;
+    /// ```
+    pub fn inline(mut self) -> FunctionTool {
+        self.inline = true;
+        self
+    }
+
+    /// Record that `method` named a parameter the tool does not have.
+    fn unknown_param(mut self, method: &str, param: &str) -> FunctionTool {
+        let names: Vec<&str> = self
+            .definition
+            .signature
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        let known = if names.is_empty() {
+            "it has no parameters".to_string()
+        } else {
+            let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!("its parameters are {}", listed.join(", "))
+        };
+        let mut problem = Error::new(
+            ErrorKind::Arguments,
+            format!(
+                "`FunctionTool::{method}`: tool `{}` has no parameter `{}`; {known}",
+                self.definition.name,
+                clip(param, 40)
+            ),
+        );
+        if let Some(near) = closest(param, names.iter().copied()) {
+            problem = problem.with_hint(format!("did you mean `{near}`?"));
         }
+        self.problems.push(problem);
         self
     }
 
@@ -406,11 +675,41 @@ impl FunctionTool {
         self
     }
 
+    /// Rebuild the signature from the parameter schema, with each default as a value of its
+    /// parameter's type (`1.0` for a float, a record for a record type).
     fn refresh(&mut self) {
-        self.definition.signature = Arc::new(RecordType::from_schema(
-            &self.definition.name,
-            &self.definition.parameters,
-        ));
+        let mut signature =
+            RecordType::from_schema(&self.definition.name, &self.definition.parameters);
+        for field in &mut signature.fields {
+            if let Some(default) = field.default.take() {
+                field.default = Some(
+                    field
+                        .ty
+                        .coerce(default.clone(), &field.name)
+                        .unwrap_or(default),
+                );
+            }
+        }
+        self.definition.signature = Arc::new(signature);
+    }
+
+    /// Run the function with bound arguments, and the call's context if it takes one.
+    fn run(&self, args: BoundArgs, context: Option<CallContext>) -> ToolFuture {
+        match &self.body {
+            Body::Async(f) => catch_async(|| f(args, context)),
+            Body::Sync(f) if self.inline => {
+                Box::pin(std::future::ready(catch_sync(|| f(args, context))))
+            }
+            Body::Sync(f) => on_blocking_thread(Arc::clone(f), args, context),
+        }
+    }
+}
+
+/// "an int", "a str": the article for a type's name.
+fn article(ty: &str) -> &'static str {
+    match ty.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u' | 'A' | 'E' | 'I' | 'O' | 'U') => "an",
+        _ => "a",
     }
 }
 
@@ -420,10 +719,7 @@ impl Tool for FunctionTool {
     }
 
     fn call(&self, args: Vec<Option<Value>>) -> ToolFuture {
-        match &self.invoke_in {
-            Some(invoke_in) => invoke_in(args, CallContext::detached(&self.definition.name)),
-            None => (self.invoke)(args),
-        }
+        self.run(args, None)
     }
 
     fn features(&self) -> Option<&ToolFeatures> {
@@ -431,46 +727,64 @@ impl Tool for FunctionTool {
     }
 
     fn call_in(&self, args: Vec<Option<Value>>, context: CallContext) -> ToolFuture {
-        match &self.invoke_in {
-            Some(invoke_in) => invoke_in(args, context),
-            None => (self.invoke)(args),
+        self.run(args, self.takes_context.then_some(context))
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        match self.problems.as_slice() {
+            [] => Ok(()),
+            [problem] => Err(problem.clone()),
+            [first, ..] => {
+                let messages: Vec<&str> =
+                    self.problems.iter().map(|p| p.message.as_str()).collect();
+                let hints: Vec<&str> = self
+                    .problems
+                    .iter()
+                    .filter_map(|p| p.hint.as_deref())
+                    .collect();
+                let mut error = Error::new(first.kind, messages.join("; "));
+                if !hints.is_empty() {
+                    error = error.with_hint(hints.join("; "));
+                }
+                Err(error)
+            }
         }
     }
 }
 
-/// Run a sync tool's invocation on tokio's blocking thread pool.
-#[cfg(feature = "native")]
-fn on_blocking_thread(invoke: impl FnOnce() -> ToolFuture + Send + 'static) -> ToolFuture {
+/// Run a sync function on tokio's blocking thread pool, so that it neither stalls the other
+/// calls of its response nor keeps a deadline from returning. If the caller stops waiting,
+/// the thread still runs the function to its end and the result is dropped (nothing can stop
+/// a running thread). Outside a tokio runtime (or without the `native` feature, as in
+/// the wasm guest) it runs on the calling thread.
+fn on_blocking_thread(
+    f: Arc<SyncBody>,
+    args: BoundArgs,
+    context: Option<CallContext>,
+) -> ToolFuture {
     Box::pin(async move {
-        match tokio::task::spawn_blocking(move || futures_util::FutureExt::now_or_never(invoke()))
-            .await
-        {
-            Ok(Some(result)) => result,
-            Ok(None) => Err(Error::new(
-                ErrorKind::ToolFailed,
-                "a blocking tool did not complete",
-            )),
-            Err(e) => Err(Error::new(
-                ErrorKind::ToolFailed,
-                format!("the tool's thread failed: {e}"),
-            )),
+        let run = move || catch_sync(|| f(args, context));
+        #[cfg(feature = "native")]
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            return runtime.spawn_blocking(run).await.unwrap_or_else(|e| {
+                Err(Error::new(
+                    ErrorKind::ToolFailed,
+                    format!("the tool's thread was stopped: {e}"),
+                ))
+            });
         }
+        run()
     })
 }
 
 /// Runs a sync tool body; a panic becomes a `ToolFailed` error of the call.
-fn catch_sync(run: impl FnOnce() -> Result<ToolOutput, Error>) -> ToolFuture {
-    let result = std::panic::catch_unwind(AssertUnwindSafe(run))
-        .unwrap_or_else(|panic| Err(panicked(panic)));
-    Box::pin(std::future::ready(result))
+fn catch_sync(run: impl FnOnce() -> Result<ToolOutput, Error>) -> Result<ToolOutput, Error> {
+    std::panic::catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|panic| Err(panicked(panic)))
 }
 
 /// Starts an async tool body and runs it; a panic while starting or while running becomes a
 /// `ToolFailed` error of the call.
-fn catch_async<Fut>(start: impl FnOnce() -> Fut) -> ToolFuture
-where
-    Fut: Future<Output = Result<ToolOutput, Error>> + Send + 'static,
-{
+fn catch_async(start: impl FnOnce() -> ToolFuture) -> ToolFuture {
     let fut = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(fut) => fut,
         Err(panic) => return Box::pin(std::future::ready(Err(panicked(panic)))),
@@ -495,27 +809,28 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> Error {
     )
 }
 
-/// The parameters object schema (with `$defs`) and the return schema.
+/// The parameters object schema (with `$defs`) and the return schema. Every object schema
+/// with properties is closed (`additionalProperties: false`), as it is when called: a
+/// keyword or record field that is not declared is an error.
 fn schema_for(
     names: &[&'static str],
     schemas: fn(&mut schemars::SchemaGenerator) -> (Vec<Json>, Json),
 ) -> (Json, Json) {
     let mut generator = schemars::SchemaGenerator::default();
     let (params, returns) = schemas(&mut generator);
-    let defs = generator.take_definitions(true);
+    let mut defs = generator.take_definitions(true);
+    defs.values_mut().for_each(crate::tooldefs::close_records);
+    let root = json!({"$defs": defs.clone()});
     let mut properties = serde_json::Map::new();
     let mut required = Vec::new();
-    for (name, schema) in names.iter().zip(params) {
-        let root = json!({"$defs": defs.clone()});
-        if !Type::from_schema(&schema, &root)
-            .to_string()
-            .contains("None")
-        {
+    for (name, mut schema) in names.iter().zip(params) {
+        if !Type::from_schema(&schema, &root).accepts_none() {
             required.push(Json::String(name.to_string()));
         }
+        crate::tooldefs::close_records(&mut schema);
         properties.insert(name.to_string(), schema);
     }
-    let mut parameters = json!({"type": "object", "properties": properties, "required": required});
+    let mut parameters = json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     let mut returns = returns;
     if !defs.is_empty() {
         if let Some(map) = parameters.as_object_mut() {
@@ -542,7 +857,15 @@ fn arg<T: DeserializeOwned + 'static>(
         .map_err(|e| Error::new(ErrorKind::Type, format!("`{name}` = {}", e.message)))
 }
 
-/// A sync function usable as a tool: `Fn(A, B, ...) -> R` (up to 8 parameters).
+/// A sync function usable as a tool: `Fn(A, B, ...) -> R` with up to 8 parameters, each
+/// `DeserializeOwned + JsonSchema`, returning any [`ToolReturn`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a sync tool function",
+    label = "not `Fn(A, B, ...) -> R` with tool parameters and result",
+    note = "`FunctionTool::new` takes `Fn(A, B, ...) -> R` with up to 8 parameters, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "an async function goes to `FunctionTool::new_async`; one taking a `CallContext` first to `FunctionTool::with_context` (or `with_context_async`)"
+)]
 pub trait SyncFn<Args, M>: Send + Sync + 'static {
     /// `[&str; N]`: one name per parameter.
     type Names;
@@ -551,10 +874,17 @@ pub trait SyncFn<Args, M>: Send + Sync + 'static {
     /// Parameter schemas and the return schema.
     fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
     /// Call with bound arguments; `names` are the parameters' names, for errors.
-    fn invoke(&self, names: &[&'static str], args: Vec<Option<Value>>) -> Result<Value, Error>;
+    fn invoke(&self, names: &[&'static str], args: BoundArgs) -> Result<ToolOutput, Error>;
 }
 
-/// An async function usable as a tool: `Fn(A, B, ...) -> impl Future<Output = R>`.
+/// An async function usable as a tool: `Fn(A, B, ...) -> impl Future<Output = R> + Send`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an async tool function",
+    label = "not `Fn(A, B, ...) -> impl Future<Output = R> + Send + 'static` with tool parameters and result",
+    note = "`FunctionTool::new_async` takes `Fn(A, B, ...) -> impl Future<Output = R> + Send + 'static` with up to 8 parameters, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "a sync function goes to `FunctionTool::new`; one taking a `CallContext` first to `FunctionTool::with_context_async`"
+)]
 pub trait AsyncFn<Args, M>: Send + Sync + 'static {
     /// `[&str; N]`: one name per parameter.
     type Names;
@@ -563,11 +893,52 @@ pub trait AsyncFn<Args, M>: Send + Sync + 'static {
     /// Parameter schemas and the return schema.
     fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
     /// Call with bound arguments; `names` are the parameters' names, for errors.
+    fn invoke(&self, names: &[&'static str], args: BoundArgs) -> ToolFuture;
+}
+
+/// A sync function with a [`CallContext`] first: `Fn(CallContext, A, B, ...) -> R`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a sync tool function taking a `CallContext`",
+    label = "not `Fn(CallContext, A, B, ...) -> R` with tool parameters and result",
+    note = "`FunctionTool::with_context` takes `Fn(CallContext, A, B, ...) -> R` with up to 6 parameters after the context, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter after the context",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "an async function goes to `FunctionTool::with_context_async`; one without a `CallContext` to `FunctionTool::new`"
+)]
+pub trait ContextFn<Args, M>: Send + Sync + 'static {
+    /// `[&str; N]`: one name per parameter after the context.
+    type Names;
+    /// The names as a list.
+    fn names(names: &Self::Names) -> Vec<&'static str>;
+    /// Parameter schemas and the return schema.
+    fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
+    /// Call with the context and bound arguments; `names` are the parameters' names, for
+    /// errors.
     fn invoke(
         &self,
+        context: CallContext,
         names: &[&'static str],
-        args: Vec<Option<Value>>,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>>;
+        args: BoundArgs,
+    ) -> Result<ToolOutput, Error>;
+}
+
+/// An async function with a [`CallContext`] first.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an async tool function taking a `CallContext`",
+    label = "not `Fn(CallContext, A, B, ...) -> impl Future<Output = R> + Send + 'static` with tool parameters and result",
+    note = "`FunctionTool::with_context_async` takes `Fn(CallContext, A, B, ...) -> impl Future<Output = R> + Send + 'static` with up to 6 parameters after the context, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter after the context",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "a sync function goes to `FunctionTool::with_context`; one without a `CallContext` to `FunctionTool::new_async`"
+)]
+pub trait AsyncContextFn<Args, M>: Send + Sync + 'static {
+    /// `[&str; N]`: one name per parameter after the context.
+    type Names;
+    /// The names as a list.
+    fn names(names: &Self::Names) -> Vec<&'static str>;
+    /// Parameter schemas and the return schema.
+    fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
+    /// Call with the context and bound arguments; `names` are the parameters' names, for
+    /// errors.
+    fn invoke(&self, context: CallContext, names: &[&'static str], args: BoundArgs) -> ToolFuture;
 }
 
 /// The JSON Schemas of a parameter list, one per type.
@@ -576,6 +947,25 @@ macro_rules! param_schemas {
         let _ = &$generator;
         vec![$($generator.subschema_for::<$a>().to_value(),)*]
     }};
+}
+
+/// Converts the bound arguments to the parameters' types (`$a`: one type and binding per
+/// parameter) or returns the conversion error as `$fail(error)`.
+macro_rules! bind_args {
+    ($args:ident, $names:ident, $fail:expr; $($a:ident),*) => {
+        #[allow(unused_mut, unused_variables)]
+        let mut it = $args.into_iter();
+        #[allow(unused_mut, unused_variables)]
+        let mut names = $names.iter();
+        $(let $a: $a = match arg(&mut it, &mut names) {
+            Ok(v) => v,
+            Err(e) => return $fail(e),
+        };)*
+    };
+}
+
+fn failed(error: Error) -> ToolFuture {
+    Box::pin(std::future::ready(Err(error)))
 }
 
 macro_rules! tool_fns {
@@ -593,12 +983,10 @@ macro_rules! tool_fns {
             fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
                 (param_schemas!(generator; $($a),*), R::schema(generator))
             }
-            #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, names: &[&'static str], args: Vec<Option<Value>>) -> Result<Value, Error> {
-                let mut it = args.into_iter();
-                let mut names = names.iter();
-                $(let $a: $a = arg(&mut it, &mut names)?;)*
-                (self)($($a),*).into_value()
+            #[allow(non_snake_case)]
+            fn invoke(&self, names: &[&'static str], args: BoundArgs) -> Result<ToolOutput, Error> {
+                bind_args!(args, names, Err; $($a),*);
+                (self)($($a),*).into_output()
             }
         }
 
@@ -616,16 +1004,11 @@ macro_rules! tool_fns {
             fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
                 (param_schemas!(generator; $($a),*), R::schema(generator))
             }
-            #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, names: &[&'static str], args: Vec<Option<Value>>) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>> {
-                let mut it = args.into_iter();
-                let mut names = names.iter();
-                $(let $a: $a = match arg(&mut it, &mut names) {
-                    Ok(v) => v,
-                    Err(e) => return Box::pin(std::future::ready(Err(e))),
-                };)*
+            #[allow(non_snake_case)]
+            fn invoke(&self, names: &[&'static str], args: BoundArgs) -> ToolFuture {
+                bind_args!(args, names, failed; $($a),*);
                 let fut = (self)($($a),*);
-                Box::pin(async move { fut.await.into_value() })
+                Box::pin(async move { fut.await.into_output() })
             }
         }
     };
@@ -641,7 +1024,145 @@ tool_fns!(6; A1, A2, A3, A4, A5, A6);
 tool_fns!(7; A1, A2, A3, A4, A5, A6, A7);
 tool_fns!(8; A1, A2, A3, A4, A5, A6, A7, A8);
 
-type InvokeIn = dyn Fn(Vec<Option<Value>>, CallContext) -> ToolFuture + Send + Sync;
+macro_rules! context_fns {
+    ($n:literal; $($a:ident),*) => {
+        impl<F, R, M, $($a,)*> ContextFn<($($a,)*), M> for F
+        where
+            F: Fn(CallContext, $($a),*) -> R + Send + Sync + 'static,
+            R: ToolReturn<M>,
+            $($a: DeserializeOwned + schemars::JsonSchema + Send + 'static,)*
+        {
+            type Names = [&'static str; $n];
+            fn names(names: &Self::Names) -> Vec<&'static str> {
+                names.to_vec()
+            }
+            fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
+                (param_schemas!(generator; $($a),*), R::schema(generator))
+            }
+            #[allow(non_snake_case)]
+            fn invoke(&self, context: CallContext, names: &[&'static str], args: BoundArgs) -> Result<ToolOutput, Error> {
+                bind_args!(args, names, Err; $($a),*);
+                (self)(context, $($a),*).into_output()
+            }
+        }
+
+        impl<F, Fut, R, M, $($a,)*> AsyncContextFn<($($a,)*), M> for F
+        where
+            F: Fn(CallContext, $($a),*) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = R> + Send + 'static,
+            R: ToolReturn<M>,
+            $($a: DeserializeOwned + schemars::JsonSchema + Send + 'static,)*
+        {
+            type Names = [&'static str; $n];
+            fn names(names: &Self::Names) -> Vec<&'static str> {
+                names.to_vec()
+            }
+            fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
+                (param_schemas!(generator; $($a),*), R::schema(generator))
+            }
+            #[allow(non_snake_case)]
+            fn invoke(&self, context: CallContext, names: &[&'static str], args: BoundArgs) -> ToolFuture {
+                bind_args!(args, names, failed; $($a),*);
+                let fut = (self)(context, $($a),*);
+                Box::pin(async move { fut.await.into_output() })
+            }
+        }
+    };
+}
+
+context_fns!(0;);
+context_fns!(1; A1);
+context_fns!(2; A1, A2);
+context_fns!(3; A1, A2, A3);
+context_fns!(4; A1, A2, A3, A4);
+context_fns!(5; A1, A2, A3, A4, A5);
+context_fns!(6; A1, A2, A3, A4, A5, A6);
+
+impl FunctionTool {
+    fn features_mut(&mut self) -> &mut ToolFeatures {
+        self.features.get_or_insert_with(Box::default)
+    }
+
+    /// Write the model's observation of each output with `format` (unless the tool returned
+    /// a [`ToolOutput`] with its own). The full output stays in `FunctionOutput::output`.
+    pub fn observe(
+        mut self,
+        format: impl Fn(&Value) -> String + Send + Sync + 'static,
+    ) -> FunctionTool {
+        let features = std::mem::take(self.features_mut());
+        *self.features_mut() = features.observe(format);
+        self
+    }
+
+    /// Offer the tool only while `available` holds for the caller's session (see
+    /// [`ToolFeatures::available_when`]).
+    pub fn available_when(
+        mut self,
+        available: impl Fn(&Session) -> bool + Send + Sync + 'static,
+        when: impl Into<String>,
+    ) -> FunctionTool {
+        let features = std::mem::take(self.features_mut());
+        *self.features_mut() = features.available_when(available, when);
+        self
+    }
+
+    /// Mark the tool as one that can end the turn (see [`ToolManager::ends_turn`](crate::ToolManager::ends_turn)).
+    pub fn ends_turn(mut self) -> FunctionTool {
+        self.features_mut().ends_turn = true;
+        self
+    }
+
+    /// Remember up to `max_entries` outputs keyed by canonical arguments (see
+    /// [`ToolFeatures::cached`] for what the key holds and what it does not).
+    ///
+    /// A tool made with [`with_context`](FunctionTool::with_context) or
+    /// [`with_context_async`](FunctionTool::with_context_async) cannot be cached: its result
+    /// may depend on the session, state, dependencies or `tool_call_id` it receives, and a
+    /// cache keyed by arguments would give one session's result to another. It is not cached
+    /// but refused: [`Tool::check`] reports the problem, and every call of the tool fails with
+    /// it (a `ToolFailed` error) rather than run.
+    pub fn cached(mut self, max_entries: usize) -> FunctionTool {
+        if self.takes_context {
+            let problem = Error::new(
+                ErrorKind::ToolFailed,
+                format!(
+                    "tool `{}` receives injected values (CallContext) and cannot be cached: its result may differ per session",
+                    self.definition.name
+                ),
+            )
+            .with_hint("remove `.cached(..)` from this tool");
+            self.problems.push(problem);
+            return self;
+        }
+        self.features_mut().memo = Some(Arc::new(Memo::new(max_entries)));
+        self
+    }
+}
+
+/// A struct whose methods are tools: configuration, clients, credentials and state stay in
+/// the struct, hidden from the model; only the tools' own parameters are in their schemas.
+/// A component's tool marked `.cached()` is keyed by its arguments only, never by the state
+/// on `self`: cache only those whose result does not depend on it.
+///
+/// ```
+/// use std::sync::{Arc, atomic::{AtomicU32, Ordering}};
+/// use fexpr::{tool::Component, FunctionTool, ToolManager};
+///
+/// struct Counter { step: u32, total: AtomicU32 }
+/// impl Component for Counter {
+///     fn tools(self: Arc<Self>) -> Vec<FunctionTool> {
+///         let this = self.clone();
+///         vec![FunctionTool::new("bump", [], move || this.total.fetch_add(this.step, Ordering::Relaxed) + this.step)]
+///     }
+/// }
+/// let manager = ToolManager::new().component(Arc::new(Counter { step: 2, total: AtomicU32::new(0) }));
+/// assert_eq!(manager.definitions().next().unwrap().python_signature(), "bump() -> int");
+/// ```
+pub trait Component: Send + Sync + 'static {
+    /// The tools, each holding a clone of `self`.
+    fn tools(self: Arc<Self>) -> Vec<FunctionTool>;
+}
+
 type Observe = dyn Fn(&Value) -> String + Send + Sync;
 type Available = dyn Fn(&Session) -> bool + Send + Sync;
 
@@ -660,8 +1181,6 @@ pub struct ToolFeatures {
     available: Option<(Arc<Available>, String)>,
     ends_turn: bool,
     memo: Option<Arc<Memo>>,
-    /// A configuration the tool cannot run with (see [`Tool::check`]).
-    problem: Option<Error>,
 }
 
 impl ToolFeatures {
@@ -713,11 +1232,6 @@ impl ToolFeatures {
     pub fn cached(mut self, max_entries: usize) -> ToolFeatures {
         self.memo = Some(Arc::new(Memo::new(max_entries)));
         self
-    }
-
-    /// The tool's configuration problem, if it has one (see [`Tool::check`]).
-    pub fn check(&self) -> Result<(), Error> {
-        self.problem.clone().map_or(Ok(()), Err)
     }
 
     /// The formatter's observation of `output`, if there is a formatter.
@@ -868,300 +1382,6 @@ fn canonical(v: &Value, out: &mut String) {
         other => out.push_str(&other.repr()),
     }
 }
-
-impl FunctionTool {
-    /// A tool from a sync function that also receives the call's [`CallContext`] as its first
-    /// argument: the injected `tool_call_id`, the caller's state, registered dependencies,
-    /// status and partial-result reporting. The context is not a parameter: it is not in
-    /// the schema and an expression cannot set it.
-    ///
-    /// ```
-    /// use fexpr::{CallContext, FunctionTool, Tool};
-    /// let echo = FunctionTool::with_context("echo", ["text"], |ctx: CallContext, text: String| {
-    ///     format!("{text} (call {})", ctx.tool_call_id())
-    /// });
-    /// assert_eq!(echo.definition().python_signature(), "echo(text: str) -> str");
-    /// ```
-    pub fn with_context<Args, M, F: ContextFn<Args, M>>(
-        name: impl Into<String>,
-        params: F::Names,
-        f: F,
-    ) -> FunctionTool {
-        let names = F::names(&params);
-        let (parameters, returns) = schema_for(&names, F::schemas);
-        let f = Arc::new(f);
-        let invoke_in: Arc<InvokeIn> =
-            Arc::new(move |args, context| catch_sync(|| f.invoke(context, &names, args)));
-        FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
-    }
-
-    /// A tool from an async function that receives the call's [`CallContext`] first (see
-    /// [`with_context`](FunctionTool::with_context)). It may return a [`ToolOutput`] to give
-    /// its own observation.
-    pub fn with_context_async<Args, M, F: AsyncContextFn<Args, M>>(
-        name: impl Into<String>,
-        params: F::Names,
-        f: F,
-    ) -> FunctionTool {
-        let names = F::names(&params);
-        let (parameters, returns) = schema_for(&names, F::schemas);
-        let f = Arc::new(f);
-        let invoke_in: Arc<InvokeIn> =
-            Arc::new(move |args, context| catch_async(|| f.invoke(context, &names, args)));
-        FunctionTool::build_in(name.into(), parameters, returns, invoke_in)
-    }
-
-    fn build_in(
-        name: String,
-        parameters: Json,
-        returns: Json,
-        invoke_in: Arc<InvokeIn>,
-    ) -> FunctionTool {
-        let detached_name = name.clone();
-        let plain = invoke_in.clone();
-        let invoke: Arc<Invoke> =
-            Arc::new(move |args| plain(args, CallContext::detached(&detached_name)));
-        let mut tool = FunctionTool::build(name, parameters, returns, invoke);
-        tool.invoke_in = Some(invoke_in);
-        tool.features = Some(Box::default());
-        tool
-    }
-
-    fn features_mut(&mut self) -> &mut ToolFeatures {
-        self.features.get_or_insert_with(Box::default)
-    }
-
-    /// Write the model's observation of each output with `format` (unless the tool returned
-    /// a [`ToolOutput`] with its own). The full output stays in `FunctionOutput::output`.
-    pub fn observe(
-        mut self,
-        format: impl Fn(&Value) -> String + Send + Sync + 'static,
-    ) -> FunctionTool {
-        let features = std::mem::take(self.features_mut());
-        *self.features_mut() = features.observe(format);
-        self
-    }
-
-    /// Offer the tool only while `available` holds for the caller's session (see
-    /// [`ToolFeatures::available_when`]).
-    pub fn available_when(
-        mut self,
-        available: impl Fn(&Session) -> bool + Send + Sync + 'static,
-        when: impl Into<String>,
-    ) -> FunctionTool {
-        let features = std::mem::take(self.features_mut());
-        *self.features_mut() = features.available_when(available, when);
-        self
-    }
-
-    /// Mark the tool as one that can end the turn (see [`ToolManager::ends_turn`](crate::ToolManager::ends_turn)).
-    pub fn ends_turn(mut self) -> FunctionTool {
-        self.features_mut().ends_turn = true;
-        self
-    }
-
-    /// Remember up to `max_entries` outputs keyed by canonical arguments (see
-    /// [`ToolFeatures::cached`] for what the key holds and what it does not).
-    ///
-    /// A tool made with [`with_context`](FunctionTool::with_context) or
-    /// [`with_context_async`](FunctionTool::with_context_async) cannot be cached: its result
-    /// may depend on the session, state, dependencies or `tool_call_id` it receives, and a
-    /// cache keyed by arguments would give one session's result to another. It is not cached
-    /// but refused: [`Tool::check`] reports the problem, and every call of the tool fails with
-    /// it (a `ToolFailed` error) rather than run.
-    pub fn cached(mut self, max_entries: usize) -> FunctionTool {
-        if self.invoke_in.is_some() {
-            let problem = Error::new(
-                ErrorKind::ToolFailed,
-                format!(
-                    "tool `{}` receives injected values (CallContext) and cannot be cached: its result may differ per session",
-                    self.definition.name
-                ),
-            )
-            .with_hint("remove `.cached(..)` from this tool");
-            self.features_mut().problem = Some(problem);
-            return self;
-        }
-        self.features_mut().memo = Some(Arc::new(Memo::new(max_entries)));
-        self
-    }
-}
-
-/// A struct whose methods are tools: configuration, clients, credentials and state stay in
-/// the struct, hidden from the model; only the tools' own parameters are in their schemas.
-/// A component's tool marked `.cached()` is keyed by its arguments only, never by the state
-/// on `self`: cache only those whose result does not depend on it.
-///
-/// ```
-/// use std::sync::{Arc, atomic::{AtomicU32, Ordering}};
-/// use fexpr::{tool::Component, FunctionTool, ToolManager};
-///
-/// struct Counter { step: u32, total: AtomicU32 }
-/// impl Component for Counter {
-///     fn tools(self: Arc<Self>) -> Vec<FunctionTool> {
-///         let this = self.clone();
-///         vec![FunctionTool::new("bump", [], move || this.total.fetch_add(this.step, Ordering::Relaxed) + this.step)]
-///     }
-/// }
-/// let manager = ToolManager::new().component(Arc::new(Counter { step: 2, total: AtomicU32::new(0) }));
-/// assert_eq!(manager.definitions().next().unwrap().python_signature(), "bump() -> int");
-/// ```
-pub trait Component: Send + Sync + 'static {
-    /// The tools, each holding a clone of `self`.
-    fn tools(self: Arc<Self>) -> Vec<FunctionTool>;
-}
-
-/// A sync function with a [`CallContext`] first: `Fn(CallContext, A, B, ...) -> R`.
-pub trait ContextFn<Args, M>: Send + Sync + 'static {
-    /// `[&str; N]`: one name per parameter after the context.
-    type Names;
-    /// The names as a list.
-    fn names(names: &Self::Names) -> Vec<&'static str>;
-    /// Parameter schemas and the return schema.
-    fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
-    /// Call with the context and bound arguments; `names` are the parameters' names, for
-    /// errors.
-    fn invoke(
-        &self,
-        context: CallContext,
-        names: &[&'static str],
-        args: Vec<Option<Value>>,
-    ) -> Result<ToolOutput, Error>;
-}
-
-/// An async function with a [`CallContext`] first.
-pub trait AsyncContextFn<Args, M>: Send + Sync + 'static {
-    /// `[&str; N]`: one name per parameter after the context.
-    type Names;
-    /// The names as a list.
-    fn names(names: &Self::Names) -> Vec<&'static str>;
-    /// Parameter schemas and the return schema.
-    fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json);
-    /// Call with the context and bound arguments; `names` are the parameters' names, for
-    /// errors.
-    fn invoke(
-        &self,
-        context: CallContext,
-        names: &[&'static str],
-        args: Vec<Option<Value>>,
-    ) -> ToolFuture;
-}
-
-/// Marks [`ContextReturn`] for a [`ToolReturn`] value.
-pub enum ViaReturn {}
-/// Marks [`ContextReturn`] for a [`ToolOutput`] (output plus observation).
-pub enum ViaOutput {}
-/// Marks [`ContextReturn`] for `Result<ToolOutput, ToolError>`.
-pub enum ViaFallibleOutput {}
-/// Marks [`ContextReturn`] for `Result<ToolOutput, Error>` (the error kept as it is).
-pub enum ViaErrorOutput {}
-
-/// What a context tool may return: anything a plain tool may, or a [`ToolOutput`] (with its
-/// own observation), or `Result<ToolOutput, ToolError>`, or `Result<ToolOutput, Error>` (an
-/// [`Error`] of any kind, e.g. the `Limit` error of an empty [`EnvPool`](crate::pool::EnvPool)).
-pub trait ContextReturn<M>: Send + 'static {
-    /// The JSON Schema of the value (`{}`, any, for a `ToolOutput`).
-    fn schema(generator: &mut schemars::SchemaGenerator) -> Json;
-    /// The output, or the tool's failure.
-    fn into_output(self) -> Result<ToolOutput, Error>;
-}
-
-impl<T: ToolReturn<M>, M> ContextReturn<(ViaReturn, M)> for T {
-    fn schema(generator: &mut schemars::SchemaGenerator) -> Json {
-        T::schema(generator)
-    }
-    fn into_output(self) -> Result<ToolOutput, Error> {
-        self.into_value().map(ToolOutput::from)
-    }
-}
-
-impl ContextReturn<ViaOutput> for ToolOutput {
-    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
-        json!({})
-    }
-    fn into_output(self) -> Result<ToolOutput, Error> {
-        Ok(self)
-    }
-}
-
-impl ContextReturn<ViaFallibleOutput> for Result<ToolOutput, ToolError> {
-    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
-        json!({})
-    }
-    fn into_output(self) -> Result<ToolOutput, Error> {
-        self.map_err(|e| Error::new(ErrorKind::ToolFailed, e.0))
-    }
-}
-
-impl ContextReturn<ViaErrorOutput> for Result<ToolOutput, Error> {
-    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
-        json!({})
-    }
-    fn into_output(self) -> Result<ToolOutput, Error> {
-        self
-    }
-}
-
-macro_rules! context_fns {
-    ($n:literal; $($a:ident),*) => {
-        impl<F, R, M, $($a,)*> ContextFn<($($a,)*), M> for F
-        where
-            F: Fn(CallContext, $($a),*) -> R + Send + Sync + 'static,
-            R: ContextReturn<M>,
-            $($a: DeserializeOwned + schemars::JsonSchema + Send + 'static,)*
-        {
-            type Names = [&'static str; $n];
-            fn names(names: &Self::Names) -> Vec<&'static str> {
-                names.to_vec()
-            }
-            fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
-                (param_schemas!(generator; $($a),*), R::schema(generator))
-            }
-            #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, context: CallContext, names: &[&'static str], args: Vec<Option<Value>>) -> Result<ToolOutput, Error> {
-                let mut it = args.into_iter();
-                let mut names = names.iter();
-                $(let $a: $a = arg(&mut it, &mut names)?;)*
-                (self)(context, $($a),*).into_output()
-            }
-        }
-
-        impl<F, Fut, R, M, $($a,)*> AsyncContextFn<($($a,)*), M> for F
-        where
-            F: Fn(CallContext, $($a),*) -> Fut + Send + Sync + 'static,
-            Fut: Future<Output = R> + Send + 'static,
-            R: ContextReturn<M>,
-            $($a: DeserializeOwned + schemars::JsonSchema + Send + 'static,)*
-        {
-            type Names = [&'static str; $n];
-            fn names(names: &Self::Names) -> Vec<&'static str> {
-                names.to_vec()
-            }
-            fn schemas(generator: &mut schemars::SchemaGenerator) -> (Vec<Json>, Json) {
-                (param_schemas!(generator; $($a),*), R::schema(generator))
-            }
-            #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn invoke(&self, context: CallContext, names: &[&'static str], args: Vec<Option<Value>>) -> ToolFuture {
-                let mut it = args.into_iter();
-                let mut names = names.iter();
-                $(let $a: $a = match arg(&mut it, &mut names) {
-                    Ok(v) => v,
-                    Err(e) => return Box::pin(std::future::ready(Err(e))),
-                };)*
-                let fut = (self)(context, $($a),*);
-                Box::pin(async move { fut.await.into_output() })
-            }
-        }
-    };
-}
-
-context_fns!(0;);
-context_fns!(1; A1);
-context_fns!(2; A1, A2);
-context_fns!(3; A1, A2, A3);
-context_fns!(4; A1, A2, A3, A4);
-context_fns!(5; A1, A2, A3, A4, A5);
-context_fns!(6; A1, A2, A3, A4, A5, A6);
 
 #[cfg(test)]
 mod tests {

@@ -229,6 +229,98 @@ pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
     Json::Object(out)
 }
 
+/// Close every object schema that declares fields (`additionalProperties: false`), at every
+/// level as deep as schemas are read ([`MAX_SCHEMA_DEPTH`]): a record refuses a field it does
+/// not declare when called, and its schema says so. A schema that says otherwise already
+/// (`additionalProperties` set) is left as it is.
+pub(crate) fn close_records(schema: &mut Json) {
+    close_within(schema, 0);
+}
+
+fn close_within(schema: &mut Json, depth: usize) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let has_fields = obj
+        .get("properties")
+        .and_then(Json::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if has_fields && !obj.contains_key("additionalProperties") {
+        obj.insert("additionalProperties".into(), Json::Bool(false));
+    }
+    for (key, value) in obj.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "$defs" | "definitions", Json::Object(schemas)) => schemas
+                .values_mut()
+                .for_each(|s| close_within(s, depth + 1)),
+            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Json::Array(schemas)) => {
+                schemas.iter_mut().for_each(|s| close_within(s, depth + 1))
+            }
+            ("items" | "additionalProperties", s) => close_within(s, depth + 1),
+            _ => {}
+        }
+    }
+}
+
+/// `schema` in the form OpenAI's strict mode (`"strict": true`) requires, as its
+/// Structured Outputs guide states under "Supported schemas"
+/// (<https://platform.openai.com/docs/guides/structured-outputs#supported-schemas>) and its
+/// function-calling guide under "Strict mode"
+/// (<https://platform.openai.com/docs/guides/function-calling#strict-mode>):
+///
+/// - `additionalProperties: false` must be set on every object;
+/// - every field of an object must be listed in `required`; an optional field is emulated
+///   with a type that allows `null` (`"type": ["string", "null"]`);
+/// - `$defs` with `$ref` (recursion included) and `anyOf` are supported, `default` is not;
+///   `format` takes only a few named formats (`date-time`, `email`, `uuid`, …), so the
+///   numeric formats schemars writes (`int64`, `double`, `uint8`) are dropped.
+///
+/// Types are kept as they are, so the strict schema admits exactly what binding accepts: an
+/// `Option<T>` parameter already allows `null` (binding it gives `None`); a parameter with a
+/// default but a type without `null` must then be given, and its description names the
+/// default.
+pub(crate) fn strict_schema(schema: &mut Json) {
+    strict_within(schema, 0);
+}
+
+fn strict_within(schema: &mut Json, depth: usize) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    obj.remove("format");
+    if let Some(default) = obj.remove("default") {
+        let said = format!("default: {default}");
+        let description = match obj.get("description").and_then(Json::as_str) {
+            Some(d) if !d.is_empty() => format!("{d} ({said})"),
+            _ => said,
+        };
+        obj.insert("description".into(), Json::String(description));
+    }
+    if let Some(Json::Object(properties)) = obj.get_mut("properties") {
+        let all = properties.keys().cloned().map(Json::String).collect();
+        obj.insert("required".into(), Json::Array(all));
+        obj.insert("additionalProperties".into(), Json::Bool(false));
+    }
+    for (key, value) in obj.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "$defs" | "definitions", Json::Object(schemas)) => schemas
+                .values_mut()
+                .for_each(|s| strict_within(s, depth + 1)),
+            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Json::Array(schemas)) => {
+                schemas.iter_mut().for_each(|s| strict_within(s, depth + 1))
+            }
+            ("items" | "additionalProperties", s) => strict_within(s, depth + 1),
+            _ => {}
+        }
+    }
+}
+
 /// JSON Schema's name for a BFCL (or JSON Schema) type name; `None` for "anything".
 fn json_type(t: &str) -> Option<&'static str> {
     Some(match t.to_ascii_lowercase().as_str() {

@@ -14,7 +14,8 @@
 //! included: `Filter = And | Or | Not | Cond` is checked level by level, as deep as the value
 //! goes), `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numbers, or draft-04's
 //! booleans), `multipleOf`, `minLength`/`maxLength` (characters), `minItems`/`maxItems`,
-//! `minProperties`/`maxProperties`, OpenAPI's `nullable`, and the integer formats `int8` …
+//! `minProperties`/`maxProperties`, `pattern` (with the `regex` crate: linear-time matching, a
+//! bounded compiled size; see [`Pattern`]), OpenAPI's `nullable`, and the integer formats `int8` …
 //! `int64`, `uint8` … `uint64` (as ranges). Annotations (`title`, `description`, `default`,
 //! `examples`, other `format`s, …) and keywords fexpr does not know are ignored, as JSON Schema
 //! ignores unknown keywords.
@@ -22,7 +23,8 @@
 //! # What fails closed
 //!
 //! A schema fexpr cannot fully check becomes [`Type::Unchecked`], which refuses every value with
-//! a message saying why: a keyword that constrains values but is not checked (`pattern`, `not`,
+//! a message saying why: a `pattern` that does not compile, a keyword that constrains values
+//! but is not checked (`not`,
 //! `if`/`then`/`else`, `patternProperties`, `propertyNames`, `contains`, `dependentRequired`,
 //! `dependentSchemas`, `unevaluatedItems`, `unevaluatedProperties`, dynamic references), an
 //! unknown `type`, a `$ref` that does not resolve in the document, the schema `false`, a
@@ -115,6 +117,79 @@ pub struct Bounds {
     pub max_properties: Option<u64>,
     /// `required` keys of an object schema without `properties` (a dict must hold them).
     pub required: Vec<String>,
+    /// `pattern`: a string must contain a match.
+    pub pattern: Option<Pattern>,
+}
+
+/// A schema's `pattern`, compiled with the `regex` crate: matching takes time linear in the
+/// string, and compiling is bounded ([`Pattern::SIZE_LIMIT`]). A pattern that does not
+/// compile (a look-around or back-reference, which ECMA-262 has and `regex` does not; or one
+/// over the limit) makes the schema refuse every value, saying why.
+///
+/// ```
+/// use fexpr::types::Type;
+/// let code = Type::from_schema(&serde_json::json!({"type": "string", "pattern": "^[A-Z]{3}$"}), &serde_json::json!({}));
+/// assert!(code.coerce(fexpr::Value::Str("EUR".into()), "code").is_ok());
+/// let e = code.coerce(fexpr::Value::Str("euro".into()), "code").unwrap_err();
+/// assert_eq!(e.message, "`code` does not match the pattern `^[A-Z]{3}$`, got 'euro'");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Pattern(Arc<regex::Regex>);
+
+impl Pattern {
+    /// The most memory a compiled pattern may take (bytes), for the program and for the
+    /// lazy DFA each.
+    pub const SIZE_LIMIT: usize = 1 << 20;
+
+    /// Compile `source`; the error says why it cannot be checked.
+    pub fn new(source: &str) -> Result<Pattern, String> {
+        regex::RegexBuilder::new(source)
+            .size_limit(Pattern::SIZE_LIMIT)
+            .dfa_size_limit(Pattern::SIZE_LIMIT)
+            .build()
+            .map(|regex| Pattern(Arc::new(regex)))
+            .map_err(|e| {
+                let reason = match e {
+                    regex::Error::CompiledTooBig(_) => "it is too large to compile".to_string(),
+                    _ => "it is not a regular expression fexpr can check (look-arounds and \
+                          back-references are not supported)"
+                        .to_string(),
+                };
+                format!(
+                    "its `pattern` `{}` cannot be used: {reason}",
+                    clip(source, 60)
+                )
+            })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// Whether `text` contains a match (JSON Schema's patterns are not anchored).
+    pub fn is_match(&self, text: &str) -> bool {
+        self.0.is_match(text)
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Pattern, D::Error> {
+        let source = String::deserialize(deserializer)?;
+        Pattern::new(&source).map_err(serde::de::Error::custom)
+    }
 }
 
 /// A record type: a named, ordered list of fields. Also the parameter list of a tool.
@@ -171,7 +246,6 @@ const CHECK_STEPS_PER_ELEMENT: usize = 16;
 /// Keywords that constrain values and that fexpr does not check: a schema using one is
 /// [`Type::Unchecked`].
 const UNCHECKED_KEYWORDS: &[&str] = &[
-    "pattern",
     "not",
     "if",
     "then",
@@ -203,6 +277,7 @@ const BOUND_KEYWORDS: &[&str] = &[
     "maxItems",
     "minProperties",
     "maxProperties",
+    "pattern",
 ];
 
 /// Keywords a tool's parameter schema (an object with `properties`) may hold at its top level
@@ -418,7 +493,7 @@ impl Type {
     /// use fexpr::types::Type;
     /// let schema = serde_json::json!({"type": ["integer", "null"]});
     /// assert_eq!(Type::from_schema(&schema, &schema).to_string(), "int | None");
-    /// let unknown = serde_json::json!({"type": "string", "pattern": "^a"});
+    /// let unknown = serde_json::json!({"type": "string", "not": {"const": "a"}});
     /// assert!(matches!(Type::from_schema(&unknown, &unknown), Type::Unchecked(_)));
     /// ```
     pub fn from_schema(schema: &Json, root: &Json) -> Type {
@@ -490,7 +565,8 @@ impl Type {
         }
     }
 
-    fn accepts_none(&self) -> bool {
+    /// Whether `None` is a value of this type (so that a parameter of it is optional).
+    pub fn accepts_none(&self) -> bool {
         self.accepts_none_within(MAX_SCHEMA_DEPTH)
     }
 
@@ -593,7 +669,10 @@ fn schema_type(schema: &Json, root: &Reader, depth: usize, name_hint: Option<&st
         }
         None => None,
     };
-    let bounds = bounds(obj);
+    let bounds = match bounds(obj) {
+        Ok(bounds) => bounds,
+        Err(reason) => return unchecked(reason),
+    };
     let core = match (core, bounds) {
         (Some(t), Some(b)) => Some(Type::Bounded(Box::new(t), Arc::new(b))),
         (None, Some(b)) => Some(Type::Bounded(Box::new(Type::Any), Arc::new(b))),
@@ -713,8 +792,9 @@ fn all(mut parts: Vec<Type>) -> Type {
     }
 }
 
-/// The validation keywords of `obj` (`None` if there are none).
-fn bounds(obj: &serde_json::Map<String, Json>) -> Option<Bounds> {
+/// The validation keywords of `obj` (`None` if there are none); `Err` says why a `pattern`
+/// cannot be used.
+fn bounds(obj: &serde_json::Map<String, Json>) -> Result<Option<Bounds>, String> {
     let number = |key: &str| obj.get(key).and_then(Json::as_f64);
     let count = |key: &str| obj.get(key).and_then(Json::as_u64);
     let flag = |key: &str| obj.get(key).and_then(Json::as_bool) == Some(true);
@@ -732,6 +812,11 @@ fn bounds(obj: &serde_json::Map<String, Json>) -> Option<Bounds> {
         min_properties: count("minProperties"),
         max_properties: count("maxProperties"),
         required: Vec::new(),
+        pattern: match obj.get("pattern") {
+            None => None,
+            Some(Json::String(source)) => Some(Pattern::new(source)?),
+            Some(_) => return Err("its `pattern` is not a string".into()),
+        },
     };
     // Draft-04: `exclusiveMinimum: true` makes `minimum` exclusive.
     if flag("exclusiveMinimum") {
@@ -746,7 +831,7 @@ fn bounds(obj: &serde_json::Map<String, Json>) -> Option<Bounds> {
             .and_then(Json::as_str)
             .and_then(int_format);
     }
-    (b != Bounds::default()).then_some(b)
+    Ok((b != Bounds::default()).then_some(b))
 }
 
 /// The range of an integer format.
@@ -1666,12 +1751,22 @@ fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error
         Ok(())
     };
     match value {
-        Value::Str(s) => counted(
-            s.chars().count(),
-            bounds.min_length,
-            bounds.max_length,
-            "characters",
-        ),
+        Value::Str(s) => {
+            counted(
+                s.chars().count(),
+                bounds.min_length,
+                bounds.max_length,
+                "characters",
+            )?;
+            match &bounds.pattern {
+                Some(pattern) if !pattern.is_match(s) => fail(format!(
+                    "does not match the pattern `{}`, got {}",
+                    clip(pattern.as_str(), 60),
+                    clip(&value.repr(), 40)
+                )),
+                _ => Ok(()),
+            }
+        }
         Value::List(items) | Value::Tuple(items) => {
             counted(items.len(), bounds.min_items, bounds.max_items, "items")
         }
@@ -1937,10 +2032,19 @@ impl fmt::Display for Type {
 impl fmt::Display for RecordType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}(", self.name)?;
+        // A required field after one with a default is keyword-only in Python
+        // (`def f(a: int = 1, *, b: int)`): the `*` keeps the signature valid.
+        let (mut after_default, mut keyword_only) = (false, false);
         for (i, field) in self.fields.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
+            let has_default = field.default.is_some() || !field.required;
+            if !has_default && after_default && !keyword_only {
+                f.write_str("*, ")?;
+                keyword_only = true;
+            }
+            after_default |= has_default;
             write!(f, "{}: {}", field.name, field.ty)?;
             match (&field.default, field.required) {
                 (Some(d), _) => write!(f, " = {}", d.repr())?,
@@ -2214,11 +2318,37 @@ mod tests {
     }
 
     #[test]
+    fn a_pattern_is_searched_for_in_linear_time_and_a_huge_one_refused() {
+        let t = Type::from_schema(
+            &json!({"type": "string", "pattern": "[0-9]{3}"}),
+            &json!({}),
+        );
+        assert!(t.coerce(Value::Str("room 101".into()), "x").is_ok());
+        let e = t.coerce(Value::Str("room".into()), "x").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Value);
+        assert_eq!(
+            e.message,
+            "`x` does not match the pattern `[0-9]{3}`, got 'room'"
+        );
+        // A pattern that backtracks exponentially elsewhere is linear here.
+        let t = Type::from_schema(&json!({"type": "string", "pattern": "^(a+)+$"}), &json!({}));
+        let text = format!("{}!", "a".repeat(100_000));
+        assert!(t.coerce(Value::Str(text), "x").is_err());
+        // Compiling is bounded: a pattern too large to compile refuses every value.
+        let t = Type::from_schema(
+            &json!({"type": "string", "pattern": "(\\w{100}){100}"}),
+            &json!({}),
+        );
+        let e = t.coerce(Value::Str("a".into()), "x").unwrap_err();
+        assert!(e.message.contains("too large to compile"), "{e}");
+    }
+
+    #[test]
     fn schemas_that_cannot_be_checked_refuse_every_value() {
         let cases = [
             (
-                json!({"type": "string", "pattern": "^[a-z]+$"}),
-                "`pattern`",
+                json!({"type": "string", "pattern": "^(?!a)b"}),
+                "`pattern` `^(?!a)b` cannot be used",
             ),
             (json!({"not": {"type": "string"}}), "`not`"),
             (
@@ -2262,7 +2392,7 @@ mod tests {
         assert!(t.coerce(Value::Str("a".into()), "x").is_err());
         // A part that cannot be checked refuses the values that reach it.
         let t = Type::from_schema(
-            &json!({"type": "array", "items": {"type": "string", "pattern": "x"}}),
+            &json!({"type": "array", "items": {"type": "string", "not": {"const": "x"}}}),
             &json!({}),
         );
         assert!(t.coerce(Value::List(vec![]), "x").is_ok());

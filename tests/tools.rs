@@ -273,9 +273,12 @@ fn injected_values_reach_the_tool_and_never_the_schema() {
         "[get_weather(city='Paris'), get_weather(city='Oslo')]",
     );
     assert_eq!(outs[0].output, Some(Value::Str("Paris: 21 °C".into())));
+    // Sync tools run concurrently on the blocking pool: the messages come in either order.
+    let mut messages = state.messages.lock().unwrap().clone();
+    messages.sort();
     assert_eq!(
-        *state.messages.lock().unwrap(),
-        vec!["[call_42] Paris: 21 °C", "[call_42] Oslo: 21 °C"]
+        messages,
+        vec!["[call_42] Oslo: 21 °C", "[call_42] Paris: 21 °C"]
     );
     // Without a state the tool says what it lacks, readably.
     let out = one(&manager, "get_weather(city='Rome')");
@@ -1044,4 +1047,261 @@ fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
         assert_eq!(e.kind, ErrorKind::ToolFailed, "{out}");
         assert_eq!(e.message, "the tool panicked: boom", "{out}");
     }
+}
+
+// ---------------------------------------------------------------- return types
+
+#[test]
+fn every_tool_kind_returns_values_outputs_and_results_with_any_error() {
+    let manager = ToolManager::new()
+        .tool(FunctionTool::new("plain", [], || 1i64))
+        .tool(FunctionTool::new("shown", [], || {
+            ToolOutput::new(Value::Int(2)).with_observation("two")
+        }))
+        .tool(FunctionTool::new(
+            "io",
+            [],
+            || -> Result<i64, std::io::Error> { Err(std::io::Error::other("disk on fire")) },
+        ))
+        .tool(FunctionTool::new_async("limited", [], || async {
+            Err::<ToolOutput, _>(fexpr::Error::limit("max_envs", 2, 3))
+        }))
+        .tool(FunctionTool::with_context(
+            "ctx_error",
+            [],
+            |_ctx: CallContext| -> Result<i64, fexpr::Error> {
+                Err(fexpr::Error::new(ErrorKind::ToolFailed, "no answer"))
+            },
+        ))
+        .tool(FunctionTool::with_context_async(
+            "ctx_output",
+            [],
+            |_ctx: CallContext| async { Ok::<_, ToolError>(ToolOutput::new(Value::Int(3))) },
+        ));
+    let outs = run(
+        &manager,
+        Session::new(),
+        "[plain(), shown(), io(), limited(), ctx_error(), ctx_output()]",
+    );
+    let got: Vec<String> = outs
+        .iter()
+        .map(|o| match (&o.output, &o.error) {
+            (Some(v), _) => v.repr(),
+            (_, Some(e)) => format!("{:?}: {}", e.kind, e.message),
+            _ => String::new(),
+        })
+        .collect();
+    assert_eq!(got[..3], ["1", "2", "ToolFailed: disk on fire"]);
+    // An `fexpr::Error` keeps its kind, and its kind is not written twice.
+    assert_eq!(got[3], "Limit: max_envs limit exceeded: 3 > 2");
+    assert_eq!(got[4], "ToolFailed: no answer");
+    assert_eq!(got[5], "3");
+}
+
+// ---------------------------------------------------------------- checked registration
+
+#[test]
+fn a_wrong_default_or_unknown_parameter_is_a_problem_of_the_tool() {
+    let wrong = FunctionTool::new("f", ["n"], |n: Option<i64>| n).default("n", "one");
+    let problem = wrong.check().unwrap_err();
+    assert_eq!(
+        problem.message,
+        "tool `f`: default for `n` is 'one', not an int | None"
+    );
+    let unknown = FunctionTool::new("g", ["a"], |a: i64| a)
+        .default("b", 1)
+        .param_description("c", "nothing");
+    let problem = unknown.check().unwrap_err();
+    assert_eq!(
+        problem.message,
+        "`FunctionTool::default`: tool `g` has no parameter `b`; its parameters are `a`; \
+         `FunctionTool::param_description`: tool `g` has no parameter `c`; its parameters are `a`"
+    );
+    // The manager reports the problem instead of running the tool.
+    let manager = ToolManager::new().tool(wrong);
+    let out = one(&manager, "f(2)");
+    assert!(out.error.is_some(), "{out:?}");
+    // A default that converts is stored as the parameter's type.
+    let ok = FunctionTool::new("h", ["x"], |x: f64| x).default("x", 1);
+    assert!(ok.check().is_ok());
+    assert_eq!(
+        ok.definition().python_signature(),
+        "h(x: float = 1.0) -> float"
+    );
+}
+
+#[test]
+fn a_default_before_a_required_parameter_is_shown_as_valid_python() {
+    let f = FunctionTool::new("f", ["a", "b"], |a: i64, b: i64| a * 10 + b).default("a", 1);
+    assert_eq!(
+        f.definition().python_signature(),
+        "f(a: int = 1, *, b: int) -> int"
+    );
+    let manager = ToolManager::new().tool(f);
+    // What Python accepts for that signature binds.
+    assert_eq!(one(&manager, "f(b=2)").output, Some(Value::Int(12)));
+    assert_eq!(one(&manager, "f(3, b=2)").output, Some(Value::Int(32)));
+}
+
+#[test]
+fn a_conversion_error_names_the_parameter_not_an_internal_name() {
+    let manager = ToolManager::new().tool(FunctionTool::new("small", ["count"], |count: u8| count));
+    let out = one(&manager, "small(300)");
+    let e = out.error.expect("an error");
+    assert!(e.message.contains("`count`"), "{}", e.message);
+    assert!(!e.message.contains("A1"), "{}", e.message);
+}
+
+// ---------------------------------------------------------------- sync tools and threads
+
+#[test]
+fn sync_tools_of_one_response_run_concurrently_unless_inline() {
+    let slow = |name: &'static str| {
+        FunctionTool::new(name, [], move || {
+            std::thread::sleep(Duration::from_millis(100));
+            name.to_string()
+        })
+    };
+    let manager = ToolManager::new()
+        .tool(slow("a"))
+        .tool(slow("b"))
+        .tool(slow("c"));
+    let started = Instant::now();
+    let outs = run(&manager, Session::new(), "[a(), b(), c()]");
+    let elapsed = started.elapsed();
+    // One after another they take at least 300 ms; the margin is for a loaded machine.
+    assert!(
+        elapsed < Duration::from_millis(290),
+        "took {elapsed:?}: not concurrent"
+    );
+    assert!(outs.iter().all(|o| o.error.is_none()), "{outs:?}");
+
+    let inline = ToolManager::new()
+        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).inline());
+    assert_eq!(one(&inline, "add(2, 3)").output, Some(Value::Int(5)));
+}
+
+// ---------------------------------------------------------------- definitions
+
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Size {
+    w: u32,
+    h: Option<u32>,
+}
+
+#[test]
+fn the_strict_openai_form_follows_openais_rules_at_every_level() {
+    let manager = ToolManager::new().tool(
+        FunctionTool::new("area", ["size", "scale"], |s: Size, k: Option<i64>| {
+            i64::from(s.w) * i64::from(s.h.unwrap_or(1)) * k.unwrap_or(1)
+        })
+        .default("scale", 1),
+    );
+    let tools = manager.openai_tools_strict();
+    let function = &tools[0]["function"];
+    assert_eq!(function["strict"], true);
+    let text = function.to_string();
+    for absent in ["\"format\"", "\"default\""] {
+        assert!(!text.contains(absent), "{absent} in {text}");
+    }
+    let params = &function["parameters"];
+    assert_eq!(params["required"], serde_json::json!(["size", "scale"]));
+    assert_eq!(params["additionalProperties"], false);
+    let size = &params["$defs"]["Size"];
+    assert_eq!(size["additionalProperties"], false);
+    assert_eq!(size["required"], serde_json::json!(["w", "h"]));
+    assert_eq!(
+        size["properties"]["h"]["type"],
+        serde_json::json!(["integer", "null"])
+    );
+    // The plain form closes records too, as binding does.
+    let plain = &manager.openai_tools()[0]["function"]["parameters"];
+    assert_eq!(plain["$defs"]["Size"]["additionalProperties"], false);
+    let out = one(&manager, "area(size={'w': 2, 'h': 3, 'd': 4})");
+    assert!(
+        out.error.is_some(),
+        "an undeclared field is refused: {out:?}"
+    );
+}
+
+// ---------------------------------------------------------------- schema bounds
+
+/// A tool known only by its JSON definition (as loaded from OpenAI's `tools`).
+struct Defined(fexpr::ToolDefinition);
+
+impl Tool for Defined {
+    fn definition(&self) -> &fexpr::ToolDefinition {
+        &self.0
+    }
+    fn call(&self, _: Vec<Option<Value>>) -> fexpr::tool::ToolFuture {
+        Box::pin(async { Ok(ToolOutput::new(Value::Str("ran".into()))) })
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Order {
+    #[schemars(range(max = 10))]
+    quantity: i64,
+    #[schemars(length(max = 5), regex(pattern = r"^[A-Z]+$"))]
+    code: String,
+}
+
+#[test]
+fn schema_bounds_hold_for_tools_from_openai_json_and_from_rust() {
+    let defs = fexpr::tooldefs::from_json(&serde_json::json!({"type": "function", "function": {
+        "name": "order", "description": "Order items.",
+        "parameters": {"type": "object", "properties": {
+            "quantity": {"type": "integer", "maximum": 10},
+            "code": {"type": "string", "maxLength": 5, "pattern": "^[A-Z]+$"}},
+            "required": ["quantity", "code"]}}}))
+    .unwrap();
+    let from_json = ToolManager::new().tool(Defined(defs[0].clone()));
+    let from_rust = ToolManager::new().tool(FunctionTool::new("order", ["order"], |o: Order| {
+        format!("{} x {}", o.quantity, o.code)
+    }));
+    let cases = [
+        (
+            &from_json,
+            "order(quantity=11, code='AB')",
+            "`quantity` must be at most 10, got 11",
+        ),
+        (
+            &from_json,
+            "order(quantity=1, code='ABCDEF')",
+            "`code` must have at most 5 characters, got 6",
+        ),
+        (
+            &from_json,
+            "order(quantity=1, code='ab')",
+            "`code` does not match the pattern `^[A-Z]+$`, got 'ab'",
+        ),
+        (
+            &from_rust,
+            "order({'quantity': 11, 'code': 'AB'})",
+            "`order.quantity` must be at most 10, got 11",
+        ),
+        (
+            &from_rust,
+            "order({'quantity': 1, 'code': 'ABCDEF'})",
+            "`order.code` must have at most 5 characters, got 6",
+        ),
+        (
+            &from_rust,
+            "order({'quantity': 1, 'code': 'ab'})",
+            "`order.code` does not match the pattern `^[A-Z]+$`, got 'ab'",
+        ),
+    ];
+    for (manager, call, message) in cases {
+        let out = one(manager, call);
+        let e = out.error.unwrap_or_else(|| panic!("{call} ran"));
+        assert_eq!(e.message, message, "{call}");
+    }
+    assert_eq!(
+        one(&from_json, "order(quantity=10, code='ABC')").output,
+        Some(Value::Str("ran".into()))
+    );
+    assert_eq!(
+        one(&from_rust, "order({'quantity': 10, 'code': 'ABC'})").output,
+        Some(Value::Str("10 x ABC".into()))
+    );
 }
