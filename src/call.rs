@@ -181,7 +181,8 @@ pub struct Receipt {
     pub peak_memory_bytes: usize,
     /// Wall-clock time of the whole call: waiting for a slot, the guest, the host calls.
     pub wall_time: Duration,
-    /// Host calls made (and answered or cancelled).
+    /// Crossings to the host made (and answered or cancelled): one per wave of tool calls,
+    /// each carrying one or more invocations (which `Limits::max_host_calls` counts).
     pub host_calls: u32,
 }
 

@@ -18,7 +18,7 @@ use std::future::Future;
 
 use crate::call::Function;
 use crate::context::{Entry, Resolve};
-use crate::error::{clip, closest, Error, ErrorKind, Span};
+use crate::error::{clip, closest, Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
 use crate::syntax::{BinaryOp, Call, Expr, ExprKind, UnaryOp};
 use crate::value::{NdArray, Value};
@@ -117,7 +117,7 @@ pub async fn run<D: Dispatch>(
     // `max_calls` bounds the whole input: a list of calls that is too long runs none of them.
     let calls = states.iter().fold(0usize, |n, s| n.saturating_add(s.calls));
     if calls > limits.max_calls {
-        let error = Error::limit("max_calls", limits.max_calls, calls);
+        let error = Error::limit(LimitKind::Calls, limits.max_calls, calls);
         for state in states.iter_mut().filter(|s| s.error.is_none()) {
             state.error = Some(error.clone());
             state.waves.clear();
@@ -367,7 +367,9 @@ impl<'e> UnitState<'e> {
     fn plan(&mut self, e: &'e Expr, ctx: &dyn Resolve, budget: usize) -> Result<usize, Error> {
         // The parser bounds nesting; `budget` guards this recursion on its own.
         let Some(budget) = budget.checked_sub(1) else {
-            return Err(Error::new(ErrorKind::Limit, "max_depth limit exceeded").at(e.span));
+            return Err(
+                Error::limit_message(LimitKind::Depth, "max_depth limit exceeded").at(e.span),
+            );
         };
         let mut height = 0;
         for child in children(e) {
@@ -526,7 +528,7 @@ impl<'a> Evaluator<'a> {
         let used = self.used.get().saturating_add(bytes);
         self.used.set(used);
         if used > wide(self.budget) {
-            return Err(Error::limit("max_eval_bytes", self.budget, used).at(span));
+            return Err(Error::limit(LimitKind::EvalBytes, self.budget, used).at(span));
         }
         Ok(())
     }
@@ -539,7 +541,9 @@ impl<'a> Evaluator<'a> {
         let mut next = Some((e, 0usize));
         while let Some((node, depth)) = next.take().or_else(|| stack.pop()) {
             if depth > eval_depth_cap(self.limits) {
-                return Err(Error::limit("max_depth", self.limits.max_depth, depth).at(node.span));
+                return Err(
+                    Error::limit(LimitKind::Depth, self.limits.max_depth, depth).at(node.span)
+                );
             }
             match &node.kind {
                 ExprKind::Name(name) => match self.ctx.get(name) {
@@ -560,7 +564,8 @@ impl<'a> Evaluator<'a> {
                     *calls += 1;
                     if *calls > self.limits.max_calls {
                         return Err(
-                            Error::limit("max_calls", self.limits.max_calls, *calls).at(node.span)
+                            Error::limit(LimitKind::Calls, self.limits.max_calls, *calls)
+                                .at(node.span),
                         );
                     }
                     let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
@@ -701,7 +706,7 @@ impl<'a> Evaluator<'a> {
         self.charge(items.len().saturating_mul(NODE), span)?;
         if items.len() > self.limits.max_collection_len {
             return Err(Error::limit(
-                "max_collection_len",
+                LimitKind::CollectionLen,
                 self.limits.max_collection_len,
                 items.len(),
             )
@@ -719,9 +724,12 @@ impl<'a> Evaluator<'a> {
 
     fn check_len(&self, len: usize, span: Span) -> Result<(), Error> {
         if len > self.limits.max_collection_len {
-            return Err(
-                Error::limit("max_collection_len", self.limits.max_collection_len, len).at(span),
-            );
+            return Err(Error::limit(
+                LimitKind::CollectionLen,
+                self.limits.max_collection_len,
+                len,
+            )
+            .at(span));
         }
         Ok(())
     }
@@ -841,7 +849,7 @@ impl<'a> Evaluator<'a> {
             (BinaryOp::Mul, V::BigInt(_), V::Str(_) | V::Bytes(_) | V::List(_) | V::Tuple(_))
             | (BinaryOp::Mul, V::Str(_) | V::Bytes(_) | V::List(_) | V::Tuple(_), V::BigInt(_)) => {
                 return Err(Error::limit(
-                    "max_collection_len",
+                    LimitKind::CollectionLen,
                     limits.max_collection_len,
                     "a repeat count beyond 64 bits",
                 )
@@ -855,7 +863,7 @@ impl<'a> Evaluator<'a> {
 
     fn check_bytes(&self, len: u64, span: Span) -> Result<(), Error> {
         if len > wide(self.limits.max_str_bytes) {
-            return Err(Error::limit("max_str_bytes", self.limits.max_str_bytes, len).at(span));
+            return Err(Error::limit(LimitKind::StrBytes, self.limits.max_str_bytes, len).at(span));
         }
         Ok(())
     }
@@ -875,9 +883,12 @@ impl<'a> Evaluator<'a> {
         };
         let total = count(x).saturating_mul(times).saturating_add(count(y));
         if total > wide(self.limits.max_collection_len) {
-            return Err(
-                Error::limit("max_collection_len", self.limits.max_collection_len, total).at(span),
-            );
+            return Err(Error::limit(
+                LimitKind::CollectionLen,
+                self.limits.max_collection_len,
+                total,
+            )
+            .at(span));
         }
         let bytes = x
             .iter()
@@ -928,7 +939,7 @@ impl<'a> Evaluator<'a> {
         let digits = (b.bits() as f64 * std::f64::consts::LOG10_2).floor() as usize + 1;
         if digits > self.limits.max_int_digits {
             return Err(
-                Error::limit("max_int_digits", self.limits.max_int_digits, digits).at(span),
+                Error::limit(LimitKind::IntDigits, self.limits.max_int_digits, digits).at(span),
             );
         }
         Ok(())
@@ -944,7 +955,7 @@ impl<'a> Evaluator<'a> {
                 if bits as f64 * std::f64::consts::LOG10_2 > self.limits.max_int_digits as f64 + 1.0
                 {
                     return Err(Error::limit(
-                        "max_int_digits",
+                        LimitKind::IntDigits,
                         self.limits.max_int_digits,
                         "the product's digits",
                     ));
@@ -999,7 +1010,7 @@ impl<'a> Evaluator<'a> {
                 let digits = (magnitude.bits() - 1) as f64 * exp as f64 * std::f64::consts::LOG10_2;
                 if digits > self.limits.max_int_digits as f64 {
                     return Err(Error::limit(
-                        "max_int_digits",
+                        LimitKind::IntDigits,
                         self.limits.max_int_digits,
                         format!("about {digits:.0} digits"),
                     ));

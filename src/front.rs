@@ -59,7 +59,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{clip, Error, ErrorKind, Span};
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::json_input;
 use crate::limits::Limits;
 use crate::syntax::{self, Expr, ExprKind, UnaryOp, PYTHON_KEYWORDS};
@@ -179,7 +179,7 @@ pub fn extract(text: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> E
             calls: Vec::new(),
             ignored: Vec::new(),
             error: Some(Error::limit(
-                "max_source_bytes",
+                LimitKind::SourceBytes,
                 limits.max_source_bytes,
                 text.len(),
             )),
@@ -767,7 +767,7 @@ impl Scanner<'_> {
             return Extraction {
                 calls: Vec::new(),
                 ignored: Vec::new(),
-                error: Some(Error::limit("max_calls", limits.max_calls, calls)),
+                error: Some(Error::limit(LimitKind::Calls, limits.max_calls, calls)),
             };
         }
         // Brackets and separators are skipped between calls; text of nothing else (`((((`) is

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::context::{Context, Entry};
-use crate::error::{clip, closest, Error, ErrorKind, Span};
+use crate::error::{clip, closest, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::json_input;
 use crate::limits::Limits;
@@ -497,7 +497,7 @@ impl ToolManager {
         let size = out.output.approx_size();
         if size > self.limits.max_output_bytes {
             return Err(
-                Error::limit("max_output_bytes", self.limits.max_output_bytes, size).at(span),
+                Error::limit(LimitKind::OutputBytes, self.limits.max_output_bytes, size).at(span),
             );
         }
         if let Some(bad) = out.output.find_non_finite() {

@@ -311,10 +311,7 @@ fn json_forms_go_through_the_json_door() {
 
 #[test]
 fn work_is_bounded() {
-    let limits = Limits {
-        max_source_bytes: 1000,
-        ..Limits::default()
-    };
+    let limits = Limits::default().max_source_bytes(1000);
     let big = "f(a=1) ".repeat(200);
     let refused = extract(&big, &limits, &|_| true);
     assert_eq!(refused.error.unwrap().kind, fexpr::ErrorKind::Limit);
