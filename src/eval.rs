@@ -13,8 +13,8 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive, Zero};
 use serde::{Deserialize, Serialize};
-use std::cell::Cell;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::call::Function;
 use crate::context::{Entry, Resolve};
@@ -504,8 +504,10 @@ fn eval_depth_cap(limits: &Limits) -> usize {
 struct Evaluator<'a> {
     ctx: &'a dyn Resolve,
     limits: &'a Limits,
-    /// Approximate bytes materialized so far in this evaluation.
-    used: Cell<u64>,
+    /// Approximate bytes materialized so far in this evaluation. Atomic only so that the
+    /// evaluation's future is `Send`: one task owns it, and a relaxed load and store cost
+    /// what a `Cell`'s do.
+    used: AtomicU64,
     budget: usize,
 }
 
@@ -514,7 +516,7 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             ctx,
             limits,
-            used: Cell::new(0),
+            used: AtomicU64::new(0),
             budget: limits.max_eval_bytes,
         }
     }
@@ -525,8 +527,8 @@ impl<'a> Evaluator<'a> {
 
     /// [`Evaluator::charge`] in 64 bits, so that a 32-bit guest reports what native does.
     fn charge_wide(&self, bytes: u64, span: Span) -> Result<(), Error> {
-        let used = self.used.get().saturating_add(bytes);
-        self.used.set(used);
+        let used = self.used.load(Ordering::Relaxed).saturating_add(bytes);
+        self.used.store(used, Ordering::Relaxed);
         if used > wide(self.budget) {
             return Err(Error::limit(LimitKind::EvalBytes, self.budget, used).at(span));
         }
