@@ -48,9 +48,17 @@ pub struct Limits {
     pub max_output_bytes: usize,
     /// Sandbox: wasm fuel (roughly, instructions) for one evaluation. Default 500,000,000.
     pub fuel: u64,
-    /// Sandbox: wall-clock time of one evaluation, host calls included. Default 30 s.
+    /// Wall-clock time of one request, natively and in the sandbox: natively it bounds the
+    /// tool calls (the rest of an evaluation is bounded by the other limits), in the sandbox
+    /// the whole evaluation, host calls included. A call still running then ends with a
+    /// `Limit` error ([`LimitKind::Deadline`](crate::error::LimitKind::Deadline)). Default 30 s.
     pub deadline: Duration,
-    /// Wall-clock time of one tool call: past it the call ends with a `Limit` error.
+    /// Wall-clock time of one tool call: past it the call ends with a `Limit` error
+    /// ([`LimitKind::CallDeadline`](crate::error::LimitKind::CallDeadline)) on time, and its
+    /// future is dropped: an async tool is cancelled at its next `await`; a sync tool already
+    /// running on tokio's blocking pool runs on (nothing can stop a thread) and its result is
+    /// discarded; a sync tool that runs on the calling task cannot be interrupted at all.
+    /// Waiting needs a Tokio runtime with time enabled (`#[tokio::main]`, `Runtime::new`).
     /// Default 10 s.
     pub call_deadline: Duration,
     /// Sandbox: guest linear memory cap. Default 64 MiB; at least

@@ -255,3 +255,70 @@ fn builtin_bombs_end_quickly() {
         }
     }
 }
+
+/// `sleep(ms)` waits asynchronously; `spin(ms)` is a sync tool on the blocking pool that
+/// keeps its thread busy.
+fn slow_tools(limits: Limits) -> ToolManager {
+    ToolManager::new()
+        .tool(FunctionTool::new_async(
+            "sleep",
+            ["ms"],
+            |ms: u64| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                ms
+            },
+        ))
+        .tool(
+            FunctionTool::new("spin", ["ms"], |ms: u64| {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                ms
+            })
+            .blocking(),
+        )
+        .limits(limits)
+}
+
+#[tokio::test]
+async fn a_tool_call_past_its_deadline_is_a_limit_error_on_time() {
+    use fexpr::error::LimitKind;
+    use std::time::{Duration, Instant};
+    let manager = slow_tools(Limits::default().call_deadline(Duration::from_millis(50)));
+    for text in ["sleep(ms=700)", "spin(ms=700)"] {
+        let started = Instant::now();
+        let out = manager.execute_func_expr(text).await;
+        let took = started.elapsed();
+        let error = out.error.expect("a limit error");
+        assert_eq!(error.kind, ErrorKind::Limit, "{text}: {error}");
+        assert_eq!(
+            error.limit,
+            Some(LimitKind::CallDeadline),
+            "{text}: {error}"
+        );
+        assert!(
+            error.message.starts_with("call_deadline limit exceeded"),
+            "{error}"
+        );
+        assert!(took >= Duration::from_millis(50), "{text}: {took:?}");
+        assert!(took < Duration::from_millis(500), "{text}: {took:?}");
+    }
+    // Within the deadline the same tools answer.
+    let out = manager.execute_func_expr("sleep(ms=1)").await;
+    assert_eq!(out.output, Some(Value::Int(1)), "{out}");
+}
+
+#[tokio::test]
+async fn the_request_deadline_bounds_all_its_calls() {
+    use fexpr::error::LimitKind;
+    use std::time::{Duration, Instant};
+    let manager = slow_tools(Limits::default().deadline(Duration::from_millis(80)));
+    let started = Instant::now();
+    // The inner call takes 50 ms; the outer one would take 700 ms more.
+    let out = manager
+        .execute_func_expr("sleep(ms=sleep(ms=50) * 14)")
+        .await;
+    let took = started.elapsed();
+    let error = out.error.expect("a limit error");
+    assert_eq!(error.limit, Some(LimitKind::Deadline), "{error}");
+    assert!(took >= Duration::from_millis(80), "{took:?}");
+    assert!(took < Duration::from_millis(500), "{took:?}");
+}

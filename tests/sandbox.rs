@@ -116,6 +116,33 @@ fn the_deadline_covers_slow_tools() {
 }
 
 #[test]
+fn the_deadline_returns_on_time_while_a_sync_tool_runs() {
+    let manager = ToolManager::new().tool(
+        FunctionTool::new("spin", ["ms"], |ms: u64| {
+            std::thread::sleep(Duration::from_millis(ms));
+            ms
+        })
+        .blocking(),
+    );
+    // One runtime for both runs, dropped without waiting for the threads still spinning
+    // (dropping a runtime waits for its blocking pool; a server's runtime lives on).
+    let rt = common::runtime();
+    let timed = |limits: Limits| {
+        let started = Instant::now();
+        let mut outputs = rt.block_on(manager.execute_via_sandbox_with("spin(ms=700)", &limits));
+        (outputs.remove(0), started.elapsed())
+    };
+    let (out, took) = timed(Limits::default().deadline(Duration::from_millis(50)));
+    expect_error(&out, ErrorKind::Limit, &["deadline"]);
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    // A tool call's own deadline holds in the sandbox too.
+    let (out, took) = timed(Limits::default().call_deadline(Duration::from_millis(50)));
+    expect_error(&out, ErrorKind::Limit, &["call_deadline"]);
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    rt.shutdown_background();
+}
+
+#[test]
 fn the_memory_cap_stops_a_legal_but_large_evaluation() {
     let manager = fexpr::demo::manager();
     let text = "search(query='a' * 1000000)";

@@ -151,7 +151,7 @@ impl ToolManager {
             Ok(request) => request,
             Err(error) => return failed(error),
         };
-        let scope = Arc::new(Scope::new(session));
+        let scope = Arc::new(Scope::new(session, limits));
         let host = Arc::new(HostSide {
             manager: prepared.host.clone(),
             max_calls: limits.max_calls,
@@ -326,7 +326,7 @@ mod tests {
             max_calls,
             max_host_calls: u32::MAX,
             calls: AtomicUsize::new(0),
-            scope: Arc::new(Scope::new(Session::default())),
+            scope: Arc::new(Scope::new(Session::default(), &Limits::default())),
         }
     }
 
