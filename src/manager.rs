@@ -699,6 +699,7 @@ fn output(
         Err(e) => (None, None, Some(e)),
     };
     FunctionOutput {
+        call_id: crate::call::fresh_call_id(),
         name,
         input,
         parsed_input: call,
