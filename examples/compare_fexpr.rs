@@ -7,7 +7,13 @@
 //! compare_fexpr throughput CALLS THREADS    {"native": {"calls", "threads", "seconds"}, ...}
 //! compare_fexpr once native|sandbox|sandbox-pooled
 //!                                           runs add(a=2, b=3) once, prints the output's repr
+//! compare_fexpr repeat CALLS                runs add(a=2, b=3) CALLS times natively on one
+//!                                           runtime, prints the last output's repr
 //! ```
+//!
+//! `repeat` is the driver for instruction counts, which do not depend on the machine's load:
+//! `valgrind --tool=callgrind target/release/examples/compare_fexpr repeat 20000` (a release
+//! build of this example with `--no-default-features --features native`).
 //!
 //! Every timed call goes from text to `FunctionOutput`: parse, resolve, evaluate, run the tool.
 //! `native` is `ToolManager::execute_func_expr` on a current-thread tokio runtime; `sandbox`
@@ -219,6 +225,18 @@ fn once(how: &str) -> Result<String, String> {
     Ok(shown(&mode.run(&rt, &manager, text)))
 }
 
+/// `add(a=2, b=3)` `calls` times natively, one runtime and one manager: the last output's repr.
+fn repeat(calls: usize) -> Result<String, String> {
+    let rt = runtime()?;
+    let manager = fexpr::demo::manager();
+    let (_, text, _) = CALLS[0];
+    let mut last = String::new();
+    for _ in 0..calls {
+        last = shown(&Mode::Native.run(&rt, &manager, std::hint::black_box(text)));
+    }
+    Ok(last)
+}
+
 fn number(arg: Option<String>, what: &str) -> Result<usize, String> {
     arg.and_then(|a| a.parse().ok())
         .ok_or_else(|| format!("expected {what} (a number)"))
@@ -231,9 +249,10 @@ fn main() -> Result<(), String> {
         "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
         "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
         "once" => Json::String(once(&args.next().unwrap_or_default())?),
+        "repeat" => Json::String(repeat(number(args.next(), "CALLS")?)?),
         _ => {
             return Err(
-                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled"
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS"
                     .to_owned(),
             )
         }

@@ -4,7 +4,7 @@
 use ndarray::{ArrayD, IxDyn};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ErrorKind, Span};
+use crate::error::{Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
 use crate::value::{NdArray, Value, MAX_NDIM};
 
@@ -374,7 +374,7 @@ fn shape_of(v: &Value, limits: &Limits) -> Result<Vec<usize>, Error> {
     };
     // Counted in u64 (so that a 32-bit guest and a 64-bit host agree), zero dimensions as 1:
     // `np.zeros((10**5, 10**5, 0))` has no elements, but walking it visits 10**10 empty rows.
-    let too_many = |n: u64| Error::limit("max_collection_len", limits.max_collection_len, n);
+    let too_many = |n: u64| Error::limit(LimitKind::CollectionLen, limits.max_collection_len, n);
     let mut total: u64 = 1;
     let mut shape = Vec::with_capacity(dims.len());
     for d in dims {
@@ -415,7 +415,7 @@ fn arange(
     let count = ((e - s) / st).ceil().max(0.0);
     if count > limits.max_collection_len as f64 {
         return Err(Error::limit(
-            "max_collection_len",
+            LimitKind::CollectionLen,
             limits.max_collection_len,
             count,
         ));

@@ -181,7 +181,8 @@ pub struct Receipt {
     pub peak_memory_bytes: usize,
     /// Wall-clock time of the whole call: waiting for a slot, the guest, the host calls.
     pub wall_time: Duration,
-    /// Host calls made (and answered or cancelled).
+    /// Crossings to the host made (and answered or cancelled): one per wave of tool calls,
+    /// each carrying one or more invocations (which `Limits::max_host_calls` counts).
     pub host_calls: u32,
 }
 
@@ -200,6 +201,12 @@ impl Receipt {
 /// The result of one call: always an output or a structured error, never neither.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FunctionOutput {
+    /// The id of this call: the model's when it gave one (OpenAI `tool_calls[].id`,
+    /// Anthropic `tool_use.id`, the `id` of a JSON call in raw model output), else a
+    /// generated one, `call_` and 24 letters and digits, unique within the process. Write it
+    /// back as the reply's `tool_call_id` / `tool_use_id`.
+    #[serde(default)]
+    pub call_id: String,
     /// The tool name (or, when the call could not be read, the input clipped).
     pub name: String,
     /// The text (or JSON) this call came from.
@@ -228,6 +235,7 @@ impl FunctionOutput {
         error: Error,
     ) -> FunctionOutput {
         FunctionOutput {
+            call_id: fresh_call_id(),
             name: name.into(),
             input: input.into(),
             parsed_input: None,
@@ -239,7 +247,7 @@ impl FunctionOutput {
         }
     }
 
-    /// The CLI's JSON line: `{"name", "args", "kwargs", "output", "error"}`.
+    /// The CLI's JSON line: `{"call_id", "name", "args", "kwargs", "output", "error"}`.
     pub fn to_json(&self) -> Json {
         let (args, kwargs) = match &self.parsed_input {
             Some(f) => {
@@ -249,6 +257,7 @@ impl FunctionOutput {
             None => (Json::Null, Json::Null),
         };
         let mut out = json!({
+            "call_id": self.call_id,
             "name": self.name,
             "args": args,
             "kwargs": kwargs,
@@ -285,4 +294,44 @@ impl std::fmt::Display for FunctionOutput {
             (None, None) => write!(f, "{call} -> (nothing)"),
         }
     }
+}
+
+/// A fresh call id: `call_` and 24 letters and digits, unique within the process (the first
+/// twelve encode a bijection of a process-wide counter, so two ids never repeat; the rest
+/// mix in a per-process random seed, so ids are not guessable across processes). No clock.
+///
+/// ```
+/// let (a, b) = (fexpr::call::fresh_call_id(), fexpr::call::fresh_call_id());
+/// assert_ne!(a, b);
+/// assert!(a.starts_with("call_") && a.len() == 29);
+/// assert!(a[5..].bytes().all(|c| c.is_ascii_alphanumeric()));
+/// ```
+pub fn fresh_call_id() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static SEED: OnceLock<(u64, u64)> = OnceLock::new();
+    let (a, b) = *SEED.get_or_init(|| {
+        let state = RandomState::new();
+        (state.hash_one(1u8), state.hash_one(2u8))
+    });
+    // SplitMix64's finalizer: a bijection of u64.
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut id = String::with_capacity(29);
+    id.push_str("call_");
+    // 62^12 > 2^64: twelve digits hold a whole word.
+    for mut word in [mix(n ^ a), mix(n.wrapping_add(b))] {
+        for _ in 0..12 {
+            id.push(char::from(DIGITS[(word % 62) as usize]));
+            word /= 62;
+        }
+    }
+    id
 }

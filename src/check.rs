@@ -304,8 +304,8 @@ impl crate::ToolManager {
         let (prepared, ignored) = self.prepare_model_output(text, options);
         let runs = prepared.into_iter().map(|p| async move {
             match p {
-                Ok((source, repairs)) => {
-                    with_repairs(self.execute(&source).await, &source, repairs)
+                Ok((source, repairs, id)) => {
+                    with_repairs(self.execute(&source).await, &source, repairs, id)
                 }
                 Err(failed) => *failed,
             }
@@ -328,9 +328,12 @@ impl crate::ToolManager {
         let (prepared, ignored) = self.prepare_model_output(text, options);
         let runs = prepared.into_iter().map(|p| async move {
             match p {
-                Ok((source, repairs)) => {
-                    with_repairs(self.execute_via_sandbox(&source).await, &source, repairs)
-                }
+                Ok((source, repairs, id)) => with_repairs(
+                    self.execute_via_sandbox(&source).await,
+                    &source,
+                    repairs,
+                    id,
+                ),
                 Err(failed) => *failed,
             }
         });
@@ -347,7 +350,7 @@ impl crate::ToolManager {
         text: &str,
         options: &RepairOptions,
     ) -> (
-        Vec<Result<(String, Vec<Repair>), Box<crate::call::FunctionOutput>>>,
+        Vec<Result<(String, Vec<Repair>, Option<String>), Box<crate::call::FunctionOutput>>>,
         Vec<Ignored>,
     ) {
         use crate::call::FunctionOutput;
@@ -363,20 +366,22 @@ impl crate::ToolManager {
             .calls
             .into_iter()
             .map(|found| match found.parsed {
-                Err(e) => Err(Box::new(FunctionOutput::failed(
-                    found.name,
-                    found.source,
-                    e,
-                ))),
+                Err(e) => {
+                    let mut out = FunctionOutput::failed(found.name, found.source, e);
+                    if let Some(id) = found.id {
+                        out.call_id = id;
+                    }
+                    Err(Box::new(out))
+                }
                 Ok(mut expr) => {
                     let repairs = match ctx.get(&found.name) {
                         Some(Entry::Tool(sig)) => repair_call(&mut expr, sig, ctx, options),
                         _ => Vec::new(),
                     };
                     if repairs.is_empty() {
-                        Ok((found.source, repairs))
+                        Ok((found.source, repairs, found.id))
                     } else {
-                        Ok((expr.to_string(), repairs))
+                        Ok((expr.to_string(), repairs, found.id))
                     }
                 }
             })
@@ -391,6 +396,7 @@ fn with_repairs(
     mut outputs: Vec<crate::call::FunctionOutput>,
     source: &str,
     repairs: Vec<Repair>,
+    id: Option<String>,
 ) -> crate::call::FunctionOutput {
     let mut out = if outputs.len() == 1 {
         outputs.remove(0)
@@ -405,5 +411,8 @@ fn with_repairs(
         )
     };
     out.repairs = repairs;
+    if let Some(id) = id {
+        out.call_id = id;
+    }
     out
 }

@@ -47,8 +47,9 @@ pub struct Context {
 }
 
 /// Where the evaluator looks names up: a [`Context`], or the sandbox guest's view of one
-/// (which decodes only the entries an expression names).
-pub trait Resolve {
+/// (which decodes only the entries an expression names). `Sync`, so that an evaluation that
+/// holds one across a tool call's `await` is a `Send` future.
+pub trait Resolve: Sync {
     /// The entry of a name or dotted path.
     fn get(&self, name: &str) -> Option<&Entry>;
     /// Every name in order, with whether it is a variable (for "did you mean" hints).

@@ -35,8 +35,10 @@ impl Span {
     }
 }
 
-/// What went wrong, as a small closed set a program (or a model) can branch on.
+/// What went wrong, as a small set a program (or a model) can branch on. New kinds may be
+/// added: match with a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The text is not valid Python expression syntax.
     Syntax,
@@ -58,19 +60,122 @@ pub enum ErrorKind {
     ToolFailed,
     /// The sandbox itself failed: a trap other than a limit, or a broken guest reply.
     Sandbox,
+    /// The program's configuration cannot work: a tool registered twice or under a name that
+    /// is not a Python identifier, a default of the wrong type, a context name that shadows
+    /// a tool, a limit no evaluation can meet. Reported when the manager is built (or, for a
+    /// request's own limits, by that request), never for something a model wrote.
+    Config,
 }
 
-/// A structured error: kind, message, where, and how to fix it.
+/// Which budget of [`Limits`](crate::Limits) (or of the sandbox) an [`ErrorKind::Limit`] error
+/// hit: [`Error::limit`] holds it, serialized as the field's name (`"max_calls"`).
+///
+/// ```
+/// use fexpr::error::LimitKind;
+/// assert_eq!(LimitKind::Calls.field(), "max_calls");
+/// assert_eq!(serde_json::to_value(LimitKind::Deadline).unwrap(), "deadline");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum LimitKind {
+    /// [`Limits::max_source_bytes`](crate::Limits::max_source_bytes).
+    #[serde(rename = "max_source_bytes")]
+    SourceBytes,
+    /// [`Limits::max_depth`](crate::Limits::max_depth).
+    #[serde(rename = "max_depth")]
+    Depth,
+    /// [`Limits::max_int_digits`](crate::Limits::max_int_digits).
+    #[serde(rename = "max_int_digits")]
+    IntDigits,
+    /// [`Limits::max_str_bytes`](crate::Limits::max_str_bytes).
+    #[serde(rename = "max_str_bytes")]
+    StrBytes,
+    /// [`Limits::max_collection_len`](crate::Limits::max_collection_len).
+    #[serde(rename = "max_collection_len")]
+    CollectionLen,
+    /// [`Limits::max_calls`](crate::Limits::max_calls).
+    #[serde(rename = "max_calls")]
+    Calls,
+    /// [`Limits::max_eval_bytes`](crate::Limits::max_eval_bytes).
+    #[serde(rename = "max_eval_bytes")]
+    EvalBytes,
+    /// [`Limits::max_output_bytes`](crate::Limits::max_output_bytes).
+    #[serde(rename = "max_output_bytes")]
+    OutputBytes,
+    /// [`Limits::fuel`](crate::Limits::fuel).
+    #[serde(rename = "fuel")]
+    Fuel,
+    /// [`Limits::deadline`](crate::Limits::deadline): the whole request.
+    #[serde(rename = "deadline")]
+    Deadline,
+    /// [`Limits::call_deadline`](crate::Limits::call_deadline): one tool call.
+    #[serde(rename = "call_deadline")]
+    CallDeadline,
+    /// [`Limits::memory_bytes`](crate::Limits::memory_bytes).
+    #[serde(rename = "memory_bytes")]
+    Memory,
+    /// The sandbox's wasm stack (`SandboxConfig::max_wasm_stack_bytes`).
+    #[serde(rename = "wasm_stack_bytes")]
+    WasmStack,
+    /// [`Limits::max_host_calls`](crate::Limits::max_host_calls).
+    #[serde(rename = "max_host_calls")]
+    HostCalls,
+    /// The wait of an environment pool for a free environment (`EnvPool::timeout`).
+    #[serde(rename = "pool_timeout")]
+    PoolWait,
+}
+
+impl LimitKind {
+    /// The name of the budget: the [`Limits`](crate::Limits) field (`"max_calls"`), or
+    /// `"wasm_stack_bytes"` and `"pool_timeout"` for the two that live elsewhere.
+    pub fn field(self) -> &'static str {
+        match self {
+            LimitKind::SourceBytes => "max_source_bytes",
+            LimitKind::Depth => "max_depth",
+            LimitKind::IntDigits => "max_int_digits",
+            LimitKind::StrBytes => "max_str_bytes",
+            LimitKind::CollectionLen => "max_collection_len",
+            LimitKind::Calls => "max_calls",
+            LimitKind::EvalBytes => "max_eval_bytes",
+            LimitKind::OutputBytes => "max_output_bytes",
+            LimitKind::Fuel => "fuel",
+            LimitKind::Deadline => "deadline",
+            LimitKind::CallDeadline => "call_deadline",
+            LimitKind::Memory => "memory_bytes",
+            LimitKind::WasmStack => "wasm_stack_bytes",
+            LimitKind::HostCalls => "max_host_calls",
+            LimitKind::PoolWait => "pool_timeout",
+        }
+    }
+
+    /// Where a program raises this budget, for hints.
+    pub fn setting(self) -> String {
+        match self {
+            LimitKind::WasmStack => "SandboxConfig::max_wasm_stack_bytes".to_string(),
+            LimitKind::PoolWait => "EnvPool::timeout".to_string(),
+            other => format!("Limits::{}", other.field()),
+        }
+    }
+}
+
+/// A structured error: kind, message, where, and how to fix it; for a [`ErrorKind::Limit`]
+/// error, which budget ([`LimitKind`]).
 ///
 /// Messages never echo unbounded input: quoted source is cut to a few dozen characters.
+///
+/// In JSON, `limit` is written only when set: `{"kind", "message", "span", "hint"}` plus
+/// `"limit": "max_calls"` for a limit error.
 ///
 /// ```
 /// use fexpr::{Error, ErrorKind, Span};
 /// let e = Error::new(ErrorKind::UnknownName, "name `z` is not defined").at(Span::new(6, 7));
 /// assert_eq!(e.kind, ErrorKind::UnknownName);
 /// assert_eq!(e.span, Some(Span::new(6, 7)));
+/// assert!(serde_json::to_value(&e).unwrap().get("limit").is_none());
+/// let limit = Error::limit(fexpr::error::LimitKind::Calls, 256, 300);
+/// assert_eq!(serde_json::to_value(&limit).unwrap()["limit"], "max_calls");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, thiserror::Error)]
 pub struct Error {
     /// The category.
     pub kind: ErrorKind,
@@ -80,6 +185,30 @@ pub struct Error {
     pub span: Option<Span>,
     /// A suggestion: the expected signature, the closest name, the limit to raise.
     pub hint: Option<String>,
+    /// For a [`ErrorKind::Limit`] error, the budget that was hit (when it is one of
+    /// [`LimitKind`]'s).
+    #[serde(default)]
+    pub limit: Option<LimitKind>,
+}
+
+/// Every field in a compact (binary) encoding, which has no field names to skip by (the
+/// sandbox wire); `limit` only when set in a readable one (JSON).
+impl Serialize for Error {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let with_limit = self.limit.is_some() || !serializer.is_human_readable();
+        let mut s = serializer.serialize_struct("Error", 4 + usize::from(with_limit))?;
+        s.serialize_field("kind", &self.kind)?;
+        s.serialize_field("message", &self.message)?;
+        s.serialize_field("span", &self.span)?;
+        s.serialize_field("hint", &self.hint)?;
+        if with_limit {
+            s.serialize_field("limit", &self.limit)?;
+        } else {
+            s.skip_field("limit")?;
+        }
+        s.end()
+    }
 }
 
 impl Error {
@@ -90,6 +219,7 @@ impl Error {
             message: message.into(),
             span: None,
             hint: None,
+            limit: None,
         }
     }
 
@@ -106,12 +236,29 @@ impl Error {
     }
 
     /// A [`ErrorKind::Limit`] error naming the budget, its value and what was asked for.
-    pub fn limit(what: &str, limit: impl fmt::Display, used: impl fmt::Display) -> Error {
-        Error::new(
-            ErrorKind::Limit,
-            format!("{what} limit exceeded: {used} > {limit}"),
+    ///
+    /// ```
+    /// use fexpr::error::{Error, LimitKind};
+    /// let e = Error::limit(LimitKind::Calls, 256, 300);
+    /// assert_eq!(e.message, "max_calls limit exceeded: 300 > 256");
+    /// assert_eq!(e.hint.as_deref(), Some("raise Limits::max_calls if this input is legitimate"));
+    /// assert_eq!(e.limit, Some(LimitKind::Calls));
+    /// ```
+    pub fn limit(kind: LimitKind, limit: impl fmt::Display, used: impl fmt::Display) -> Error {
+        Error::limit_message(
+            kind,
+            format!("{} limit exceeded: {used} > {limit}", kind.field()),
         )
-        .with_hint(format!("raise Limits::{what} if this input is legitimate"))
+    }
+
+    /// A [`ErrorKind::Limit`] error about `kind` with its own `message`, and the usual hint.
+    pub fn limit_message(kind: LimitKind, message: impl Into<String>) -> Error {
+        let mut e = Error::new(ErrorKind::Limit, message).with_hint(format!(
+            "raise {} if this input is legitimate",
+            kind.setting()
+        ));
+        e.limit = Some(kind);
+        e
     }
 }
 

@@ -13,12 +13,12 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive, Zero};
 use serde::{Deserialize, Serialize};
-use std::cell::Cell;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::call::Function;
 use crate::context::{Entry, Resolve};
-use crate::error::{clip, closest, Error, ErrorKind, Span};
+use crate::error::{clip, closest, Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
 use crate::syntax::{BinaryOp, Call, Expr, ExprKind, UnaryOp};
 use crate::value::{NdArray, Value};
@@ -117,7 +117,7 @@ pub async fn run<D: Dispatch>(
     // `max_calls` bounds the whole input: a list of calls that is too long runs none of them.
     let calls = states.iter().fold(0usize, |n, s| n.saturating_add(s.calls));
     if calls > limits.max_calls {
-        let error = Error::limit("max_calls", limits.max_calls, calls);
+        let error = Error::limit(LimitKind::Calls, limits.max_calls, calls);
         for state in states.iter_mut().filter(|s| s.error.is_none()) {
             state.error = Some(error.clone());
             state.waves.clear();
@@ -367,7 +367,9 @@ impl<'e> UnitState<'e> {
     fn plan(&mut self, e: &'e Expr, ctx: &dyn Resolve, budget: usize) -> Result<usize, Error> {
         // The parser bounds nesting; `budget` guards this recursion on its own.
         let Some(budget) = budget.checked_sub(1) else {
-            return Err(Error::new(ErrorKind::Limit, "max_depth limit exceeded").at(e.span));
+            return Err(
+                Error::limit_message(LimitKind::Depth, "max_depth limit exceeded").at(e.span),
+            );
         };
         let mut height = 0;
         for child in children(e) {
@@ -502,8 +504,10 @@ fn eval_depth_cap(limits: &Limits) -> usize {
 struct Evaluator<'a> {
     ctx: &'a dyn Resolve,
     limits: &'a Limits,
-    /// Approximate bytes materialized so far in this evaluation.
-    used: Cell<u64>,
+    /// Approximate bytes materialized so far in this evaluation. Atomic only so that the
+    /// evaluation's future is `Send`: one task owns it, and a relaxed load and store cost
+    /// what a `Cell`'s do.
+    used: AtomicU64,
     budget: usize,
 }
 
@@ -512,7 +516,7 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             ctx,
             limits,
-            used: Cell::new(0),
+            used: AtomicU64::new(0),
             budget: limits.max_eval_bytes,
         }
     }
@@ -523,10 +527,10 @@ impl<'a> Evaluator<'a> {
 
     /// [`Evaluator::charge`] in 64 bits, so that a 32-bit guest reports what native does.
     fn charge_wide(&self, bytes: u64, span: Span) -> Result<(), Error> {
-        let used = self.used.get().saturating_add(bytes);
-        self.used.set(used);
+        let used = self.used.load(Ordering::Relaxed).saturating_add(bytes);
+        self.used.store(used, Ordering::Relaxed);
         if used > wide(self.budget) {
-            return Err(Error::limit("max_eval_bytes", self.budget, used).at(span));
+            return Err(Error::limit(LimitKind::EvalBytes, self.budget, used).at(span));
         }
         Ok(())
     }
@@ -539,7 +543,9 @@ impl<'a> Evaluator<'a> {
         let mut next = Some((e, 0usize));
         while let Some((node, depth)) = next.take().or_else(|| stack.pop()) {
             if depth > eval_depth_cap(self.limits) {
-                return Err(Error::limit("max_depth", self.limits.max_depth, depth).at(node.span));
+                return Err(
+                    Error::limit(LimitKind::Depth, self.limits.max_depth, depth).at(node.span)
+                );
             }
             match &node.kind {
                 ExprKind::Name(name) => match self.ctx.get(name) {
@@ -560,7 +566,8 @@ impl<'a> Evaluator<'a> {
                     *calls += 1;
                     if *calls > self.limits.max_calls {
                         return Err(
-                            Error::limit("max_calls", self.limits.max_calls, *calls).at(node.span)
+                            Error::limit(LimitKind::Calls, self.limits.max_calls, *calls)
+                                .at(node.span),
                         );
                     }
                     let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
@@ -701,7 +708,7 @@ impl<'a> Evaluator<'a> {
         self.charge(items.len().saturating_mul(NODE), span)?;
         if items.len() > self.limits.max_collection_len {
             return Err(Error::limit(
-                "max_collection_len",
+                LimitKind::CollectionLen,
                 self.limits.max_collection_len,
                 items.len(),
             )
@@ -719,9 +726,12 @@ impl<'a> Evaluator<'a> {
 
     fn check_len(&self, len: usize, span: Span) -> Result<(), Error> {
         if len > self.limits.max_collection_len {
-            return Err(
-                Error::limit("max_collection_len", self.limits.max_collection_len, len).at(span),
-            );
+            return Err(Error::limit(
+                LimitKind::CollectionLen,
+                self.limits.max_collection_len,
+                len,
+            )
+            .at(span));
         }
         Ok(())
     }
@@ -841,7 +851,7 @@ impl<'a> Evaluator<'a> {
             (BinaryOp::Mul, V::BigInt(_), V::Str(_) | V::Bytes(_) | V::List(_) | V::Tuple(_))
             | (BinaryOp::Mul, V::Str(_) | V::Bytes(_) | V::List(_) | V::Tuple(_), V::BigInt(_)) => {
                 return Err(Error::limit(
-                    "max_collection_len",
+                    LimitKind::CollectionLen,
                     limits.max_collection_len,
                     "a repeat count beyond 64 bits",
                 )
@@ -855,7 +865,7 @@ impl<'a> Evaluator<'a> {
 
     fn check_bytes(&self, len: u64, span: Span) -> Result<(), Error> {
         if len > wide(self.limits.max_str_bytes) {
-            return Err(Error::limit("max_str_bytes", self.limits.max_str_bytes, len).at(span));
+            return Err(Error::limit(LimitKind::StrBytes, self.limits.max_str_bytes, len).at(span));
         }
         Ok(())
     }
@@ -875,9 +885,12 @@ impl<'a> Evaluator<'a> {
         };
         let total = count(x).saturating_mul(times).saturating_add(count(y));
         if total > wide(self.limits.max_collection_len) {
-            return Err(
-                Error::limit("max_collection_len", self.limits.max_collection_len, total).at(span),
-            );
+            return Err(Error::limit(
+                LimitKind::CollectionLen,
+                self.limits.max_collection_len,
+                total,
+            )
+            .at(span));
         }
         let bytes = x
             .iter()
@@ -928,7 +941,7 @@ impl<'a> Evaluator<'a> {
         let digits = (b.bits() as f64 * std::f64::consts::LOG10_2).floor() as usize + 1;
         if digits > self.limits.max_int_digits {
             return Err(
-                Error::limit("max_int_digits", self.limits.max_int_digits, digits).at(span),
+                Error::limit(LimitKind::IntDigits, self.limits.max_int_digits, digits).at(span),
             );
         }
         Ok(())
@@ -944,7 +957,7 @@ impl<'a> Evaluator<'a> {
                 if bits as f64 * std::f64::consts::LOG10_2 > self.limits.max_int_digits as f64 + 1.0
                 {
                     return Err(Error::limit(
-                        "max_int_digits",
+                        LimitKind::IntDigits,
                         self.limits.max_int_digits,
                         "the product's digits",
                     ));
@@ -999,7 +1012,7 @@ impl<'a> Evaluator<'a> {
                 let digits = (magnitude.bits() - 1) as f64 * exp as f64 * std::f64::consts::LOG10_2;
                 if digits > self.limits.max_int_digits as f64 {
                     return Err(Error::limit(
-                        "max_int_digits",
+                        LimitKind::IntDigits,
                         self.limits.max_int_digits,
                         format!("about {digits:.0} digits"),
                     ));

@@ -59,7 +59,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{clip, Error, ErrorKind, Span};
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::json_input;
 use crate::limits::Limits;
 use crate::syntax::{self, Expr, ExprKind, UnaryOp, PYTHON_KEYWORDS};
@@ -116,6 +116,10 @@ pub struct FoundCall {
     pub source: String,
     /// `source` parsed (spans index `source`), or why it could not be.
     pub parsed: Result<Expr, Error>,
+    /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`,
+    /// a JSON call's `id`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// The form a call was written in.
@@ -179,7 +183,7 @@ pub fn extract(text: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> E
             calls: Vec::new(),
             ignored: Vec::new(),
             error: Some(Error::limit(
-                "max_source_bytes",
+                LimitKind::SourceBytes,
                 limits.max_source_bytes,
                 text.len(),
             )),
@@ -376,6 +380,7 @@ impl Scanner<'_> {
             origin: Origin::Python,
             source: source.to_string(),
             parsed,
+            id: None,
         });
         self.used.push(span(start, end));
     }
@@ -420,6 +425,7 @@ impl Scanner<'_> {
                 origin: Origin::Python,
                 source: self.text[a..b].to_string(),
                 parsed: Ok(parsed),
+                id: None,
             });
         }
         self.used.push(span(start, end));
@@ -536,18 +542,19 @@ impl Scanner<'_> {
             return false;
         }
         if let Err(e) = json_input::check_call_tree(tree, json) {
-            for (origin, name, _) in calls {
+            for (origin, name, _, id) in calls {
                 self.found.push(FoundCall {
                     name,
                     span: at,
                     origin,
                     source: json.to_string(),
                     parsed: Err(e.clone()),
+                    id,
                 });
             }
             return true;
         }
-        for (origin, name, args) in calls {
+        for (origin, name, args, id) in calls {
             let (source, parsed) = match args {
                 JsonArgs::Expr(action) => {
                     let parsed = syntax::parse(&action, self.limits);
@@ -591,6 +598,7 @@ impl Scanner<'_> {
                             origin,
                             source: piece,
                             parsed: Ok(item),
+                            id: None,
                         });
                     }
                 }
@@ -612,6 +620,7 @@ impl Scanner<'_> {
                         origin,
                         source,
                         parsed,
+                        id,
                     });
                 }
             }
@@ -722,6 +731,7 @@ impl Scanner<'_> {
                             "expected a function call",
                         )),
                     }),
+                    id: None,
                 });
             }
         }
@@ -767,7 +777,7 @@ impl Scanner<'_> {
             return Extraction {
                 calls: Vec::new(),
                 ignored: Vec::new(),
-                error: Some(Error::limit("max_calls", limits.max_calls, calls)),
+                error: Some(Error::limit(LimitKind::Calls, limits.max_calls, calls)),
             };
         }
         // Brackets and separators are skipped between calls; text of nothing else (`((((`) is
@@ -881,7 +891,7 @@ fn json_calls(
     text: &str,
     limits: &Limits,
     depth: usize,
-    out: &mut Vec<(Origin, String, JsonArgs)>,
+    out: &mut Vec<(Origin, String, JsonArgs, Option<String>)>,
 ) -> bool {
     if depth > MAX_JSON_NESTING {
         return false;
@@ -936,6 +946,7 @@ fn json_calls(
                     Origin::Anthropic,
                     name,
                     JsonArgs::Object(Vec::new(), input.clone()),
+                    field(obj, "id").map(str::to_string),
                 ));
                 return true;
             }
@@ -958,7 +969,15 @@ fn json_calls(
             ) = get("function")
             {
                 if only(&["id", "type", "function", "index"]) {
-                    return json_calls(function, text, limits, depth + 1, out);
+                    // OpenAI's tool call: its `id` is beside the `function`.
+                    let before = out.len();
+                    let found = json_calls(function, text, limits, depth + 1, out);
+                    if let (true, Some(id)) = (out.len() == before + 1, field(obj, "id")) {
+                        if let Some(call) = out.last_mut() {
+                            call.3 = Some(id.to_string());
+                        }
+                    }
+                    return found;
                 }
             }
             if let Some(action) = field(obj, "action") {
@@ -967,6 +986,7 @@ fn json_calls(
                         Origin::FunctionExpression,
                         String::new(),
                         JsonArgs::Expr(action.to_string()),
+                        None,
                     ));
                     return true;
                 }
@@ -1050,7 +1070,7 @@ fn json_calls(
                     .at(args.span),
                 ),
             };
-            out.push((origin, name, args));
+            out.push((origin, name, args, field(obj, "id").map(str::to_string)));
             true
         }
         _ => false,

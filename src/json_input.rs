@@ -45,7 +45,7 @@
 use num_bigint::BigInt;
 
 use crate::context::Resolve;
-use crate::error::{clip, Error, ErrorKind, Span};
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, UnitOutcome};
 use crate::limits::Limits;
 use crate::syntax::{self, Call, Expr, ExprKind, Keyword};
@@ -72,13 +72,13 @@ const QUOTE_CHARS: usize = 40;
 pub fn read(text: &str, limits: &Limits) -> Result<Expr, Error> {
     if text.len() > limits.max_source_bytes {
         return Err(Error::limit(
-            "max_source_bytes",
+            LimitKind::SourceBytes,
             limits.max_source_bytes,
             text.len(),
         ));
     }
     if u32::try_from(text.len()).is_err() {
-        return Err(Error::limit("max_source_bytes", u32::MAX, text.len()));
+        return Err(Error::limit(LimitKind::SourceBytes, u32::MAX, text.len()));
     }
     let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
     Reader {
@@ -254,7 +254,7 @@ pub fn looks_like_json(text: &str) -> bool {
 /// [`Limits::max_source_bytes`]. [`read`] then applies every other limit to the text.
 ///
 /// ```
-/// let limits = fexpr::Limits { max_source_bytes: 16, ..fexpr::Limits::default() };
+/// let limits = fexpr::Limits::default().max_source_bytes(16);
 /// let ok = fexpr::json_input::to_text(&serde_json::json!({"a": [1, 2]}), &limits);
 /// assert_eq!(ok.unwrap(), r#"{"a":[1,2]}"#);
 /// let long = fexpr::json_input::to_text(&serde_json::json!({"a": "0123456789"}), &limits);
@@ -269,14 +269,14 @@ pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Erro
         nodes += 1;
         if nodes > limits.max_source_bytes {
             return Err(Error::limit(
-                "max_source_bytes",
+                LimitKind::SourceBytes,
                 limits.max_source_bytes,
                 "a longer text",
             ));
         }
         match node {
             J::Array(_) | J::Object(_) if depth > limits.max_depth => {
-                return Err(Error::limit("max_depth", limits.max_depth, depth))
+                return Err(Error::limit(LimitKind::Depth, limits.max_depth, depth))
             }
             J::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
             J::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
@@ -287,8 +287,13 @@ pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Erro
         bytes: Vec::new(),
         max: limits.max_source_bytes,
     };
-    serde_json::to_writer(&mut out, json)
-        .map_err(|_| Error::limit("max_source_bytes", limits.max_source_bytes, "a longer text"))?;
+    serde_json::to_writer(&mut out, json).map_err(|_| {
+        Error::limit(
+            LimitKind::SourceBytes,
+            limits.max_source_bytes,
+            "a longer text",
+        )
+    })?;
     String::from_utf8(out.bytes)
         .map_err(|_| Error::new(ErrorKind::Syntax, "JSON: the document is not UTF-8"))
 }
@@ -357,7 +362,7 @@ pub fn units(text: &str, limits: &Limits) -> Result<Vec<Item>, Error> {
         }
     };
     if let Some(extra) = items.get(limits.max_calls) {
-        return Err(Error::limit("max_calls", limits.max_calls, items.len()).at(extra.span));
+        return Err(Error::limit(LimitKind::Calls, limits.max_calls, items.len()).at(extra.span));
     }
     Ok(items
         .into_iter()
@@ -656,7 +661,7 @@ impl Reader<'_> {
                 Some(open @ (b'{' | b'[')) => {
                     if stack.len() >= self.limits.max_depth {
                         return Err(Error::limit(
-                            "max_depth",
+                            LimitKind::Depth,
                             self.limits.max_depth,
                             stack.len() + 1,
                         )
@@ -715,7 +720,7 @@ impl Reader<'_> {
                     .saturating_add(usize::from(frame.object));
                 if frame.count > self.limits.max_collection_len {
                     return Err(Error::limit(
-                        "max_collection_len",
+                        LimitKind::CollectionLen,
                         self.limits.max_collection_len,
                         frame.count,
                     )
@@ -783,7 +788,7 @@ impl Reader<'_> {
         self.used = self.used.saturating_add(bytes);
         if self.used > self.limits.max_eval_bytes as u64 {
             return Err(
-                Error::limit("max_eval_bytes", self.limits.max_eval_bytes, self.used).at(at),
+                Error::limit(LimitKind::EvalBytes, self.limits.max_eval_bytes, self.used).at(at),
             );
         }
         Ok(())
@@ -852,7 +857,7 @@ impl Reader<'_> {
             decode(raw, start + 1, (raw.len() > max).then_some(max)).map_err(|e| e.at(at))?
         } else {
             if raw.len() > max {
-                return Err(Error::limit("max_str_bytes", max, raw.len()).at(at));
+                return Err(Error::limit(LimitKind::StrBytes, max, raw.len()).at(at));
             }
             raw.to_string()
         };
@@ -917,7 +922,7 @@ impl Reader<'_> {
             let count = int_end - int_start;
             if count > self.limits.max_int_digits {
                 return Err(
-                    Error::limit("max_int_digits", self.limits.max_int_digits, count).at(at),
+                    Error::limit(LimitKind::IntDigits, self.limits.max_int_digits, count).at(at),
                 );
             }
             match written.parse::<BigInt>() {
@@ -1102,7 +1107,7 @@ fn decode_into(
         rest = esc.get(len..).unwrap_or_default();
         if let Some(max) = max {
             if out.len() > max {
-                return Err(Error::limit("max_str_bytes", max, "a longer string"));
+                return Err(Error::limit(LimitKind::StrBytes, max, "a longer string"));
             }
         }
         if let Some(marks) = marks.as_deref_mut() {
@@ -1115,7 +1120,7 @@ fn decode_into(
     out.push_str(rest);
     if let Some(max) = max {
         if out.len() > max {
-            return Err(Error::limit("max_str_bytes", max, out.len()));
+            return Err(Error::limit(LimitKind::StrBytes, max, out.len()));
         }
     }
     Ok(out)

@@ -1,20 +1,31 @@
 //! Resource limits: every budget fexpr enforces, named after what it bounds, with a safe default.
 //!
 //! The evaluation limits are checked *before* the work or allocation they bound, in native
-//! mode and in the sandbox alike. The sandbox limits (fuel, deadline, memory, wasm stack, host
-//! calls) bound the wasmtime guest on top of that. SECURITY.md quotes these defaults.
+//! mode and in the sandbox alike. The deadlines bound the wall-clock time of a request and of
+//! each tool call in both modes. The sandbox limits (fuel, memory, wasm stack, host calls)
+//! bound the wasmtime guest on top of that. SECURITY.md quotes these defaults.
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// All budgets for one evaluation. `Limits::default()` is safe for untrusted model output.
+use crate::error::{Error, ErrorKind};
+
+/// All budgets for one request. `Limits::default()` is safe for untrusted model output.
+///
+/// New budgets may be added, so a `Limits` is made from the default with the setters, one per
+/// field (each named after its field):
 ///
 /// ```
-/// let mut limits = fexpr::Limits::default();
+/// use std::time::Duration;
+/// let limits = fexpr::Limits::default()
+///     .max_source_bytes(4096) // tighten for a chat front-end
+///     .call_deadline(Duration::from_secs(2));
 /// assert_eq!(limits.max_depth, 100);
-/// limits.max_source_bytes = 4096; // tighten for a chat front-end
+/// assert_eq!(limits.max_source_bytes, 4096);
+/// assert_eq!(limits.deadline, Duration::from_secs(30));
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Limits {
     /// Bytes of source text accepted, checked before anything else. Default 1 MiB.
     pub max_source_bytes: usize,
@@ -37,13 +48,26 @@ pub struct Limits {
     pub max_output_bytes: usize,
     /// Sandbox: wasm fuel (roughly, instructions) for one evaluation. Default 500,000,000.
     pub fuel: u64,
-    /// Sandbox: wall-clock deadline for one evaluation, host calls included. Default 5 s.
+    /// Wall-clock time of one request, natively and in the sandbox: natively it bounds the
+    /// tool calls (the rest of an evaluation is bounded by the other limits), in the sandbox
+    /// the whole evaluation, host calls included. A call still running then ends with a
+    /// `Limit` error ([`LimitKind::Deadline`](crate::error::LimitKind::Deadline)). Default 30 s.
     pub deadline: Duration,
-    /// Sandbox: guest linear memory cap. Default 64 MiB.
+    /// Wall-clock time of one tool call: past it the call ends with a `Limit` error
+    /// ([`LimitKind::CallDeadline`](crate::error::LimitKind::CallDeadline)) on time, and its
+    /// future is dropped: an async tool is cancelled at its next `await`; a sync tool already
+    /// running on tokio's blocking pool runs on (nothing can stop a thread) and its result is
+    /// discarded; a sync tool that runs on the calling task cannot be interrupted at all.
+    /// Waiting needs a Tokio runtime with time enabled (`#[tokio::main]`, `Runtime::new`).
+    /// Default 10 s.
+    pub call_deadline: Duration,
+    /// Sandbox: guest linear memory cap. Default 64 MiB; at least
+    /// [`MIN_MEMORY_BYTES`](Limits::MIN_MEMORY_BYTES), the memory the guest starts with.
     pub memory_bytes: usize,
     /// Sandbox: guest wasm stack. Default 1 MiB.
     pub wasm_stack_bytes: usize,
-    /// Sandbox: host calls (tool invocations) one evaluation may make. Default 256.
+    /// Sandbox: tool invocations one evaluation may ask the host for (every call of every
+    /// wave counts). Default 256.
     pub max_host_calls: u32,
 }
 
@@ -59,10 +83,78 @@ impl Default for Limits {
             max_eval_bytes: 16 << 20,
             max_output_bytes: 4 << 20,
             fuel: 500_000_000,
-            deadline: Duration::from_secs(5),
+            deadline: Duration::from_secs(30),
+            call_deadline: Duration::from_secs(10),
             memory_bytes: 64 << 20,
             wasm_stack_bytes: 1 << 20,
             max_host_calls: 256,
         }
+    }
+}
+
+/// One setter per field: `fn name(self, value) -> Limits`.
+macro_rules! setters {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        impl Limits {
+            $(
+                #[doc = concat!("The same limits with [`", stringify!($field), "`](Limits::", stringify!($field), ") set to `value`.")]
+                pub fn $field(mut self, value: $ty) -> Limits {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters!(
+    max_source_bytes: usize,
+    max_depth: usize,
+    max_int_digits: usize,
+    max_str_bytes: usize,
+    max_collection_len: usize,
+    max_calls: usize,
+    max_eval_bytes: usize,
+    max_output_bytes: usize,
+    fuel: u64,
+    deadline: Duration,
+    call_deadline: Duration,
+    memory_bytes: usize,
+    wasm_stack_bytes: usize,
+    max_host_calls: u32,
+);
+
+impl Limits {
+    /// The least [`memory_bytes`](Limits::memory_bytes) a sandboxed evaluation can start
+    /// with: the fexpr guest's initial linear memory (3.5 MiB: its stack, its data, and the
+    /// heap of a typical evaluation). Below it every evaluation would fail, so such limits are
+    /// refused when the manager is built or the request made.
+    pub const MIN_MEMORY_BYTES: usize = 56 * 64 * 1024;
+
+    /// Whether these limits can work at all; an [`ErrorKind::Config`] error says why not (a
+    /// [`memory_bytes`](Limits::memory_bytes) below
+    /// [`MIN_MEMORY_BYTES`](Limits::MIN_MEMORY_BYTES)).
+    ///
+    /// ```
+    /// let error = fexpr::Limits::default().memory_bytes(1 << 20).check().unwrap_err();
+    /// assert_eq!(error.message, "Limits::memory_bytes is 1048576 bytes, below the 3670016 bytes (3.5 MiB) the sandbox's guest starts with: no evaluation could run");
+    /// ```
+    pub fn check(&self) -> Result<(), Error> {
+        if self.memory_bytes < Limits::MIN_MEMORY_BYTES {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "Limits::memory_bytes is {} bytes, below the {} bytes (3.5 MiB) the \
+                     sandbox's guest starts with: no evaluation could run",
+                    self.memory_bytes,
+                    Limits::MIN_MEMORY_BYTES
+                ),
+            )
+            .with_hint(format!(
+                "set memory_bytes to at least Limits::MIN_MEMORY_BYTES ({})",
+                Limits::MIN_MEMORY_BYTES
+            )));
+        }
+        Ok(())
     }
 }

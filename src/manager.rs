@@ -3,12 +3,15 @@
 
 use indexmap::IndexMap;
 use serde_json::Value as Json;
+use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::context::{Context, Entry};
-use crate::error::{clip, closest, Error, ErrorKind, Span};
+use crate::error::{clip, closest, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::json_input;
 use crate::limits::Limits;
@@ -275,7 +278,7 @@ impl ToolManager {
                 .map(|(k, v)| (k.clone(), v.clone(), span))
                 .collect(),
         };
-        let scope = Scope::new(Session::default());
+        let scope = Scope::new(Session::default(), &self.limits);
         let mut results = NativeDispatch {
             manager: self,
             scope: &scope,
@@ -339,7 +342,7 @@ impl ToolManager {
     /// assert_eq!(out[0].output, Some(fexpr::Value::Str("call_1".into())));
     /// ```
     pub async fn execute_in(&self, session: Session, text: &str) -> Vec<FunctionOutput> {
-        let scope = Scope::new(session);
+        let scope = Scope::new(session, &self.limits);
         self.execute_source(text, &scope).await
     }
 
@@ -365,7 +368,7 @@ impl ToolManager {
     /// assert_eq!(error.span, Some(fexpr::Span::new(35, 38)));
     /// ```
     pub async fn execute_json_text(&self, text: &str) -> Vec<FunctionOutput> {
-        let scope = Scope::new(Session::default());
+        let scope = Scope::new(Session::default(), &self.limits);
         let dispatch = NativeDispatch {
             manager: self,
             scope: &scope,
@@ -506,7 +509,7 @@ impl ToolManager {
         let size = out.output.approx_size();
         if size > self.limits.max_output_bytes {
             return Err(
-                Error::limit("max_output_bytes", self.limits.max_output_bytes, size).at(span),
+                Error::limit(LimitKind::OutputBytes, self.limits.max_output_bytes, size).at(span),
             );
         }
         if let Some(bad) = out.output.find_non_finite() {
@@ -546,15 +549,23 @@ fn is_available(tool: &dyn Tool, session: &Session) -> bool {
 /// calls (by span) to attach to the outputs.
 pub(crate) struct Scope {
     pub(crate) session: Session,
+    /// When the request began: [`Limits::deadline`] counts from here.
+    started: Instant,
+    /// The request's [`Limits::deadline`] and [`Limits::call_deadline`].
+    deadline: Duration,
+    call_deadline: Duration,
     next_index: AtomicU32,
     tool_call_id: OnceLock<Arc<str>>,
     observations: Mutex<Vec<(Span, String)>>,
 }
 
 impl Scope {
-    pub(crate) fn new(session: Session) -> Scope {
+    pub(crate) fn new(session: Session, limits: &Limits) -> Scope {
         Scope {
             session,
+            started: Instant::now(),
+            deadline: limits.deadline,
+            call_deadline: limits.call_deadline,
             next_index: AtomicU32::new(0),
             tool_call_id: OnceLock::new(),
             observations: Mutex::new(Vec::new()),
@@ -577,6 +588,46 @@ impl Scope {
             tool_call_id,
             index: self.next_index.fetch_add(1, Ordering::Relaxed),
             streamed: self.session.events.as_ref().map(|_| Arc::default()),
+        }
+    }
+
+    /// Run one tool call within [`Limits::call_deadline`] and what is left of the request's
+    /// [`Limits::deadline`]: past either, a `Limit` error at `span`, and the call's future is
+    /// dropped (a sync tool already running on the blocking pool runs on; its result is
+    /// discarded). A call that completes on its first poll (an inline tool) arms no timer,
+    /// so the fast path reads no clock and touches no timer wheel. Needs a Tokio runtime with
+    /// time enabled (`#[tokio::main]`, `Runtime::new`) when a call has to wait.
+    async fn within<T>(
+        &self,
+        span: Span,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let mut call = std::pin::pin!(call);
+        let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+        if let Poll::Ready(result) = first {
+            return result;
+        }
+        let now = Instant::now();
+        let request_end = self.started.checked_add(self.deadline);
+        let call_end = now.checked_add(self.call_deadline);
+        let (end, kind, budget) = match (request_end, call_end) {
+            (Some(r), Some(c)) if r < c => (Some(r), LimitKind::Deadline, self.deadline),
+            (Some(r), None) => (Some(r), LimitKind::Deadline, self.deadline),
+            (_, c) => (c, LimitKind::CallDeadline, self.call_deadline),
+        };
+        let Some(end) = end else {
+            return call.await;
+        };
+        match tokio::time::timeout_at(end.into(), call).await {
+            Ok(result) => result,
+            Err(_) => {
+                let from = if kind == LimitKind::Deadline {
+                    self.started
+                } else {
+                    now
+                };
+                Err(deadline_error(kind, budget, from.elapsed()).at(span))
+            }
         }
     }
 
@@ -657,6 +708,7 @@ fn output(
         Err(e) => (None, None, Some(e)),
     };
     FunctionOutput {
+        call_id: crate::call::fresh_call_id(),
         name,
         input,
         parsed_input: call,
@@ -668,6 +720,23 @@ fn output(
     }
 }
 
+/// The `Limit` error of a tool call still running at its deadline (`kind` is
+/// [`LimitKind::Deadline`] or [`LimitKind::CallDeadline`]).
+fn deadline_error(kind: LimitKind, budget: Duration, waited: Duration) -> Error {
+    let what = match kind {
+        LimitKind::Deadline => "the request's time ran out while a tool call was running",
+        _ => "the tool call was still running",
+    };
+    Error::limit_message(
+        kind,
+        format!(
+            "{} limit exceeded: {what} (waited {waited:.1?}; {} {budget:?})",
+            kind.field(),
+            kind.field()
+        ),
+    )
+}
+
 /// Runs a batch of requests concurrently on the current task.
 pub(crate) struct NativeDispatch<'m> {
     pub(crate) manager: &'m ToolManager,
@@ -677,7 +746,8 @@ pub(crate) struct NativeDispatch<'m> {
 impl Dispatch for NativeDispatch<'_> {
     async fn dispatch_one(&self, request: ToolRequest) -> Result<Value, Error> {
         let span = request.span;
-        let result = self.manager.run_request(request, self.scope).await;
+        let run = self.manager.run_request(request, self.scope);
+        let result = self.scope.within(span, run).await;
         self.scope.keep(span, result)
     }
 
@@ -689,11 +759,7 @@ impl Dispatch for NativeDispatch<'_> {
                 None => vec![],
             };
         }
-        let futures = requests.into_iter().map(|r| async move {
-            let span = r.span;
-            let result = self.manager.run_request(r, self.scope).await;
-            self.scope.keep(span, result)
-        });
+        let futures = requests.into_iter().map(|r| self.dispatch_one(r));
         futures_util::future::join_all(futures).await
     }
 }

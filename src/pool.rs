@@ -194,7 +194,7 @@ impl<E: Environment> EnvPool<E> {
             self.inner.size,
             self.timeout.as_millis()
         );
-        Error::new(ErrorKind::Limit, message)
+        Error::limit_message(crate::error::LimitKind::PoolWait, message)
             .with_hint("try again later; the program frees environments with EnvPool::release")
     }
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::{self, Write as _};
 use std::hash::{Hash, Hasher};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, LimitKind};
 
 mod convert;
 
@@ -873,7 +873,11 @@ fn collect_leaves<'a>(
         )),
         (leaf, None) => {
             if out.len() >= max_len {
-                return Err(Error::limit("max_collection_len", max_len, "more elements"));
+                return Err(Error::limit(
+                    LimitKind::CollectionLen,
+                    max_len,
+                    "more elements",
+                ));
             }
             out.push(leaf);
             Ok(())

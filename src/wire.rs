@@ -11,7 +11,8 @@
 //! Everything the guest sends is decoded and checked by the host as untrusted input.
 
 use serde::{Deserialize, Serialize};
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use crate::context::{Context, Entry, Resolve};
 use crate::error::{Error, ErrorKind};
@@ -71,13 +72,13 @@ pub struct WireEntry<'a> {
 /// The guest's view of a [`WireContext`]: entries decoded on first use.
 pub struct LazyContext<'w, 'a> {
     wire: &'w WireContext<'a>,
-    decoded: Vec<OnceCell<Option<Entry>>>,
+    decoded: Vec<OnceLock<Option<Entry>>>,
 }
 
 impl<'w, 'a> LazyContext<'w, 'a> {
     /// The view of `wire`; nothing is decoded yet.
     pub fn new(wire: &'w WireContext<'a>) -> LazyContext<'w, 'a> {
-        let decoded = wire.entries.iter().map(|_| OnceCell::new()).collect();
+        let decoded = wire.entries.iter().map(|_| OnceLock::new()).collect();
         LazyContext { wire, decoded }
     }
 

@@ -41,7 +41,16 @@ fn output_of(expr: &str) -> Value {
         .and_then(|o| o.remove("receipt"))
         .unwrap_or_else(|| panic!("{expr}: no receipt in {}", sandboxed[0]));
     assert!(receipt["fuel_used"].as_u64() > Some(0), "{receipt}");
-    assert_eq!(sandboxed[0], lines[0], "{expr}: --sandbox differs");
+    // Each run generates its own call id.
+    let mut native = lines[0].clone();
+    for row in [&mut native, &mut sandboxed[0]] {
+        let id = row.as_object_mut().and_then(|o| o.remove("call_id"));
+        assert!(id
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|id| id.starts_with("call_")));
+    }
+    assert_eq!(sandboxed[0], native, "{expr}: --sandbox differs");
     lines[0]["output"].clone()
 }
 
@@ -78,9 +87,16 @@ fn a_batch_from_stdin_keeps_order_and_shape() {
     );
     assert_eq!(code, 0);
     assert_eq!(lines.len(), 2);
+    let id = lines[0]["call_id"].as_str().expect("a call id").to_string();
+    assert!(id.starts_with("call_") && id.len() == 29, "{id}");
+    assert_ne!(
+        lines[1]["call_id"].as_str(),
+        Some(id.as_str()),
+        "one id per call"
+    );
     assert_eq!(
         lines[0],
-        json!({"name": "add", "args": [], "kwargs": {"a": 2, "b": 3}, "output": 5, "error": null})
+        json!({"call_id": id, "name": "add", "args": [], "kwargs": {"a": 2, "b": 3}, "output": 5, "error": null})
     );
     assert_eq!(lines[1]["output"], json!(["result1q", "result2q"]));
 }

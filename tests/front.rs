@@ -311,10 +311,7 @@ fn json_forms_go_through_the_json_door() {
 
 #[test]
 fn work_is_bounded() {
-    let limits = Limits {
-        max_source_bytes: 1000,
-        ..Limits::default()
-    };
+    let limits = Limits::default().max_source_bytes(1000);
     let big = "f(a=1) ".repeat(200);
     let refused = extract(&big, &limits, &|_| true);
     assert_eq!(refused.error.unwrap().kind, fexpr::ErrorKind::Limit);
@@ -415,4 +412,52 @@ mod properties {
             }
         }
     }
+}
+
+/// The ids a model gives its calls come back on the outputs, in both modes; calls without
+/// one get a generated id, unique per call.
+#[test]
+fn call_ids_are_the_models_or_fresh() {
+    let manager = fexpr::demo::manager();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let call = |id: &str, a: i64| {
+        json!({"id": id, "type": "function",
+               "function": {"name": "add", "arguments": format!("{{\"a\": {a}, \"b\": 1}}")}})
+    };
+    let openai = json!({"role": "assistant", "content": null,
+                        "tool_calls": [call("call_a", 1), call("call_b", 2), call("call_c", 3)]});
+    let anthropic = json!({"role": "assistant", "content": [
+        {"type": "text", "text": "Adding."},
+        {"type": "tool_use", "id": "toolu_a", "name": "add", "input": {"a": 1, "b": 1}},
+        {"type": "tool_use", "id": "toolu_b", "name": "add", "input": {"a": "two", "b": 1}},
+    ]});
+    for (message, ids) in [
+        (&openai, &["call_a", "call_b", "call_c"][..]),
+        (&anthropic, &["toolu_a", "toolu_b"][..]),
+    ] {
+        let text = message.to_string();
+        let native = rt.block_on(manager.execute_model_output(&text));
+        let sandboxed = rt.block_on(
+            manager
+                .execute_model_output_via_sandbox(&text, &fexpr::repair::RepairOptions::default()),
+        );
+        for run in [native, sandboxed] {
+            let got: Vec<&str> = run.outputs.iter().map(|o| o.call_id.as_str()).collect();
+            assert_eq!(got, ids, "{text}");
+            assert_eq!(run.outputs[0].to_json()["call_id"], ids[0]);
+        }
+    }
+    // A failed call keeps its id and its name.
+    let run = rt.block_on(manager.execute_model_output(&anthropic.to_string()));
+    assert!(run.outputs[1].error.is_some(), "{}", run.outputs[1]);
+    assert_eq!(run.outputs[1].name, "add");
+    // Calls written as Python have none: each gets a fresh one.
+    let outputs = rt.block_on(manager.execute("[add(a=1, b=2), add(a=1, b=2)]"));
+    assert!(outputs
+        .iter()
+        .all(|o| o.call_id.starts_with("call_") && o.call_id.len() == 29));
+    assert_ne!(outputs[0].call_id, outputs[1].call_id);
 }

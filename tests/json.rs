@@ -220,10 +220,7 @@ fn limits_hold_before_anything_is_kept() {
         "9".repeat(5000)
     );
     assert_eq!(limit(&digits), "max_int_digits");
-    let tight = fexpr::demo::manager().limits(fexpr::Limits {
-        max_str_bytes: 8,
-        ..fexpr::Limits::default()
-    });
+    let tight = fexpr::demo::manager().limits(fexpr::Limits::default().max_str_bytes(8));
     let outputs = common::execute_json_text(
         &tight,
         r#"{"name": "search", "kwargs": {"query": "123456789"}}"#,

@@ -57,10 +57,7 @@ fn source_bytes() {
     let call = "abs(1)";
     let pad = |total: usize| format!("{call}{}", " ".repeat(total - call.len()));
     edge(&limits, "max_source_bytes", &pad(n), &pad(n + 1));
-    let small = Limits {
-        max_source_bytes: 10,
-        ..Limits::default()
-    };
+    let small = Limits::default().max_source_bytes(10);
     edge(&small, "max_source_bytes", "abs(12345)", "abs(123456)");
 }
 
@@ -81,10 +78,7 @@ fn nesting_depth() {
     );
     let unary = |n: usize| format!("abs({}1)", "-".repeat(n));
     edge(&limits, "max_depth", &unary(d - 2), &unary(d - 1));
-    let small = Limits {
-        max_depth: 10,
-        ..Limits::default()
-    };
+    let small = Limits::default().max_depth(10);
     edge(&small, "max_depth", &nested(8), &nested(9));
 }
 
@@ -122,10 +116,7 @@ fn string_and_bytes_sizes() {
         edge(&limits, "max_str_bytes", &concat(n / 2), &concat(n / 2 + 1));
     }
     // A literal: the source limit is raised so that the string limit is the one hit.
-    let big = Limits {
-        max_source_bytes: 4 << 20,
-        ..Limits::default()
-    };
+    let big = Limits::default().max_source_bytes(4 << 20);
     let literal = |k: usize| format!("len('{}')", "a".repeat(k));
     edge(&big, "max_str_bytes", &literal(n), &literal(n + 1));
     // Multi-byte characters count in UTF-8 bytes.
@@ -159,10 +150,7 @@ fn collection_sizes() {
     edge(&limits, "max_collection_len", &zeros(n), &zeros(n + 1));
     let arange = |k: usize| format!("len(np.arange({k}))");
     edge(&limits, "max_collection_len", &arange(n), &arange(n + 1));
-    let small = Limits {
-        max_collection_len: 3,
-        ..Limits::default()
-    };
+    let small = Limits::default().max_collection_len(3);
     edge(
         &small,
         "max_collection_len",
@@ -215,10 +203,7 @@ fn output_size() {
 #[test]
 fn eval_bytes() {
     let budget = 10_000;
-    let limits = Limits {
-        max_eval_bytes: budget,
-        ..Limits::default()
-    };
+    let limits = Limits::default().max_eval_bytes(budget);
     // Find where `len('a' * k)` starts to fail, then check that edge lies just under the budget
     // (the literal, the count and the result are all charged).
     let text = |k: usize| format!("len('a' * {k})");
@@ -269,4 +254,71 @@ fn builtin_bombs_end_quickly() {
             assert!(v.approx_size() < 1 << 20, "{text}: {}", v.repr().len());
         }
     }
+}
+
+/// `sleep(ms)` waits asynchronously; `spin(ms)` is a sync tool on the blocking pool that
+/// keeps its thread busy.
+fn slow_tools(limits: Limits) -> ToolManager {
+    ToolManager::new()
+        .tool(FunctionTool::new_async(
+            "sleep",
+            ["ms"],
+            |ms: u64| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                ms
+            },
+        ))
+        .tool(
+            FunctionTool::new("spin", ["ms"], |ms: u64| {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                ms
+            })
+            .blocking(),
+        )
+        .limits(limits)
+}
+
+#[tokio::test]
+async fn a_tool_call_past_its_deadline_is_a_limit_error_on_time() {
+    use fexpr::error::LimitKind;
+    use std::time::{Duration, Instant};
+    let manager = slow_tools(Limits::default().call_deadline(Duration::from_millis(50)));
+    for text in ["sleep(ms=700)", "spin(ms=700)"] {
+        let started = Instant::now();
+        let out = manager.execute_func_expr(text).await;
+        let took = started.elapsed();
+        let error = out.error.expect("a limit error");
+        assert_eq!(error.kind, ErrorKind::Limit, "{text}: {error}");
+        assert_eq!(
+            error.limit,
+            Some(LimitKind::CallDeadline),
+            "{text}: {error}"
+        );
+        assert!(
+            error.message.starts_with("call_deadline limit exceeded"),
+            "{error}"
+        );
+        assert!(took >= Duration::from_millis(50), "{text}: {took:?}");
+        assert!(took < Duration::from_millis(500), "{text}: {took:?}");
+    }
+    // Within the deadline the same tools answer.
+    let out = manager.execute_func_expr("sleep(ms=1)").await;
+    assert_eq!(out.output, Some(Value::Int(1)), "{out}");
+}
+
+#[tokio::test]
+async fn the_request_deadline_bounds_all_its_calls() {
+    use fexpr::error::LimitKind;
+    use std::time::{Duration, Instant};
+    let manager = slow_tools(Limits::default().deadline(Duration::from_millis(80)));
+    let started = Instant::now();
+    // The inner call takes 50 ms; the outer one would take 700 ms more.
+    let out = manager
+        .execute_func_expr("sleep(ms=sleep(ms=50) * 14)")
+        .await;
+    let took = started.elapsed();
+    let error = out.error.expect("a limit error");
+    assert_eq!(error.limit, Some(LimitKind::Deadline), "{error}");
+    assert!(took >= Duration::from_millis(80), "{took:?}");
+    assert!(took < Duration::from_millis(500), "{took:?}");
 }

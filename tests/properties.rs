@@ -613,13 +613,7 @@ proptest! {
     /// evaluator counts a value, and refuses it with a `Limit` error otherwise.
     #[test]
     fn the_json_reader_holds_the_limits(value in json_value()) {
-        let limits = Limits {
-            max_depth: 3,
-            max_str_bytes: 8,
-            max_collection_len: 12,
-            max_eval_bytes: 400,
-            ..Limits::default()
-        };
+        let limits = Limits::default().max_depth(3).max_str_bytes(8).max_collection_len(12).max_eval_bytes(400);
         let json = value.to_json();
         let text = json.to_string();
         match fexpr::json_input::read(&text, &limits) {

@@ -86,10 +86,7 @@ fn bombs_end_in_structured_errors_in_both_modes_with_the_host_small() {
 #[test]
 fn fuel_bounds_the_guest() {
     let manager = fexpr::demo::manager();
-    let limits = Limits {
-        fuel: 20_000,
-        ..Limits::default()
-    };
+    let limits = Limits::default().fuel(20_000);
     let out = one_sandboxed(&manager, "add(a=2, b=3)", &limits);
     expect_error(&out, ErrorKind::Limit, &["fuel", "20000"]);
     let receipt = out.receipt.expect("a receipt");
@@ -107,10 +104,7 @@ fn the_deadline_covers_slow_tools() {
             seconds
         },
     ));
-    let limits = Limits {
-        deadline: Duration::from_millis(200),
-        ..Limits::default()
-    };
+    let limits = Limits::default().deadline(Duration::from_millis(200));
     let started = Instant::now();
     let out = one_sandboxed(&manager, "slow(seconds=30)", &limits);
     expect_error(&out, ErrorKind::Limit, &["deadline"]);
@@ -122,15 +116,39 @@ fn the_deadline_covers_slow_tools() {
 }
 
 #[test]
+fn the_deadline_returns_on_time_while_a_sync_tool_runs() {
+    let manager = ToolManager::new().tool(
+        FunctionTool::new("spin", ["ms"], |ms: u64| {
+            std::thread::sleep(Duration::from_millis(ms));
+            ms
+        })
+        .blocking(),
+    );
+    // One runtime for both runs, dropped without waiting for the threads still spinning
+    // (dropping a runtime waits for its blocking pool; a server's runtime lives on).
+    let rt = common::runtime();
+    let timed = |limits: Limits| {
+        let started = Instant::now();
+        let mut outputs = rt.block_on(manager.execute_via_sandbox_with("spin(ms=700)", &limits));
+        (outputs.remove(0), started.elapsed())
+    };
+    let (out, took) = timed(Limits::default().deadline(Duration::from_millis(50)));
+    expect_error(&out, ErrorKind::Limit, &["deadline"]);
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    // A tool call's own deadline holds in the sandbox too.
+    let (out, took) = timed(Limits::default().call_deadline(Duration::from_millis(50)));
+    expect_error(&out, ErrorKind::Limit, &["call_deadline"]);
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    rt.shutdown_background();
+}
+
+#[test]
 fn the_memory_cap_stops_a_legal_but_large_evaluation() {
     let manager = fexpr::demo::manager();
     let text = "search(query='a' * 1000000)";
     let natively = common::runtime().block_on(manager.execute(text));
     assert!(natively[0].error.is_none(), "{}", natively[0]);
-    let limits = Limits {
-        memory_bytes: 4 << 20,
-        ..Limits::default()
-    };
+    let limits = Limits::default().memory_bytes(4 << 20);
     let out = one_sandboxed(&manager, text, &limits);
     expect_error(&out, ErrorKind::Limit, &["memory_bytes"]);
     let receipt = out.receipt.expect("a receipt");
@@ -148,30 +166,45 @@ fn host_calls_are_counted_and_bounded() {
     assert_eq!(out.output, Some(Value::Int(7)), "{out}");
     // Three waves: the innermost add, then multiply and the other add, then the outer add.
     assert_eq!(out.receipt.as_ref().map(|r| r.host_calls), Some(3));
-    let limits = Limits {
-        max_host_calls: 2,
-        ..Limits::default()
-    };
+    // `max_host_calls` counts tool invocations (four), not waves (three).
+    let limits = Limits::default().max_host_calls(3);
     let out = one_sandboxed(&manager, nested, &limits);
-    expect_error(&out, ErrorKind::Limit, &["max_host_calls"]);
+    expect_error(&out, ErrorKind::Limit, &["max_host_calls", "4 > 3"]);
+    assert_eq!(
+        out.error.as_ref().and_then(|e| e.limit),
+        Some(fexpr::error::LimitKind::HostCalls)
+    );
+    let limits = Limits::default().max_host_calls(4);
+    let out = one_sandboxed(&manager, nested, &limits);
+    assert_eq!(out.output, Some(Value::Int(7)), "{out}");
+}
+
+#[test]
+fn an_impossible_memory_cap_is_refused_with_the_minimum() {
+    let manager = fexpr::demo::manager();
+    let limits = Limits::default().memory_bytes(1 << 20);
+    let out = one_sandboxed(&manager, "add(a=1, b=2)", &limits);
+    expect_error(&out, ErrorKind::Config, &["memory_bytes", "3670016"]);
+    assert!(out.receipt.is_none(), "nothing ran: {out}");
+    let config = fexpr::sandbox::SandboxConfig {
+        max_memory_bytes: 1 << 20,
+        ..fexpr::sandbox::SandboxConfig::default()
+    };
+    let error = fexpr::sandbox::Sandbox::new(config).unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Config);
+    assert!(error.message.contains("3670016"), "{error}");
 }
 
 #[test]
 fn output_size_is_bounded_the_same_way_in_both_modes() {
-    let manager = fexpr::demo::manager().limits(Limits {
-        max_output_bytes: 10_000,
-        ..Limits::default()
-    });
+    let manager = fexpr::demo::manager().limits(Limits::default().max_output_bytes(10_000));
     let outputs = common::execute(&manager, "search(query='a' * 100000)");
     expect_error(&outputs[0], ErrorKind::Limit, &["max_output_bytes"]);
 }
 
 #[test]
 fn manager_limits_apply_unless_the_call_overrides_them() {
-    let manager = fexpr::demo::manager().limits(Limits {
-        fuel: 10_000,
-        ..Limits::default()
-    });
+    let manager = fexpr::demo::manager().limits(Limits::default().fuel(10_000));
     let rt = common::runtime();
     let out = rt.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));
     expect_error(&out, ErrorKind::Limit, &["fuel"]);
@@ -263,14 +296,8 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
     }
     // The per-evaluation limits hold the same way.
     let big = "search(query='a' * 1000000)";
-    let small_memory = Limits {
-        memory_bytes: 4 << 20,
-        ..Limits::default()
-    };
-    let little_fuel = Limits {
-        fuel: 20_000,
-        ..Limits::default()
-    };
+    let small_memory = Limits::default().memory_bytes(4 << 20);
+    let little_fuel = Limits::default().fuel(20_000);
     let bomb = "add(a=9**9**9, b=1)";
     let cases = [
         (big, &small_memory, "memory_bytes"),

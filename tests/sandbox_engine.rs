@@ -287,10 +287,7 @@ async fn more_concurrent_evaluations_than_pool_slots() {
 #[tokio::test]
 async fn infinite_loop_runs_out_of_fuel() {
     let sandbox = sandbox_for(&loop_forever_guest());
-    let limits = Limits {
-        fuel: 1_000_000,
-        ..Limits::default()
-    };
+    let limits = Limits::default().fuel(1_000_000);
     let outcome = run(&sandbox, b"", &limits).await;
     expect_error(&outcome, ErrorKind::Limit, &["fuel", "1000000"]);
     assert_eq!(outcome.receipt.fuel_used, 1_000_000);
@@ -299,11 +296,9 @@ async fn infinite_loop_runs_out_of_fuel() {
 #[tokio::test]
 async fn infinite_loop_with_huge_fuel_hits_the_deadline() {
     let sandbox = sandbox_for(&loop_forever_guest());
-    let limits = Limits {
-        fuel: u64::MAX,
-        deadline: Duration::from_millis(100),
-        ..Limits::default()
-    };
+    let limits = Limits::default()
+        .fuel(u64::MAX)
+        .deadline(Duration::from_millis(100));
     let started = Instant::now();
     let outcome = run(&sandbox, b"", &limits).await;
     let took = started.elapsed();
@@ -316,27 +311,23 @@ async fn infinite_loop_with_huge_fuel_hits_the_deadline() {
 #[tokio::test]
 async fn extreme_budgets_are_accepted() {
     let sandbox = sandbox_for(&echo_guest());
-    let generous = Limits {
-        fuel: u64::MAX,
-        deadline: Duration::MAX,
-        memory_bytes: usize::MAX,
-        max_output_bytes: usize::MAX,
-        max_host_calls: u32::MAX,
-        ..Limits::default()
-    };
+    let generous = Limits::default()
+        .fuel(u64::MAX)
+        .deadline(Duration::MAX)
+        .memory_bytes(usize::MAX)
+        .max_output_bytes(usize::MAX)
+        .max_host_calls(u32::MAX);
     assert_eq!(
         run(&sandbox, b"hi", &generous).await.result,
         Ok(b"hi".to_vec())
     );
 
-    let stingy = Limits {
-        fuel: 0,
-        deadline: Duration::ZERO,
-        memory_bytes: 0,
-        max_output_bytes: 0,
-        max_host_calls: 0,
-        ..Limits::default()
-    };
+    let stingy = Limits::default()
+        .fuel(0)
+        .deadline(Duration::ZERO)
+        .memory_bytes(0)
+        .max_output_bytes(0)
+        .max_host_calls(0);
     let outcome = run(&sandbox, b"hi", &stingy).await;
     assert_eq!(outcome.result.unwrap_err().kind, ErrorKind::Limit);
 }
@@ -344,10 +335,7 @@ async fn extreme_budgets_are_accepted() {
 #[tokio::test]
 async fn memory_bomb_is_refused_at_the_cap() {
     let sandbox = sandbox_for(&memory_bomb_guest());
-    let limits = Limits {
-        memory_bytes: 8 << 20,
-        ..Limits::default()
-    };
+    let limits = Limits::default().memory_bytes(8 << 20);
     let outcome = run(&sandbox, b"", &limits).await;
     expect_error(
         &outcome,
@@ -368,10 +356,7 @@ async fn memory_limit_is_cut_to_the_sandbox_ceiling() {
         memory_bomb_guest().as_bytes(),
     )
     .unwrap();
-    let limits = Limits {
-        memory_bytes: 1 << 30,
-        ..Limits::default()
-    };
+    let limits = Limits::default().memory_bytes(1 << 30);
     let outcome = run(&sandbox, b"", &limits).await;
     expect_error(&outcome, ErrorKind::Limit, &["memory_bytes"]);
     assert!(outcome.receipt.peak_memory_bytes <= 4 << 20);
@@ -384,10 +369,7 @@ async fn initial_memory_over_the_cap_is_refused() {
         "(memory (export \"memory\") 200)",
     );
     let sandbox = sandbox_for(&wat);
-    let limits = Limits {
-        memory_bytes: 1 << 20,
-        ..Limits::default()
-    };
+    let limits = Limits::default().memory_bytes(1 << 20);
     expect_error(
         &run(&sandbox, b"", &limits).await,
         ErrorKind::Limit,
@@ -405,10 +387,7 @@ async fn deep_recursion_overflows_the_stack() {
 #[tokio::test]
 async fn too_many_host_calls() {
     let sandbox = sandbox_for(&chatty_guest(1000));
-    let limits = Limits {
-        max_host_calls: 5,
-        ..Limits::default()
-    };
+    let limits = Limits::default().max_host_calls(5);
     let host = Arc::new(Reverse::default());
     let outcome = sandbox.run(b"q", &limits, host.clone()).await;
     expect_error(&outcome, ErrorKind::Limit, &["max_host_calls", "6 > 5"]);
@@ -435,10 +414,7 @@ async fn oversized_response_is_refused_before_copying() {
     );
 
     let sandbox = sandbox_for(&echo_guest());
-    let limits = Limits {
-        max_output_bytes: 3,
-        ..Limits::default()
-    };
+    let limits = Limits::default().max_output_bytes(3);
     expect_error(
         &run(&sandbox, b"abcd", &limits).await,
         ErrorKind::Limit,
@@ -463,10 +439,7 @@ async fn slow_host_call_completes_within_the_deadline() {
 async fn deadline_cancels_a_slow_host_call() {
     let sandbox = sandbox_for(&relay_guest());
     let host = Arc::new(Sleepy(Duration::from_secs(30)));
-    let limits = Limits {
-        deadline: Duration::from_millis(50),
-        ..Limits::default()
-    };
+    let limits = Limits::default().deadline(Duration::from_millis(50));
     let started = Instant::now();
     let outcome = sandbox.run(b"zz", &limits, host).await;
     expect_error(&outcome, ErrorKind::Limit, &["deadline"]);
@@ -912,10 +885,7 @@ async fn real_guest_answers_unreadable_requests_with_an_error() {
 #[tokio::test]
 async fn real_guest_respects_fuel() {
     let sandbox = real_guest();
-    let limits = Limits {
-        fuel: 10,
-        ..Limits::default()
-    };
+    let limits = Limits::default().fuel(10);
     let outcome = sandbox.run(b"x", &limits, reverse()).await;
     expect_error(&outcome, ErrorKind::Limit, &["fuel"]);
 }

@@ -36,14 +36,18 @@ fn defaults() -> BTreeMap<String, String> {
     let json = serde_json::to_value(Limits::default()).expect("limits serialize");
     let limits = Limits::default();
     for (name, value) in json.as_object().expect("an object") {
-        let text = if name == "deadline" {
-            String::new() // compared as a duration below
+        let text = if name == "deadline" || name == "call_deadline" {
+            String::new() // compared as durations below
         } else {
             value.to_string()
         };
         expected.insert(name.clone(), text);
     }
     expected.insert("deadline".into(), format!("{:?}", limits.deadline));
+    expected.insert(
+        "call_deadline".into(),
+        format!("{:?}", limits.call_deadline),
+    );
     #[cfg(feature = "sandbox")]
     {
         let config = fexpr::sandbox::SandboxConfig::default();
@@ -81,7 +85,7 @@ fn the_table_is_found_and_complete() {
     let table = table();
     assert!(table.len() >= 13, "{table:?}");
     assert_eq!(table.get("max_depth").map(String::as_str), Some("100"));
-    assert_eq!(table.get("deadline").map(String::as_str), Some("5 s"));
+    assert_eq!(table.get("deadline").map(String::as_str), Some("30 s"));
 }
 
 #[test]

@@ -20,10 +20,7 @@ fuzz_target!(|data: &[u8]| {
     );
     if let Ok(mut expr) = parsed {
         let printed = expr.to_string();
-        let relaxed = Limits {
-            max_depth: limits.max_depth * 3 + 10,
-            ..Limits::default()
-        };
+        let relaxed = Limits::default().max_depth(limits.max_depth * 3 + 10);
         let mut again = match fexpr::syntax::parse(&printed, &relaxed) {
             Ok(again) => again,
             Err(e) => panic!("{text:?} printed as {printed:?}, which does not parse: {e}"),

@@ -2,6 +2,7 @@
 //! limiter, the two `fexpr` imports, and a capability-free WASI.
 
 use super::HostCalls;
+use crate::error::LimitKind;
 use crate::{Error, ErrorKind};
 use std::sync::Arc;
 use wasmtime::{Caller, Extern, Linker, Memory, ResourceLimiter};
@@ -311,7 +312,7 @@ async fn host_call(
     let state = caller.data_mut();
     if state.host_calls >= state.max_host_calls {
         let attempted = u64::from(state.host_calls) + 1;
-        let error = Error::limit("max_host_calls", state.max_host_calls, attempted);
+        let error = Error::limit(LimitKind::HostCalls, state.max_host_calls, attempted);
         return Err(state.fail(error));
     }
     state.host_calls += 1;

@@ -4,7 +4,7 @@
 
 use super::{HostCalls, Sandbox, SandboxConfig};
 use crate::call::{FunctionExpression, FunctionOutput};
-use crate::error::{clip, Error, ErrorKind};
+use crate::error::{clip, Error, ErrorKind, LimitKind};
 use crate::eval::{Dispatch, ToolRequest};
 use crate::limits::Limits;
 use crate::manager::{single_output, NativeDispatch, Scope, ToolManager};
@@ -102,7 +102,7 @@ impl ToolManager {
     /// ```
     /// let manager = fexpr::demo::manager();
     /// let rt = tokio::runtime::Runtime::new().unwrap();
-    /// let tight = fexpr::Limits { fuel: 1_000, ..fexpr::Limits::default() };
+    /// let tight = fexpr::Limits::default().fuel(1_000);
     /// let outputs = rt.block_on(manager.execute_via_sandbox_with("add(a=2, b=3)", &tight));
     /// assert_eq!(outputs[0].error.as_ref().unwrap().kind, fexpr::ErrorKind::Limit);
     /// ```
@@ -135,6 +135,9 @@ impl ToolManager {
         limits: &Limits,
     ) -> Vec<FunctionOutput> {
         let failed = |error: Error| vec![FunctionOutput::failed(clip(text, 60), text, error)];
+        if let Err(error) = limits.check() {
+            return failed(error);
+        }
         let sandbox = match self.get_sandbox() {
             Ok(sandbox) => sandbox,
             Err(error) => return failed(error),
@@ -148,10 +151,11 @@ impl ToolManager {
             Ok(request) => request,
             Err(error) => return failed(error),
         };
-        let scope = Arc::new(Scope::new(session));
+        let scope = Arc::new(Scope::new(session, limits));
         let host = Arc::new(HostSide {
             manager: prepared.host.clone(),
             max_calls: limits.max_calls,
+            max_host_calls: limits.max_host_calls,
             calls: AtomicUsize::new(0),
             scope: scope.clone(),
         });
@@ -264,6 +268,9 @@ struct HostSide {
     manager: Arc<ToolManager>,
     /// [`Limits::max_calls`]: the guest counts its calls too, but the guest is not trusted.
     max_calls: usize,
+    /// [`Limits::max_host_calls`], counted in tool invocations (the engine counts the
+    /// guest's crossings, one per wave, which is never more).
+    max_host_calls: u32,
     calls: AtomicUsize,
     /// The execution's session, call count and observations.
     scope: Arc<Scope>,
@@ -277,7 +284,14 @@ impl HostCalls for HostSide {
             let before = self.calls.fetch_add(requests.len(), Ordering::Relaxed);
             let total = before.saturating_add(requests.len());
             if total > self.max_calls {
-                return Err(Error::limit("max_calls", self.max_calls, total));
+                return Err(Error::limit(LimitKind::Calls, self.max_calls, total));
+            }
+            if total > self.max_host_calls as usize {
+                return Err(Error::limit(
+                    LimitKind::HostCalls,
+                    self.max_host_calls,
+                    total,
+                ));
             }
             Ok(requests)
         });
@@ -310,8 +324,9 @@ mod tests {
         HostSide {
             manager: Arc::new(crate::demo::manager()),
             max_calls,
+            max_host_calls: u32::MAX,
             calls: AtomicUsize::new(0),
-            scope: Arc::new(Scope::new(Session::default())),
+            scope: Arc::new(Scope::new(Session::default(), &Limits::default())),
         }
     }
 

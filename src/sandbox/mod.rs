@@ -56,7 +56,7 @@ pub use engine::Allocation;
 pub use guest::{ALLOWED_IMPORTS, HOST_MODULE};
 
 pub use crate::call::Receipt;
-use crate::error::clip;
+use crate::error::{clip, LimitKind};
 use crate::{Error, ErrorKind, Limits};
 use engine::EpochTicker;
 use guest::{guest_range, sandbox_error, show_range, GuestState};
@@ -206,6 +206,21 @@ impl Sandbox {
     /// A sandbox running the fexpr guest: the file named by `$FEXPR_GUEST_WASM` if set, else
     /// the embedded [`GUEST_WASM`].
     pub fn new(config: SandboxConfig) -> Result<Sandbox, Error> {
+        if config.max_memory_bytes < Limits::MIN_MEMORY_BYTES {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "SandboxConfig::max_memory_bytes is {} bytes, below the {} bytes (3.5 MiB) \
+                     the fexpr guest starts with: no evaluation could run",
+                    config.max_memory_bytes,
+                    Limits::MIN_MEMORY_BYTES
+                ),
+            )
+            .with_hint(format!(
+                "set max_memory_bytes to at least Limits::MIN_MEMORY_BYTES ({})",
+                Limits::MIN_MEMORY_BYTES
+            )));
+        }
         match std::env::var_os(GUEST_WASM_ENV).filter(|v| !v.is_empty()) {
             Some(path) => {
                 let bytes = std::fs::read(&path).map_err(|e| {
@@ -441,7 +456,7 @@ async fn evaluate(
     let (resp_ptr, resp_len) = ((packed >> 32) as u32 as i32, packed as u32 as i32);
     if resp_len as u32 as usize > max_output_bytes {
         return Err(Stop::Error(Error::limit(
-            "max_output_bytes",
+            LimitKind::OutputBytes,
             max_output_bytes,
             resp_len as u32,
         )));
@@ -483,8 +498,8 @@ fn explain(stop: Stop, store: &mut Store<GuestState>, inner: &Inner, limits: &Li
         return error;
     }
     if let Some(desired) = state.limiter.refused {
-        return limit_error(
-            "memory_bytes",
+        return Error::limit_message(
+            LimitKind::Memory,
             format!(
                 "memory_bytes limit exceeded: the guest asked for {desired} bytes of linear \
                  memory, the cap is {}",
@@ -493,21 +508,20 @@ fn explain(stop: Stop, store: &mut Store<GuestState>, inner: &Inner, limits: &Li
         );
     }
     match trap.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => limit_error(
-            "fuel",
+        Some(Trap::OutOfFuel) => Error::limit_message(
+            LimitKind::Fuel,
             format!(
                 "fuel limit exceeded: the guest used all {} units of fuel",
                 limits.fuel
             ),
         ),
-        Some(Trap::StackOverflow) => Error::new(
-            ErrorKind::Limit,
+        Some(Trap::StackOverflow) => Error::limit_message(
+            LimitKind::WasmStack,
             format!(
                 "wasm_stack_bytes limit exceeded: the guest's call stack outgrew {} bytes",
                 inner.config.max_wasm_stack_bytes
             ),
-        )
-        .with_hint("raise SandboxConfig::max_wasm_stack_bytes if this input is legitimate"),
+        ),
         Some(Trap::Interrupt) => deadline_error(limits.deadline, limits.deadline),
         Some(Trap::MemoryOutOfBounds) => sandbox_error(
             "the guest trapped: out of bounds memory access (a bad pointer, or the guest's \
@@ -533,15 +547,9 @@ fn describe(error: &wasmtime::Error) -> String {
     causes.join(": ")
 }
 
-/// A [`ErrorKind::Limit`] error about `Limits::{field}` with `message`.
-fn limit_error(field: &str, message: String) -> Error {
-    Error::new(ErrorKind::Limit, message)
-        .with_hint(format!("raise Limits::{field} if this input is legitimate"))
-}
-
 fn deadline_error(deadline: Duration, elapsed: Duration) -> Error {
-    limit_error(
-        "deadline",
+    Error::limit_message(
+        LimitKind::Deadline,
         format!(
             "deadline limit exceeded: the evaluation was still running after {elapsed:.1?} \
              (deadline {deadline:?})"

@@ -3,7 +3,7 @@
 
 use super::ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
 use super::{fast, scan};
-use crate::error::{clip, Error, ErrorKind, Span};
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
 use num_bigint::BigInt;
 use ruff_python_ast as ast;
@@ -194,7 +194,7 @@ impl Converter<'_> {
     fn expr(&self, expr: &ast::Expr, depth: usize) -> Result<Expr, Error> {
         let span = span_of(expr.range());
         if depth > self.max_depth.saturating_add(DEPTH_MARGIN) {
-            return Err(Error::limit("max_depth", self.max_depth, depth).at(span));
+            return Err(Error::limit(LimitKind::Depth, self.max_depth, depth).at(span));
         }
         let next = depth + 1;
         let kind = match expr {
@@ -434,7 +434,7 @@ impl Converter<'_> {
         let text = self.source.get(span.range()).unwrap_or_default();
         let (radix, digits) = split_radix(text);
         let digits: String = digits.chars().filter(|&c| c != '_').collect();
-        let too_many = |used: String| Error::limit("max_int_digits", self.max_int_digits, used);
+        let too_many = |used: String| Error::limit(LimitKind::IntDigits, self.max_int_digits, used);
         if radix == 10 {
             if digits.len() > self.max_int_digits {
                 return Err(too_many(digits.len().to_string()).at(span));

@@ -29,7 +29,7 @@
 //! expressions whose extent only a full f-string lexer can find, and they are never accepted
 //! anyway.
 
-use crate::error::{Error, ErrorKind, Span};
+use crate::error::{Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
 use smallvec::SmallVec;
 
@@ -63,7 +63,7 @@ pub(crate) fn precheck(source: &str, limits: &Limits) -> Result<(), Error> {
         .min(usize::try_from(u32::MAX).unwrap_or(usize::MAX));
     if source.len() > max_bytes {
         return Err(Error::limit(
-            "max_source_bytes",
+            LimitKind::SourceBytes,
             limits.max_source_bytes,
             source.len(),
         ));
@@ -334,9 +334,8 @@ impl<'a> Scanner<'a> {
 
     fn check(&self, start: usize, len: usize) -> Result<(), Error> {
         if self.depth > self.max_depth {
-            return Err(
-                Error::limit("max_depth", self.max_depth, self.depth).at(span(start, start + len))
-            );
+            return Err(Error::limit(LimitKind::Depth, self.max_depth, self.depth)
+                .at(span(start, start + len)));
         }
         Ok(())
     }
