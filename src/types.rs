@@ -1170,10 +1170,13 @@ impl RecordType {
 
     /// An argument given for `field`, coerced to its type; an error points at the argument.
     fn coerce_argument(&self, field: &Field, value: Value, span: Span) -> Result<Value, Error> {
-        field
-            .ty
-            .coerce(value, &field.name)
-            .map_err(|e| e.at(span).with_hint(format!("signature: {self}")))
+        field.ty.coerce(value, &field.name).map_err(|e| {
+            let hint = match &e.hint {
+                Some(hint) => format!("{hint}; signature: {self}"),
+                None => format!("signature: {self}"),
+            };
+            e.at(span).with_hint(hint)
+        })
     }
 
     fn error(&self, message: String) -> Error {
@@ -1341,7 +1344,7 @@ fn coerce(
 /// `` `x` expects int, got str 'a' ``.
 #[inline(never)]
 fn mismatch(ty: &Type, value: &Value, path: &Path) -> Error {
-    Error::new(
+    let e = Error::new(
         ErrorKind::Type,
         format!(
             "`{}` expects {}, got {}",
@@ -1349,7 +1352,15 @@ fn mismatch(ty: &Type, value: &Value, path: &Path) -> Error {
             ty,
             describe(value)
         ),
-    )
+    );
+    match ty {
+        // The members, all of them (clipped), so a model can pick one.
+        Type::Enum(values) => {
+            let members: Vec<String> = values.iter().map(Value::repr).collect();
+            e.with_hint(clip(&format!("use one of {}", members.join(", ")), 300))
+        }
+        _ => e,
+    }
 }
 
 #[inline(never)]
