@@ -19,6 +19,7 @@
 //! - [`RepairKind::EnumSpelling`]: a string that is not a member becomes the one member it
 //!   matches when case, spaces, `-` and `_` are ignored (`"IMAX"` for `['regular', 'imax']`);
 //!   a string that matches none (or several) stays an error, whose hint lists the members.
+//!   (Both look at enums of at most 64 members, so a long list of values stays cheap.)
 //!
 //! Inside a parameter whose schema leaves a part open (`{"type": "object"}` without
 //! properties, an array without `items`), JSON's `true` / `false` / `null` are read as
@@ -56,6 +57,10 @@ use crate::value::Value;
 
 /// How deep into nested arguments repairs look.
 const MAX_REPAIR_DEPTH: usize = 64;
+
+/// Members an enum may have for [`RepairKind::BoolToEnum`] and [`RepairKind::EnumSpelling`]
+/// to look at it.
+const MAX_REPAIR_MEMBERS: usize = 64;
 
 /// The type of a part of a value its schema leaves open.
 static ANY: Type = Type::Any;
@@ -452,14 +457,22 @@ fn join(prefix: &str, name: &str) -> String {
 /// The enum members of `ty` (an enum, or a union of enums and other types) when no other
 /// alternative could take a value as it is: `None` when `ty` is not such a type, or when one
 /// of its alternatives is not an enum and `takes` says it may take the value.
+///
+/// Enums of more than [`MAX_REPAIR_MEMBERS`] members in all are not looked into: a repair
+/// compares the value with every member, and a list of values would multiply that.
 fn enum_members<'t>(ty: &'t Type, takes: &dyn Fn(&Type) -> bool) -> Option<Vec<&'t Value>> {
     match ty.shape() {
-        Type::Enum(values) => Some(values.iter().collect()),
+        Type::Enum(values) if values.len() <= MAX_REPAIR_MEMBERS => Some(values.iter().collect()),
         Type::Union(alts) => {
             let mut members = Vec::new();
             for alt in alts {
                 match alt.shape() {
-                    Type::Enum(values) => members.extend(values.iter()),
+                    Type::Enum(values)
+                        if members.len().saturating_add(values.len()) <= MAX_REPAIR_MEMBERS =>
+                    {
+                        members.extend(values.iter())
+                    }
+                    Type::Enum(_) => return None,
                     other if takes(other) => return None,
                     _ => {}
                 }

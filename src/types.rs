@@ -1354,10 +1354,17 @@ fn mismatch(ty: &Type, value: &Value, path: &Path) -> Error {
         ),
     );
     match ty {
-        // The members, all of them (clipped), so a model can pick one.
+        // The members (the first few of a long enum, each clipped), so a model can pick one.
         Type::Enum(values) => {
-            let members: Vec<String> = values.iter().map(Value::repr).collect();
-            e.with_hint(clip(&format!("use one of {}", members.join(", ")), 300))
+            let mut members: Vec<String> = values
+                .iter()
+                .take(HINT_MEMBERS)
+                .map(|v| clip(&v.repr(), 40))
+                .collect();
+            if values.len() > HINT_MEMBERS {
+                members.push(format!("… {} more", values.len() - HINT_MEMBERS));
+            }
+            e.with_hint(format!("use one of {}", members.join(", ")))
         }
         _ => e,
     }
@@ -1869,6 +1876,9 @@ fn exact_match(ty: &Type, v: &Value) -> bool {
 
 /// How many values of an enum a signature shows (hints and prompts stay short).
 const ENUM_SHOWN: usize = 64;
+
+/// Enum members a mismatch's hint lists.
+const HINT_MEMBERS: usize = 8;
 
 /// `str 'abc'`, `int 5`, `list of 3`: a value described briefly for error messages.
 fn describe(v: &Value) -> String {
