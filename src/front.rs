@@ -458,6 +458,20 @@ impl Scanner<'_> {
     /// costs a fixed amount per call.
     fn enclosure(&self, start: usize, end: usize) -> Option<(usize, usize)> {
         let text = self.text;
+        // Most calls stand alone: nothing but blanks, punctuation or a line end around them.
+        let blank = |c: &&u8| **c != b' ' && **c != b'\t';
+        let next = self.bytes.get(end..).and_then(|b| b.iter().find(blank));
+        let prev = self
+            .bytes
+            .get(..start)
+            .and_then(|b| b.iter().rev().find(blank));
+        let operator = |c: u8| b"+*/%@&^=!<>".contains(&c);
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        if !next.is_some_and(|c| word(*c) || operator(*c))
+            && !prev.is_some_and(|c| word(*c) || operator(*c) || *c == b':')
+        {
+            return None;
+        }
         let mut w0 = start.saturating_sub(ENCLOSURE_WINDOW);
         while !text.is_char_boundary(w0) {
             w0 += 1;
