@@ -495,8 +495,9 @@ impl crate::ToolManager {
     /// [`check_model_output_with`](Self::check_model_output_with): a call whose verdict is
     /// invalid does not run, and its output keeps the call as written (`parsed_input`) with
     /// the verdict's error. A plain expression ([`Plan::plain`]) runs as
-    /// [`execute`](Self::execute) runs it, and JSON in which no call is found gets the error
-    /// [`execute_json_text`](Self::execute_json_text) gives.
+    /// [`execute`](Self::execute) runs it. A text in which no call is found gets one error
+    /// output saying why (the expression parser's error, or for JSON the JSON reader's), and
+    /// its ignored stretches.
     pub async fn execute_model_output_with(&self, text: &str, options: &RepairOptions) -> Executed {
         let Some((prepared, ignored)) = self.prepare_model_output(text, options) else {
             return Executed {
@@ -504,11 +505,14 @@ impl crate::ToolManager {
                 ignored: Vec::new(),
             };
         };
-        if prepared.is_empty() && crate::json_input::looks_like_json(text) {
-            return Executed {
-                outputs: self.execute_json_text(text).await,
-                ignored: Vec::new(),
+        // No call at all: the reader's error says why nothing ran (it runs nothing).
+        if prepared.is_empty() && !text.trim().is_empty() {
+            let outputs = if crate::json_input::looks_like_json(text) {
+                self.execute_json_text(text).await
+            } else {
+                self.execute(text).await
             };
+            return Executed { outputs, ignored };
         }
         let runs = prepared.into_iter().map(|p| async move {
             match p {
@@ -541,11 +545,13 @@ impl crate::ToolManager {
                 ignored: Vec::new(),
             };
         };
-        if prepared.is_empty() && crate::json_input::looks_like_json(text) {
-            return Executed {
-                outputs: self.execute_json_text_via_sandbox(text).await,
-                ignored: Vec::new(),
+        if prepared.is_empty() && !text.trim().is_empty() {
+            let outputs = if crate::json_input::looks_like_json(text) {
+                self.execute_json_text_via_sandbox(text).await
+            } else {
+                self.execute_via_sandbox(text).await
             };
+            return Executed { outputs, ignored };
         }
         let runs = prepared.into_iter().map(|p| async move {
             match p {

@@ -14,7 +14,9 @@
 //! keeps its arguments as written, with its error. `check` prints one verdict per call. Both
 //! list the text they ignored on stderr as `{"ignored": ...}` lines. A plain expression that is
 //! not tool calls (`np.zeros(3)`) is evaluated as written. With `exec --sandbox`, extraction
-//! and repairs run on the host and every call is evaluated in the wasm guest.
+//! and repairs run on the host and every call is evaluated in the wasm guest. `exec --expr`
+//! reads each input as one expression or fexpr's JSON forms, exactly as written (no
+//! extraction, no repairs): text around a call is an error, and nothing runs.
 //!
 //! Limits: `--limit NAME=VALUE` (repeatable) and `--limits FILE` (a JSON object) set any field
 //! of `fexpr::Limits` by its name (`max_calls`, `max_source_bytes`, `deadline` in seconds, ...).
@@ -60,6 +62,10 @@ enum Command {
         /// No schema-aware repairs: every call runs exactly as written.
         #[arg(long)]
         strict: bool,
+        /// Read each input as one Python expression (a call or a list of calls) or fexpr's
+        /// JSON forms, exactly as written: no extraction from model text, no repairs.
+        #[arg(long, conflicts_with = "strict")]
+        expr: bool,
         #[command(flatten)]
         mcp: McpArgs,
         #[command(flatten)]
@@ -352,6 +358,7 @@ fn main() -> ExitCode {
             tools,
             sandbox,
             strict,
+            expr,
             mcp,
             limits,
             exprs,
@@ -360,7 +367,7 @@ fn main() -> ExitCode {
                 &mut out,
                 manager(tools).limits(limits),
                 &mcp,
-                |out, runtime, m| exec(out, runtime, m, sandbox, strict, exprs),
+                |out, runtime, m| exec(out, runtime, m, sandbox, (strict, expr), exprs),
             )
         }),
         Command::Tools { tools, mcp, format } => {
@@ -488,7 +495,7 @@ fn exec(
     runtime: &tokio::runtime::Runtime,
     manager: ToolManager,
     sandbox: bool,
-    strict: bool,
+    (strict, expr_only): (bool, bool),
     exprs: Vec<String>,
 ) -> Result<(), Stop> {
     let options = repair_options(strict);
@@ -503,6 +510,10 @@ fn exec(
     };
     for expr in exprs {
         let (outputs, ignored) = match inputs.text(expr) {
+            Ok(text) if expr_only => (
+                runtime.block_on(run_expression(&manager, sandbox, &text)),
+                Vec::new(),
+            ),
             Ok(text) if text.trim().is_empty() => (vec![blank("run")], Vec::new()),
             Ok(text) => {
                 // Not trimmed: the size limit counts every byte given, and spans index the
@@ -525,6 +536,19 @@ fn exec(
         out.flush()?;
     }
     Ok(())
+}
+
+/// `exec --expr`: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the
+/// text looks like JSON (`fexpr::json_input::looks_like_json`), read as given; otherwise one
+/// expression (a call or a list of calls). With `sandbox`, evaluated in the wasm guest.
+async fn run_expression(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
+    // Not trimmed: the size limit counts every byte given, and spans index the text as given.
+    match (fexpr::json_input::looks_like_json(text), sandbox) {
+        (true, true) => manager.execute_json_text_via_sandbox(text).await,
+        (true, false) => manager.execute_json_text(text).await,
+        (false, true) => manager.execute_via_sandbox(text).await,
+        (false, false) => manager.execute(text).await,
+    }
 }
 
 /// The repairs `--strict` leaves on: none; else all of them.
