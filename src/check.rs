@@ -30,14 +30,22 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
+use crate::call::Function;
 use crate::context::{Context, Entry};
 use crate::error::{clip, closest, Error, ErrorKind, Span};
 use crate::eval;
 use crate::front::{self, Extraction, FoundCall, Ignored};
 use crate::limits::Limits;
 use crate::repair::{repair_call, Repair, RepairOptions};
-use crate::syntax::ExprKind;
+use crate::syntax::{Expr, ExprKind};
+use crate::types::RecordType;
 use crate::value::Value;
+
+/// The key of the marker that stands for an argument whose value could not be read (a name
+/// that is not defined, a nested tool call, an operation out of the limits): in a verdict's or
+/// an output's arguments it is the dict `{"$unreadable": "<the argument's source>"}`, so the
+/// call stays as the model wrote it.
+pub const UNREADABLE: &str = "$unreadable";
 
 /// The verdict on one call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -48,10 +56,15 @@ pub struct Verdict {
     pub span: Span,
     /// The call's own source (spans of the error and repairs index it).
     pub input: String,
+    /// Positional arguments that no parameter names (more than the signature has, or a call
+    /// to an unknown tool), as written; empty for a valid call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<Value>,
     /// The arguments as written (after repairs), by parameter name, in the order written
     /// (positional arguments named by their parameter). `valid` says they bind to the signature
     /// and coerce to its types (an int for a float, a dict for a record, ...); defaults not
-    /// written are not listed.
+    /// written are not listed. For an invalid call they are still the call as written, with an
+    /// argument that could not be read replaced by the [`UNREADABLE`] marker.
     pub kwargs: IndexMap<String, Value>,
     /// Whether the call fits the tool's signature.
     pub valid: bool,
@@ -62,16 +75,24 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// `{"name", "kwargs", "valid", "error", "repairs", "span"}`.
+    /// `{"name", "kwargs", "valid", "error", "repairs", "span"}`, and `"args"` when some
+    /// positional arguments have no parameter name.
     pub fn to_json(&self) -> Json {
-        json!({
+        let mut out = json!({
             "name": self.name,
             "kwargs": self.kwargs.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
             "valid": self.valid,
             "error": self.error.as_ref().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
             "repairs": serde_json::to_value(&self.repairs).unwrap_or(Json::Null),
             "span": [self.span.start, self.span.end],
-        })
+        });
+        if let (Some(map), false) = (out.as_object_mut(), self.args.is_empty()) {
+            map.insert(
+                "args".into(),
+                Json::Array(self.args.iter().map(Value::to_json).collect()),
+            );
+        }
+        out
     }
 }
 
@@ -86,6 +107,40 @@ pub struct Checked {
     pub error: Option<Error>,
 }
 
+/// One call of a model's output: its verdict, the call as written, and what to evaluate to
+/// run it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    /// The verdict, as [`check_text`] gives it.
+    pub verdict: Verdict,
+    /// The call as written (after repairs): positional arguments in `args`, keywords in
+    /// `kwargs`, an argument that could not be read as the [`UNREADABLE`] marker.
+    pub call: Function,
+    /// The source to evaluate to run the call (repaired): set when the verdict is valid, or
+    /// when the only objection is that an argument is itself a tool call (running evaluates
+    /// it first; checking cannot). `None`: the call must not run, the verdict says why.
+    pub run: Option<String>,
+    /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a
+    /// JSON call's `id`), if any: the output's `call_id`.
+    pub id: Option<String>,
+}
+
+/// A model's output read for running: every call with its verdict, and the text not used.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// One entry per call found, in order.
+    pub calls: Vec<Planned>,
+    /// Text that was not used, with reasons.
+    pub ignored: Vec<Ignored>,
+    /// Set when the text was refused as a whole (over a limit).
+    pub error: Option<Error>,
+    /// Whether the text is a plain expression rather than tool calls: it parses as a whole and
+    /// every call found in it is to a function or record type of the context (`np.zeros(3)`,
+    /// `Point(x=1, y=2)`, `1 + 2`, `x`). `ToolManager::execute_model_output` evaluates such a
+    /// text as written, as `ToolManager::execute` does.
+    pub plain: bool,
+}
+
 /// Whether `name` is a tool in `ctx`.
 pub fn is_tool(ctx: &Context, name: &str) -> bool {
     matches!(ctx.get(name), Some(Entry::Tool(_)))
@@ -93,18 +148,55 @@ pub fn is_tool(ctx: &Context, name: &str) -> bool {
 
 /// Extract the calls in `text` and check each against the tools in `ctx`.
 pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Checked {
+    let Plan {
+        calls,
+        ignored,
+        error,
+        ..
+    } = plan(text, ctx, limits, options);
+    Checked {
+        verdicts: calls.into_iter().map(|p| p.verdict).collect(),
+        ignored,
+        error,
+    }
+}
+
+/// The front door for model text: extract the calls in `text` ([`front::extract`]), repair
+/// each against its tool's signature in `ctx` and check it; per call, the verdict, the call as
+/// written and the source to run (see [`Planned::run`]). [`check_text`] is this without the
+/// running part; `ToolManager::execute_model_output` runs what this allows.
+///
+/// ```
+/// use fexpr::check::plan;
+/// use fexpr::repair::RepairOptions;
+///
+/// let manager = fexpr::demo::manager();
+/// let plan = plan("Sure!\n[add(a=2.0, b=3), add(a=1, c=2)]", manager.get_context(), manager.get_limits(), &RepairOptions::default());
+/// assert_eq!(plan.calls[0].run.as_deref(), Some("add(a=2, b=3)"));
+/// assert_eq!(plan.calls[1].run, None);
+/// assert_eq!(plan.calls[1].call.to_expr(), "add(a=1, c=2)");
+/// assert_eq!(plan.ignored[0].text, "Sure!");
+/// ```
+pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Plan {
     let Extraction {
         calls,
         ignored,
         error,
     } = front::extract(text, limits, &|name| is_tool(ctx, name));
-    Checked {
-        verdicts: calls
+    let plain = error.is_none()
+        && calls.iter().all(|c| {
+            ctx.get(&c.name)
+                .is_some_and(|e| !matches!(e, Entry::Tool(_)))
+        })
+        && crate::syntax::parse(text, limits).is_ok();
+    Plan {
+        calls: calls
             .iter()
-            .map(|c| check_call(c, ctx, limits, options))
+            .map(|c| plan_call(c, ctx, limits, options))
             .collect(),
         ignored,
         error,
+        plain,
     }
 }
 
@@ -115,50 +207,160 @@ pub fn check_call(
     limits: &Limits,
     options: &RepairOptions,
 ) -> Verdict {
-    let mut verdict = Verdict {
-        name: found.name.clone(),
-        span: found.span,
-        input: found.source.clone(),
-        kwargs: IndexMap::new(),
-        valid: false,
-        error: None,
-        repairs: Vec::new(),
-    };
-    match check_parsed(found, ctx, limits, options, &mut verdict) {
-        Ok(kwargs) => {
-            verdict.kwargs = kwargs;
-            verdict.valid = true;
-        }
-        Err(e) => verdict.error = Some(e),
-    }
-    verdict
+    plan_call(found, ctx, limits, options).verdict
 }
 
-fn check_parsed(
+/// Repair, check and plan one extracted call.
+fn plan_call(
     found: &FoundCall,
     ctx: &Context,
     limits: &Limits,
     options: &RepairOptions,
-    verdict: &mut Verdict,
-) -> Result<IndexMap<String, Value>, Error> {
-    let mut expr = found.parsed.clone()?;
-    let Some(Entry::Tool(sig)) = ctx.get(&found.name) else {
+) -> Planned {
+    let mut planned = Planned {
+        verdict: Verdict {
+            name: found.name.clone(),
+            span: found.span,
+            input: found.source.clone(),
+            args: Vec::new(),
+            kwargs: IndexMap::new(),
+            valid: false,
+            error: None,
+            repairs: Vec::new(),
+        },
+        call: Function {
+            name: found.name.clone(),
+            ..Function::default()
+        },
+        run: None,
+        id: found.id.clone(),
+    };
+    let mut expr = match &found.parsed {
+        Ok(expr) => expr.clone(),
+        Err(e) => {
+            planned.verdict.error = Some(e.clone());
+            return planned;
+        }
+    };
+    let sig = match ctx.get(&found.name) {
+        Some(Entry::Tool(sig)) => Some(sig.clone()),
+        _ => None,
+    };
+    if let Some(sig) = &sig {
+        planned.verdict.repairs = repair_call(&mut expr, sig, ctx, options);
+    }
+    let result = check_parsed(&expr, &found.name, sig.as_deref(), ctx, limits);
+    // The call as written, whatever the verdict (after repairs: they are reported).
+    let written = as_written(&expr, &found.source, ctx, limits);
+    match sig.as_deref() {
+        Some(sig) => {
+            let mut extra = written.args.iter().cloned();
+            for field in sig.fields.iter().take(written.args.len()) {
+                if let Some(value) = extra.next() {
+                    planned.verdict.kwargs.insert(field.name.clone(), value);
+                }
+            }
+            planned.verdict.args = extra.collect();
+        }
+        None => planned.verdict.args = written.args.clone(),
+    }
+    for (name, value) in &written.kwargs {
+        planned.verdict.kwargs.insert(name.clone(), value.clone());
+    }
+    let source = || {
+        if planned.verdict.repairs.is_empty() {
+            found.source.clone()
+        } else {
+            expr.to_string()
+        }
+    };
+    match result {
+        Ok(()) => {
+            planned.verdict.valid = true;
+            planned.run = Some(source());
+        }
+        Err(e) => {
+            if sig.is_some() && e.kind == ErrorKind::Unsupported && has_nested_tool_call(&expr, ctx)
+            {
+                planned.run = Some(source());
+            }
+            planned.verdict.error = Some(e);
+        }
+    }
+    planned.call = written;
+    planned
+}
+
+/// Whether an argument of the call `expr` is (or holds) a call to a tool.
+fn has_nested_tool_call(expr: &Expr, ctx: &Context) -> bool {
+    let ExprKind::Call(call) = &expr.kind else {
+        return false;
+    };
+    call.args
+        .iter()
+        .chain(call.kwargs.iter().map(|k| &k.value))
+        .any(|a| eval::first_tool_call(a, ctx).is_some())
+}
+
+/// The call `expr` as written: its arguments evaluated one by one (pure: literals, records,
+/// context names), each that cannot be replaced by the [`UNREADABLE`] marker holding its
+/// source (a slice of `source`, which the spans index).
+fn as_written(expr: &Expr, source: &str, ctx: &Context, limits: &Limits) -> Function {
+    let ExprKind::Call(call) = &expr.kind else {
+        return Function::default();
+    };
+    let read = |arg: &Expr| {
+        eval::eval_pure(arg, ctx, limits).unwrap_or_else(|_| {
+            let text = source
+                .get(arg.span.range())
+                .map_or_else(|| arg.to_string(), str::to_string);
+            unreadable(&text)
+        })
+    };
+    Function {
+        name: call.func.clone(),
+        args: call.args.iter().map(read).collect(),
+        kwargs: call
+            .kwargs
+            .iter()
+            .map(|k| (k.name.clone(), read(&k.value)))
+            .collect(),
+    }
+}
+
+/// The marker for an argument whose value could not be read: `{"$unreadable": source}`.
+pub fn unreadable(source: &str) -> Value {
+    let mut marker = crate::value::Dict::default();
+    marker.insert(
+        Value::Str(UNREADABLE.to_string()),
+        Value::Str(clip(source, 200)),
+    );
+    Value::Dict(marker)
+}
+
+/// Check the repaired call `expr` to `name` (`sig`: its signature when it is a tool).
+fn check_parsed(
+    expr: &Expr,
+    name: &str,
+    sig: Option<&RecordType>,
+    ctx: &Context,
+    limits: &Limits,
+) -> Result<(), Error> {
+    let Some(sig) = sig else {
         let tools = ctx
             .entries()
             .filter(|(_, e)| matches!(e, Entry::Tool(_)))
             .map(|(n, _)| n);
         let mut e = Error::new(
             ErrorKind::UnknownTool,
-            format!("tool `{}` is not defined", clip(&found.name, 60)),
+            format!("tool `{}` is not defined", clip(name, 60)),
         )
         .at(expr.span);
-        if let Some(near) = closest(&found.name, tools) {
+        if let Some(near) = closest(name, tools) {
             e = e.with_hint(format!("did you mean `{near}`?"));
         }
         return Err(e);
     };
-    let sig = sig.clone();
-    verdict.repairs = repair_call(&mut expr, &sig, ctx, options);
     let ExprKind::Call(call) = &expr.kind else {
         return Err(Error::new(ErrorKind::Unsupported, "expected a function call").at(expr.span));
     };
@@ -175,16 +377,8 @@ fn check_parsed(
         .iter()
         .map(|k| eval::eval_pure(&k.value, ctx, limits).map(|v| (k.name.clone(), v, k.value.span)))
         .collect::<Result<Vec<_>, _>>()?;
-    // The arguments as written (after repairs), by parameter name; binding checks them.
-    let mut out = IndexMap::new();
-    for (field, (value, _)) in sig.fields.iter().zip(&args) {
-        out.insert(field.name.clone(), value.clone());
-    }
-    for (name, value, _) in &kwargs {
-        out.insert(name.clone(), value.clone());
-    }
     sig.bind(args, kwargs, expr.span)?;
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -300,8 +494,30 @@ impl crate::ToolManager {
     }
 
     /// [`execute_model_output`](Self::execute_model_output) with the given repairs.
+    ///
+    /// The calls are those [`plan`] finds, with the same repairs and verdicts as
+    /// [`check_model_output_with`](Self::check_model_output_with): a call whose verdict is
+    /// invalid does not run, and its output keeps the call as written (`parsed_input`) with
+    /// the verdict's error. A plain expression ([`Plan::plain`]) runs as
+    /// [`execute`](Self::execute) runs it. A text in which no call is found gets one error
+    /// output saying why (the expression parser's error, or for JSON the JSON reader's), and
+    /// its ignored stretches.
     pub async fn execute_model_output_with(&self, text: &str, options: &RepairOptions) -> Executed {
-        let (prepared, ignored) = self.prepare_model_output(text, options);
+        let Some((prepared, ignored)) = self.prepare_model_output(text, options) else {
+            return Executed {
+                outputs: self.execute(text).await,
+                ignored: Vec::new(),
+            };
+        };
+        // No call at all: the reader's error says why nothing ran (it runs nothing).
+        if prepared.is_empty() && !text.trim().is_empty() {
+            let outputs = if crate::json_input::looks_like_json(text) {
+                self.execute_json_text(text).await
+            } else {
+                self.execute(text).await
+            };
+            return Executed { outputs, ignored };
+        }
         let runs = prepared.into_iter().map(|p| async move {
             match p {
                 Ok((source, repairs, id)) => {
@@ -317,15 +533,30 @@ impl crate::ToolManager {
     }
 
     /// [`execute_model_output_with`](Self::execute_model_output_with) with each call evaluated
-    /// inside the wasmtime sandbox: the call, repaired on the host, is printed back to source
-    /// and that text is sent to a fresh guest instance.
+    /// inside the wasmtime sandbox: extraction, repairs and checking run on the host (they
+    /// evaluate nothing but literals and run no tool); each call that may run, repaired, is
+    /// printed back to source and that text is evaluated in a fresh guest instance, so every
+    /// output that ran carries its own receipt.
     #[cfg(feature = "sandbox")]
     pub async fn execute_model_output_via_sandbox(
         &self,
         text: &str,
         options: &RepairOptions,
     ) -> Executed {
-        let (prepared, ignored) = self.prepare_model_output(text, options);
+        let Some((prepared, ignored)) = self.prepare_model_output(text, options) else {
+            return Executed {
+                outputs: self.execute_via_sandbox(text).await,
+                ignored: Vec::new(),
+            };
+        };
+        if prepared.is_empty() && !text.trim().is_empty() {
+            let outputs = if crate::json_input::looks_like_json(text) {
+                self.execute_json_text_via_sandbox(text).await
+            } else {
+                self.execute_via_sandbox(text).await
+            };
+            return Executed { outputs, ignored };
+        }
         let runs = prepared.into_iter().map(|p| async move {
             match p {
                 Ok((source, repairs, id)) => with_repairs(
@@ -343,50 +574,54 @@ impl crate::ToolManager {
         }
     }
 
-    /// Extract and repair: per call, the source to run and its repairs, or its failure.
+    /// The model text planned ([`plan`]) against this manager's tools, context and limits:
+    /// per call, the source to run with its repairs, or the output of a call that must not
+    /// run (the call as written, its error and repairs). `None` for a plain expression
+    /// ([`Plan::plain`]), which runs as written.
     #[allow(clippy::type_complexity)]
     fn prepare_model_output(
         &self,
         text: &str,
         options: &RepairOptions,
-    ) -> (
+    ) -> Option<(
         Vec<Result<(String, Vec<Repair>, Option<String>), Box<crate::call::FunctionOutput>>>,
         Vec<Ignored>,
-    ) {
+    )> {
         use crate::call::FunctionOutput;
-        let ctx = self.get_context();
-        let extraction = front::extract(text, self.get_limits(), &|name| is_tool(ctx, name));
-        if let Some(e) = extraction.error {
-            return (
-                vec![Err(Box::new(FunctionOutput::failed("", clip(text, 60), e)))],
-                extraction.ignored,
-            );
+        let plan = plan(text, self.get_context(), self.get_limits(), options);
+        if plan.plain {
+            return None;
         }
-        let prepared = extraction
+        if let Some(e) = plan.error {
+            return Some((
+                vec![Err(Box::new(FunctionOutput::failed(
+                    clip(text, 60),
+                    text,
+                    e,
+                )))],
+                plan.ignored,
+            ));
+        }
+        let prepared = plan
             .calls
             .into_iter()
-            .map(|found| match found.parsed {
-                Err(e) => {
-                    let mut out = FunctionOutput::failed(found.name, found.source, e);
-                    if let Some(id) = found.id {
+            .map(|p| match (p.run, p.verdict.error) {
+                (Some(source), _) => Ok((source, p.verdict.repairs, p.id)),
+                (None, error) => {
+                    let error = error.unwrap_or_else(|| {
+                        Error::new(ErrorKind::Unsupported, "this call cannot run")
+                    });
+                    let mut out = FunctionOutput::failed(p.verdict.name, p.verdict.input, error);
+                    out.parsed_input = Some(p.call);
+                    out.repairs = p.verdict.repairs;
+                    if let Some(id) = p.id {
                         out.call_id = id;
                     }
                     Err(Box::new(out))
                 }
-                Ok(mut expr) => {
-                    let repairs = match ctx.get(&found.name) {
-                        Some(Entry::Tool(sig)) => repair_call(&mut expr, sig, ctx, options),
-                        _ => Vec::new(),
-                    };
-                    if repairs.is_empty() {
-                        Ok((found.source, repairs, found.id))
-                    } else {
-                        Ok((expr.to_string(), repairs, found.id))
-                    }
-                }
             })
             .collect();
-        (prepared, extraction.ignored)
+        Some((prepared, plan.ignored))
     }
 }
 

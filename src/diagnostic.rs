@@ -205,6 +205,7 @@ impl From<&Ignored> for Diagnostic {
             IgnoreReason::Reasoning => "reasoning, where calls are not taken",
             IgnoreReason::Budget => "text past the scan's step budget",
             IgnoreReason::Punctuation => "punctuation with no call",
+            IgnoreReason::Duplicate => "a repeated copy of the calls before it",
         };
         Diagnostic {
             severity: Severity::Note,

@@ -220,7 +220,7 @@ pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Valu
     eval.eval(expr, &mut Memo::default())
 }
 
-fn first_tool_call(expr: &Expr, ctx: &dyn Resolve) -> Option<Span> {
+pub(crate) fn first_tool_call(expr: &Expr, ctx: &dyn Resolve) -> Option<Span> {
     // Leaves are never pushed, so a call of literals and names allocates nothing here.
     let mut stack = Vec::new();
     let mut next = Some(expr);

@@ -25,8 +25,19 @@
 //! text holds nothing else). A call whose text does not parse is still reported, with its error.
 //!
 //! A call to a name that is not a tool is kept (so its "unknown tool" error reaches the model)
-//! only when the response has no prose; in prose, `see figure(3)` is not a call. A non-tool call
-//! that wraps tool calls (`print(get_weather(city="Paris"))`) is looked into, not taken whole.
+//! only when the response has no prose; in prose, `see figure(3)` is not a call.
+//!
+//! A call is never lifted out of an expression that is not itself a call to a tool or a list
+//! of calls: a call to another name (`show(get_weather(city="Paris"))`,
+//! `__import__("os").system(search(query="x"))`; `print(...)` around one call or a list of
+//! calls, Gemma's `tool_code` convention, is the one wrapper looked into), an attribute chain or a call of a call
+//! (`f(x).y`, `f(x)()`), a lambda (`(lambda: f(x))()`), a conditional (`f(x) if c else g(y)`)
+//! or a list that is not all calls (`[f(x), y]`). That whole expression is one call in
+//! [`Extraction::calls`] whose `parsed` is the error saying what it is, so nothing inside it
+//! runs.
+//!
+//! A response that repeats its list of calls and is cut off in the copy (`[f(a=1)]\n[f(a=`)
+//! is read once: the copy is reported as [`IgnoreReason::Duplicate`].
 //!
 //! Every JSON form (and OpenAI's `arguments` JSON string) is read by [`crate::json_input`], within
 //! the same limits as an expression: JSON over a limit (deeper than `max_depth`, a collection
@@ -86,6 +97,10 @@ pub const MAX_JSON_NESTING: usize = 8;
 /// Scan steps allowed per byte of text (plus a constant); past it the rest is reported as
 /// [`IgnoreReason::Budget`]. Ordinary text needs one or two steps per byte.
 const STEPS_PER_BYTE: usize = 16;
+
+/// Bytes looked at on each side of a call to see whether it is part of a conditional or a
+/// lambda on its line.
+const ENCLOSURE_WINDOW: usize = 512;
 
 /// Longest markup tag recognised (`<tool_call>`, `</function_calls>`), in bytes.
 const MAX_TAG_BYTES: usize = 48;
@@ -173,6 +188,9 @@ pub enum IgnoreReason {
     /// Brackets and separators (`(`, `]`, `,`, `;`) with no call: the whole text when it
     /// holds nothing else. Between calls they are skipped.
     Punctuation,
+    /// A cut-off copy of the call list just before it (a model that started to repeat
+    /// itself): the calls are read once.
+    Duplicate,
 }
 
 /// Find the calls in a model's `text`. `is_tool` says which callee names are tools (pass
@@ -201,6 +219,9 @@ pub fn extract(text: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> E
         used: Vec::new(),
         json_data: Vec::new(),
         wrappers: Vec::new(),
+        duplicate_from: None,
+        last_taken: None,
+        content_end: text.trim_end().len(),
         budget_from: None,
         reasoning: reasoning_spans(text),
         refused: None,
@@ -220,8 +241,16 @@ struct Scanner<'a> {
     used: Vec<Span>,
     /// Well-formed JSON that is not a call.
     json_data: Vec<Span>,
-    /// Outermost calls to non-tools, looked into: (span, calls found before it).
-    wrappers: Vec<(Span, usize)>,
+    /// Outermost enclosing expressions that are not calls to tools, looked into: (span,
+    /// calls found before it, whether it is a bracket group rather than a call to a name).
+    wrappers: Vec<(Span, usize, bool)>,
+    /// Where a truncated copy of the call list before it starts (read once: the copy is
+    /// reported as [`IgnoreReason::Duplicate`]).
+    duplicate_from: Option<usize>,
+    /// The last Python call or list of calls taken: a cut-off copy of it is a duplicate.
+    last_taken: Option<Span>,
+    /// The end of the text without trailing blanks.
+    content_end: usize,
     budget_from: Option<usize>,
     /// Reasoning blocks, in order.
     reasoning: Vec<Span>,
@@ -272,19 +301,40 @@ impl Scanner<'_> {
                     let matched = self.match_python(name_end);
                     if matched.is_none() && (self.is_tool)(name) && self.steps > 0 {
                         // A tool call that never closes (a cut-off response): reported with
-                        // the parser's error rather than taken for prose.
-                        self.take_python_call(i, n);
+                        // the parser's error rather than taken for prose, unless it is a
+                        // cut-off copy of the calls just taken.
+                        if self.is_truncated_copy(i) {
+                            self.duplicate_from = Some(i);
+                        } else {
+                            self.take_python_call(i, n);
+                        }
                         return;
                     }
                     if let Some(end) = matched {
+                        let chain = self.chain_end(end);
                         if (self.is_tool)(name) {
-                            self.take_python_call(i, end);
-                            i = end;
-                            continue;
+                            if i < wrapper_end {
+                                // Inside an enclosing expression: that one is the item.
+                                self.take_python_call(i, end);
+                                i = end;
+                                continue;
+                            }
+                            if let Some((a, z)) = self.enclosure(i, end) {
+                                self.reject(a, z);
+                                i = z;
+                                continue;
+                            }
+                            if chain == end {
+                                self.take_python_call(i, end);
+                                self.last_taken = Some(span(i, end));
+                                i = end;
+                                continue;
+                            }
                         }
                         if i >= wrapper_end {
-                            self.wrappers.push((span(i, end), self.found.len()));
-                            wrapper_end = end;
+                            self.wrappers
+                                .push((span(i, chain), self.found.len(), false));
+                            wrapper_end = chain;
                         }
                         i = name_end + 1;
                         continue;
@@ -297,12 +347,41 @@ impl Scanner<'_> {
                 let j = skip_blank(self.bytes, i + 1);
                 if j < n && is_ident_start(self.bytes[j]) {
                     let name_end = dotted_ident_end(self.bytes, j);
-                    if self.bytes.get(name_end) == Some(&b'(') {
-                        if let Some(end) = self.match_python(i) {
-                            if self.take_python_sequence(i, end) {
-                                i = end;
-                                continue;
+                    let lambda = &self.text[j..name_end] == "lambda";
+                    if self.bytes.get(name_end) == Some(&b'(') || lambda {
+                        match self.match_python(i) {
+                            Some(end) if i >= wrapper_end => {
+                                let chain = self.chain_end(end);
+                                // An argument list or a subscript: `x.system(...)`, `x[...]`.
+                                let after_name = i > 0 && {
+                                    let p = self.bytes[i - 1];
+                                    is_ident_byte(p) || matches!(p, b')' | b']')
+                                };
+                                if chain == end && !after_name && !lambda {
+                                    if let Some((a, z)) = self.enclosure(i, end) {
+                                        self.reject(a, z);
+                                        i = z;
+                                        continue;
+                                    }
+                                    if self.take_python_sequence(i, end) {
+                                        self.last_taken = Some(span(i, end));
+                                        i = end;
+                                        continue;
+                                    }
+                                }
+                                // A group that is Python but not calls (`[f(x), y]`, a
+                                // lambda, an argument list, a called or indexed group): the
+                                // calls in it are not taken out of it.
+                                if after_name || chain > end || lambda || self.is_python(i, end) {
+                                    self.wrappers.push((span(i, chain), self.found.len(), true));
+                                    wrapper_end = chain;
+                                }
                             }
+                            None if c == b'[' && self.is_truncated_copy(i) => {
+                                self.duplicate_from = Some(i);
+                                return;
+                            }
+                            _ => {}
                         }
                     }
                 }
@@ -343,6 +422,149 @@ impl Scanner<'_> {
             }
             i += 1;
         }
+    }
+
+    /// Past the suffixes that make the call or group ending at `end` part of a larger
+    /// expression: `.name`, `(...)`, `[...]` right after it (`f(x).system(y)`, `g()()`).
+    fn chain_end(&mut self, mut end: usize) -> usize {
+        loop {
+            match self.bytes.get(end) {
+                Some(b'.') if self.bytes.get(end + 1).is_some_and(|c| is_ident_start(*c)) => {
+                    end = dotted_ident_end(self.bytes, end + 1);
+                }
+                Some(b'(' | b'[') => match self.match_python(end) {
+                    Some(next) => end = next,
+                    None => return end,
+                },
+                _ => return end,
+            }
+        }
+    }
+
+    /// Whether `text[start..end]` reads as Python (it parses, or the parser names a construct
+    /// it does not accept) rather than prose in brackets.
+    fn is_python(&mut self, start: usize, end: usize) -> bool {
+        match self.steps.checked_sub(end - start) {
+            Some(left) => self.steps = left,
+            None => return false,
+        }
+        match syntax::parse(&self.text[start..end], self.limits) {
+            Ok(_) => true,
+            Err(e) => e.kind == ErrorKind::Unsupported,
+        }
+    }
+
+    /// The conditional expression, lambda or binary operation the call (or list) at
+    /// `start..end` is a part of, on its line: `add() if c else g()`, `x if c else add()`,
+    /// `lambda: add()`, `add() + x`. `None` when it stands alone.
+    ///
+    /// Only [`ENCLOSURE_WINDOW`] bytes on each side are looked at, so a long line of calls
+    /// costs a fixed amount per call.
+    fn enclosure(&self, start: usize, end: usize) -> Option<(usize, usize)> {
+        let text = self.text;
+        // Most calls stand alone: nothing but blanks, punctuation or a line end around them.
+        let blank = |c: &&u8| **c != b' ' && **c != b'\t';
+        let next = self.bytes.get(end..).and_then(|b| b.iter().find(blank));
+        let prev = self
+            .bytes
+            .get(..start)
+            .and_then(|b| b.iter().rev().find(blank));
+        let operator = |c: u8| b"+*/%@&^=!<>".contains(&c);
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        if !next.is_some_and(|c| word(*c) || operator(*c))
+            && !prev.is_some_and(|c| word(*c) || operator(*c) || *c == b':')
+        {
+            return None;
+        }
+        let mut w0 = start.saturating_sub(ENCLOSURE_WINDOW);
+        while !text.is_char_boundary(w0) {
+            w0 += 1;
+        }
+        let mut w1 = end.saturating_add(ENCLOSURE_WINDOW).min(text.len());
+        while !text.is_char_boundary(w1) {
+            w1 -= 1;
+        }
+        let line_start = text[w0..start].rfind('\n').map_or(w0, |p| w0 + p + 1);
+        let window_end = text[end..w1].find('\n').map_or(w1, |p| end + p);
+        let before = text[line_start..start].trim_end();
+        let after = text[end..window_end].trim_start();
+        let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let last_word = before
+            .rsplit(|c: char| !is_word(c))
+            .next()
+            .unwrap_or_default();
+        let first_word = after
+            .split(|c: char| !is_word(c))
+            .next()
+            .unwrap_or_default();
+        let has_word = |s: &str, w: &str| s.split(|c: char| !is_word(c)).any(|x| x == w);
+        let conditional_after = first_word == "if" && has_word(after, "else");
+        let conditional_before = (last_word == "else" && has_word(before, "if"))
+            || (last_word == "if" && has_word(after, "else"));
+        let lambda = before.ends_with(':') && has_word(before, "lambda");
+        // An operand of a binary operator written as code (spaced: `f(x) + y`, `y * f(x)`); not
+        // the first thing on its line (`> quote`), not markdown (`**bold**`), not a dash.
+        let operator = |s: &str| {
+            [
+                "+", "*", "/", "%", "@", "&", "^", "==", "!=", "<=", ">=", "<", ">", "**", "//",
+            ]
+            .contains(&s)
+        };
+        let operator_after = after.split_once(' ').is_some_and(|(op, _)| operator(op));
+        let operator_before = before
+            .rsplit_once(' ')
+            .is_some_and(|(left, op)| operator(op) && !left.trim().is_empty());
+        if !(conditional_after || conditional_before || lambda || operator_after || operator_before)
+        {
+            return None;
+        }
+        let from = if conditional_after || (operator_after && !operator_before) {
+            start
+        } else if lambda && !conditional_before {
+            // From the last `lambda` on the line.
+            before
+                .rmatch_indices("lambda")
+                .next()
+                .map_or(start, |(p, _)| line_start + p)
+        } else {
+            start - text[line_start..start].trim_start().len()
+        };
+        // To the end of the line's code (found once: the scan goes on from there): chat
+        // tokens, fences and tags after it are not part of it.
+        let line_end = text[end..].find('\n').map_or(text.len(), |p| end + p);
+        let rest = &text[end..line_end];
+        let stop = ["<|", "```", "</", "<end_of_turn>", "<eos>"]
+            .iter()
+            .filter_map(|t| rest.find(t))
+            .min()
+            .map_or(line_end, |p| end + p);
+        let to = end.max(start + text[start..stop].trim_end().len());
+        Some((from, to))
+    }
+
+    /// Take `text[start..end]`, an expression that encloses a tool call but is not itself a
+    /// call or list of calls, as one item that fails (nothing inside it runs). Calls taken
+    /// earlier inside it are dropped.
+    fn reject(&mut self, start: usize, end: usize) {
+        let at = start as u32;
+        self.found.retain(|c| c.span.start < at);
+        self.used.retain(|s| s.start < at);
+        self.wrappers.retain(|(s, _, _)| s.start < at);
+        let source = &self.text[start..end];
+        self.found
+            .push(enclosing_item(source, span(start, end), self.limits));
+        self.used.push(span(start, end));
+    }
+
+    /// Whether the unclosed call or list at `start` (to the end of the text) is a cut-off
+    /// copy of the call or list of calls taken just before: a model that repeated itself.
+    fn is_truncated_copy(&self, start: usize) -> bool {
+        let Some(last) = self.last_taken else {
+            return false;
+        };
+        let tail = self.text.get(start..self.content_end).unwrap_or_default();
+        let taken = self.text.get(last.range()).unwrap_or_default();
+        !tail.is_empty() && tail.len() < taken.len() && taken.starts_with(tail)
     }
 
     /// The Python literal (dict or list of literals: no names, calls or operators but a sign)
@@ -397,8 +619,11 @@ impl Scanner<'_> {
         let Ok(expr) = syntax::parse(source, self.limits) else {
             return false;
         };
-        let (ExprKind::List(items) | ExprKind::Tuple(items)) = &expr.kind else {
-            return false;
+        let items = match &expr.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) => items,
+            // `(f(x))`: one call in parentheses.
+            ExprKind::Call(_) => std::slice::from_ref(&expr),
+            _ => return false,
         };
         if items.is_empty() || !items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) {
             return false;
@@ -413,7 +638,7 @@ impl Scanner<'_> {
             );
             if !(self.is_tool)(&call.func) {
                 // Looked at like any other call to a non-tool: kept only without prose.
-                self.wrappers.push((span(a, b), self.found.len()));
+                self.wrappers.push((span(a, b), self.found.len(), false));
                 continue;
             }
             let mut parsed = item.clone();
@@ -637,6 +862,7 @@ impl Scanner<'_> {
             mut used,
             json_data,
             wrappers,
+            duplicate_from,
             budget_from,
             reasoning,
             refused,
@@ -649,9 +875,43 @@ impl Scanner<'_> {
                 error: Some(error),
             };
         }
-        let end = budget_from.unwrap_or(text.len());
+        let end = duplicate_from.or(budget_from).unwrap_or(text.len());
+        // An enclosing expression that holds calls (a call to a non-tool, an attribute chain,
+        // a lambda, a list that is not all calls) is one failing item: nothing in it runs.
+        let mut enclosing: Vec<Span> = Vec::new();
+        let mut printed = Vec::new();
+        let mut plain = Vec::new();
+        for (wspan, before, group) in &wrappers {
+            // Calls are found in order: those inside the wrapper come right after `before`.
+            let holds = found
+                .iter()
+                .skip(*before)
+                .take_while(|c| c.span.start < wspan.end)
+                .any(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
+            let source = text.get(wspan.range()).unwrap_or_default();
+            if holds && !group && is_printed_calls(source, limits, is_tool) {
+                printed.push(*wspan);
+            } else if holds {
+                enclosing.push(*wspan);
+            } else if !group {
+                plain.push(*wspan);
+            }
+        }
+        if !enclosing.is_empty() {
+            // Outermost wrappers do not overlap and come in order: one binary search each.
+            found.retain(|c| {
+                let k = enclosing.partition_point(|w| w.start <= c.span.start);
+                k.checked_sub(1)
+                    .and_then(|k| enclosing.get(k))
+                    .is_none_or(|w| c.span.end > w.end)
+            });
+            for w in &enclosing {
+                let source = text.get(w.range()).unwrap_or_default();
+                found.push(enclosing_item(source, *w, limits));
+            }
+        }
         // The gaps between used spans and calls to non-tools, classified.
-        used.extend(wrappers.iter().map(|(s, _)| *s));
+        used.extend(enclosing.iter().chain(&printed).chain(&plain).copied());
         used.extend(reasoning.iter().copied());
         used.sort_by_key(|s| s.start);
         let mut ignored = Vec::new();
@@ -681,34 +941,34 @@ impl Scanner<'_> {
         if let Some(from) = budget_from {
             ignored.push(ignored_at(text, from, text.len(), IgnoreReason::Budget));
         }
+        if let Some(from) = duplicate_from {
+            let to = text.trim_end().len().max(from);
+            ignored.push(ignored_at(text, from, to, IgnoreReason::Duplicate));
+        }
+        // `print(f(x))`: the calls are taken, the wrapper's own text around them is not used.
+        for wspan in &printed {
+            let inner = found
+                .iter()
+                .filter(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
+            let first = inner.clone().map(|c| c.span.start).min();
+            let last = inner.map(|c| c.span.end).max();
+            if let (Some(first), Some(last)) = (first, last) {
+                for (a, z) in [(wspan.start, first), (last, wspan.end)] {
+                    if a < z {
+                        ignored.push(ignored_at(
+                            text,
+                            a as usize,
+                            z as usize,
+                            IgnoreReason::NotATool,
+                        ));
+                    }
+                }
+            }
+        }
         let prose = ignored.iter().any(|i| i.reason == IgnoreReason::Prose);
         // Calls to non-tools: kept only when they wrap no tool call and the text has no prose.
         let mut extra = Vec::new();
-        for (wspan, before) in &wrappers {
-            // Calls are found in order: those inside the wrapper come right after `before`.
-            let inner = found
-                .iter()
-                .skip(*before)
-                .take_while(|c| c.span.start < wspan.end)
-                .filter(|c| c.span.start >= wspan.start && c.span.end <= wspan.end);
-            if inner.clone().next().is_some() {
-                // Looked into: the wrapper's own text around the calls is not used.
-                let first = inner.clone().map(|c| c.span.start).min();
-                let last = inner.map(|c| c.span.end).max();
-                if let (Some(first), Some(last)) = (first, last) {
-                    for (a, z) in [(wspan.start, first), (last, wspan.end)] {
-                        if a < z {
-                            ignored.push(ignored_at(
-                                text,
-                                a as usize,
-                                z as usize,
-                                IgnoreReason::NotATool,
-                            ));
-                        }
-                    }
-                }
-                continue;
-            }
+        for wspan in &plain {
             let source = text.get(wspan.range()).unwrap_or_default();
             if prose {
                 ignored.push(ignored_at(
@@ -793,6 +1053,70 @@ impl Scanner<'_> {
             ignored,
             error: None,
         }
+    }
+}
+
+/// Whether `source` is `print(...)` around one call to a tool or a list of them: Gemma's
+/// `tool_code` convention, the one wrapper whose calls are taken.
+fn is_printed_calls(source: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> bool {
+    let Ok(Expr {
+        kind: ExprKind::Call(print),
+        ..
+    }) = syntax::parse(source, limits)
+    else {
+        return false;
+    };
+    let tool_call = |e: &Expr| matches!(&e.kind, ExprKind::Call(c) if is_tool(&c.func));
+    print.func == "print"
+        && print.kwargs.is_empty()
+        && match print.args.as_slice() {
+            [arg] => match &arg.kind {
+                ExprKind::List(items) | ExprKind::Tuple(items) => {
+                    !items.is_empty() && items.iter().all(tool_call)
+                }
+                _ => tool_call(arg),
+            },
+            _ => false,
+        }
+}
+
+/// The one failing item for `source`, an expression that encloses tool calls but is not a call
+/// to a tool or a list of calls (`__import__("os").system(f(x))`, `(lambda: f(x))()`,
+/// `f(x) if c else g(y)`, `[f(x), y]`): its error says what it is; nothing in it runs.
+fn enclosing_item(source: &str, at: Span, limits: &Limits) -> FoundCall {
+    let name_end = dotted_ident_end(source.as_bytes(), 0);
+    let name = match source.get(..name_end) {
+        Some(name) if !name.is_empty() => name.to_string(),
+        _ => clip(source, 60),
+    };
+    let parsed = match syntax::parse(source, limits) {
+        // A call to a name that is not a tool: checking says so.
+        Ok(
+            call @ Expr {
+                kind: ExprKind::Call(_),
+                ..
+            },
+        ) => Ok(call),
+        Ok(expr) => Err(Error::new(
+            ErrorKind::Unsupported,
+            format!("`{}` is not a call or a list of calls", clip(source, 60)),
+        )
+        .at(expr.span)),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| match e.hint {
+        Some(_) => e,
+        None => e.with_hint(
+            "the tool calls inside it are not run: write each call on its own, or a list of calls",
+        ),
+    });
+    FoundCall {
+        name,
+        span: at,
+        origin: Origin::Python,
+        source: source.to_string(),
+        parsed,
+        id: None,
     }
 }
 

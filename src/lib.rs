@@ -59,7 +59,7 @@ pub mod tooldefs;
 
 pub use call::{Function, FunctionExpression, FunctionOutput};
 pub use context::Context;
-pub use error::{Error, ErrorKind, Span};
+pub use error::{Error, ErrorKind, LimitKind, Span};
 pub use limits::Limits;
 pub use value::{NdArray, Record, Value};
 

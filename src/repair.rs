@@ -12,7 +12,18 @@
 //! - [`RepairKind::SingleToList`]: a single literal becomes a one-element list where the type
 //!   is a list or set and nothing else (a union with a non-array alternative is left alone);
 //! - [`RepairKind::EnumName`]: a bare name that is not defined becomes a string where the type
-//!   is an enum listing exactly that string (`unit=celsius` for `["celsius", "fahrenheit"]`).
+//!   is an enum listing exactly that string (`unit=celsius` for `["celsius", "fahrenheit"]`);
+//! - [`RepairKind::BoolToEnum`]: a bool (`True`, or JSON's `true`) becomes the string member
+//!   that spells it where the type is an enum of strings listing `"True"` and `"False"` (or
+//!   `"true"` and `"false"`) and no bool (`['True', 'False', 'dontcare']`);
+//! - [`RepairKind::EnumSpelling`]: a string that is not a member becomes the one member it
+//!   matches when case, spaces, `-` and `_` are ignored (`"IMAX"` for `['regular', 'imax']`);
+//!   a string that matches none (or several) stays an error, whose hint lists the members.
+//!   (Both look at enums of at most 64 members, so a long list of values stays cheap.)
+//!
+//! Inside a parameter whose schema leaves a part open (`{"type": "object"}` without
+//! properties, an array without `items`), JSON's `true` / `false` / `null` are read as
+//! `True` / `False` / `None` at any depth.
 //!
 //! An int where a float is expected needs no repair: [`Type::coerce`] converts it, as Python
 //! would. [`RepairOptions::default`] turns every repair on; [`RepairOptions::strict`] turns
@@ -47,6 +58,13 @@ use crate::value::Value;
 /// How deep into nested arguments repairs look.
 const MAX_REPAIR_DEPTH: usize = 64;
 
+/// Members an enum may have for [`RepairKind::BoolToEnum`] and [`RepairKind::EnumSpelling`]
+/// to look at it.
+const MAX_REPAIR_MEMBERS: usize = 64;
+
+/// The type of a part of a value its schema leaves open.
+static ANY: Type = Type::Any;
+
 /// Largest float magnitude turned into an int (every integer up to 2^53 is exact in a float).
 const MAX_EXACT_FLOAT: f64 = 9_007_199_254_740_992.0;
 
@@ -61,6 +79,10 @@ pub struct RepairOptions {
     pub single_to_list: bool,
     /// `celsius` → `'celsius'` where the type is an enum listing that string.
     pub enum_names: bool,
+    /// `True` → `'True'` where the type is an enum of strings spelling the two bools.
+    pub bool_enums: bool,
+    /// `'IMAX'` → `'imax'` where exactly one member matches, ignoring case, spaces, `-`, `_`.
+    pub enum_spelling: bool,
 }
 
 impl Default for RepairOptions {
@@ -71,6 +93,8 @@ impl Default for RepairOptions {
             integral_floats: true,
             single_to_list: true,
             enum_names: true,
+            bool_enums: true,
+            enum_spelling: true,
         }
     }
 }
@@ -83,12 +107,19 @@ impl RepairOptions {
             integral_floats: false,
             single_to_list: false,
             enum_names: false,
+            bool_enums: false,
+            enum_spelling: false,
         }
     }
 
     /// Whether no repair is on.
     pub fn is_strict(&self) -> bool {
-        !(self.json_literals || self.integral_floats || self.single_to_list || self.enum_names)
+        !(self.json_literals
+            || self.integral_floats
+            || self.single_to_list
+            || self.enum_names
+            || self.bool_enums
+            || self.enum_spelling)
     }
 }
 
@@ -103,6 +134,10 @@ pub enum RepairKind {
     SingleToList,
     /// An undefined bare name read as the enum string it spells.
     EnumName,
+    /// A bool read as the enum string that spells it (`True` → `'True'`).
+    BoolToEnum,
+    /// A string read as the one enum member it matches ignoring case, spaces, `-` and `_`.
+    EnumSpelling,
 }
 
 /// One repair: what changed, where, and why.
@@ -175,6 +210,9 @@ impl Pass<'_> {
     fn value(&mut self, expr: &mut Expr, ty: &Type, path: &str, depth: usize) {
         let ty = ty.shape();
         if depth > MAX_REPAIR_DEPTH || matches!(ty, Type::Any) && !self.options.json_literals {
+            return;
+        }
+        if self.enum_member(expr, ty, path) {
             return;
         }
         if matches!(&expr.kind, ExprKind::Name(_)) && !self.options.json_literals {
@@ -275,6 +313,54 @@ impl Pass<'_> {
         self.children(expr, ty, path, depth);
     }
 
+    /// A bool where the type is an enum of strings spelling bools, or a string that is one
+    /// member but for case, spaces, `-` and `_`: rewritten to that member. Whether it was.
+    fn enum_member(&mut self, expr: &mut Expr, ty: &Type, path: &str) -> bool {
+        let (kind, from, member) = match &expr.kind {
+            ExprKind::Bool(b) if self.options.bool_enums => (
+                RepairKind::BoolToEnum,
+                Value::Bool(*b).repr(),
+                bool_member(ty, *b),
+            ),
+            ExprKind::Name(name)
+                if self.options.bool_enums
+                    && self.options.json_literals
+                    && matches!(name.as_str(), "true" | "false")
+                    && self.ctx.get(name).is_none() =>
+            {
+                (
+                    RepairKind::BoolToEnum,
+                    name.clone(),
+                    bool_member(ty, name == "true"),
+                )
+            }
+            ExprKind::Str(s) if self.options.enum_spelling => (
+                RepairKind::EnumSpelling,
+                Value::Str(s.clone()).repr(),
+                spelled_member(ty, s),
+            ),
+            _ => return false,
+        };
+        let Some(member) = member else {
+            return false;
+        };
+        let to = Value::Str(member.clone()).repr();
+        let reason = match kind {
+            RepairKind::BoolToEnum => format!(
+                "`{}` is one of {ty}: strings that spell the bools, and no bool",
+                clip(path, 60)
+            ),
+            _ => format!(
+                "`{}` is one of {ty}; {from} is not, and {to} is the only one that matches it \
+                 ignoring case, spaces, `-` and `_`",
+                clip(path, 60)
+            ),
+        };
+        expr.kind = ExprKind::Str(member);
+        self.record(kind, path, expr.span, from, to, reason);
+        true
+    }
+
     /// An undefined bare name where the type is an enum listing it as a string.
     fn enum_name(&mut self, expr: &mut Expr, ty: &Type, path: &str) {
         let ExprKind::Name(name) = &expr.kind else {
@@ -368,6 +454,82 @@ fn join(prefix: &str, name: &str) -> String {
     }
 }
 
+/// The enum members of `ty` (an enum, or a union of enums and other types) when no other
+/// alternative could take a value as it is: `None` when `ty` is not such a type, or when one
+/// of its alternatives is not an enum and `takes` says it may take the value.
+///
+/// Enums of more than [`MAX_REPAIR_MEMBERS`] members in all are not looked into: a repair
+/// compares the value with every member, and a list of values would multiply that.
+fn enum_members<'t>(ty: &'t Type, takes: &dyn Fn(&Type) -> bool) -> Option<Vec<&'t Value>> {
+    match ty.shape() {
+        Type::Enum(values) if values.len() <= MAX_REPAIR_MEMBERS => Some(values.iter().collect()),
+        Type::Union(alts) => {
+            let mut members = Vec::new();
+            for alt in alts {
+                match alt.shape() {
+                    Type::Enum(values)
+                        if members.len().saturating_add(values.len()) <= MAX_REPAIR_MEMBERS =>
+                    {
+                        members.extend(values.iter())
+                    }
+                    Type::Enum(_) => return None,
+                    other if takes(other) => return None,
+                    _ => {}
+                }
+            }
+            (!members.is_empty()).then_some(members)
+        }
+        _ => None,
+    }
+}
+
+/// The string member spelling `b` in an enum of `ty` that lists `"True"` and `"False"` (or
+/// `"true"` and `"false"`, exactly one of the two pairs) and not the bool itself.
+fn bool_member(ty: &Type, b: bool) -> Option<String> {
+    let members = enum_members(ty, &|t| {
+        matches!(t, Type::Any | Type::Bool | Type::Int | Type::Float)
+    })?;
+    if members.contains(&&Value::Bool(b)) {
+        return None;
+    }
+    let listed = |s: &str| members.contains(&&Value::Str(s.to_string()));
+    let mut spelled = [("True", "False"), ("true", "false")]
+        .into_iter()
+        .filter(|(t, f)| listed(t) && listed(f))
+        .map(|(t, f)| if b { t } else { f });
+    match (spelled.next(), spelled.next()) {
+        (Some(one), None) => Some(one.to_string()),
+        _ => None,
+    }
+}
+
+/// The one string member of an enum of `ty` that `s` spells when case, spaces, `-` and `_`
+/// are ignored; `None` when `s` is a member, matches none or several.
+fn spelled_member(ty: &Type, s: &str) -> Option<String> {
+    let members = enum_members(ty, &|t| matches!(t, Type::Any | Type::Str))?;
+    if members.contains(&&Value::Str(s.to_string())) {
+        return None;
+    }
+    let key = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, ' ' | '-' | '_'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let want = key(s);
+    if want.is_empty() {
+        return None;
+    }
+    let mut matches = members.iter().filter_map(|m| match m {
+        Value::Str(m) if key(m) == want => Some(m),
+        _ => None,
+    });
+    match (matches.next(), matches.next()) {
+        (Some(one), None) => Some(one.clone()),
+        _ => None,
+    }
+}
+
 /// Whether `ty` takes `value` (a bool or `None`) as it is.
 fn accepts(ty: &Type, value: &Value, depth: usize) -> bool {
     if depth > MAX_REPAIR_DEPTH {
@@ -435,6 +597,7 @@ fn is_single_literal(expr: &Expr) -> bool {
 /// The type of element `i` of a sequence of type `ty`.
 fn element_type(ty: &Type, i: usize) -> Option<&Type> {
     match ty.shape() {
+        Type::Any => Some(&ANY),
         Type::List(t) | Type::Set(t) => Some(t),
         Type::Tuple(ts) => ts.get(i),
         Type::Union(alts) => alts
@@ -448,8 +611,14 @@ fn element_type(ty: &Type, i: usize) -> Option<&Type> {
 /// The type of the value under `key` of a dict or record of type `ty`.
 fn value_type<'t>(ty: &'t Type, key: &str) -> Option<&'t Type> {
     match ty.shape() {
+        Type::Any => Some(&ANY),
         Type::Dict(t) => Some(t),
-        Type::Record(rt) => rt.field(key).map(|f| &f.ty),
+        // A key an open record does not list takes anything.
+        Type::Record(rt) => match rt.field(key) {
+            Some(f) => Some(&f.ty),
+            None if !rt.closed => Some(&ANY),
+            None => None,
+        },
         Type::Union(alts) => alts
             .iter()
             .find(|t| matches!(t.shape(), Type::Dict(_) | Type::Record(_)))
@@ -547,5 +716,78 @@ mod tests {
         assert_eq!(out, "f({\"deep\": True, \"n\": 2})");
         assert_eq!(r[0].path, "opts.deep");
         assert_eq!(r[1].path, "opts.n");
+    }
+
+    #[test]
+    fn bools_become_the_enum_strings_that_spell_them() {
+        let s = sig(json!({
+            "laundry": {"type": "string", "enum": ["True", "False", "dontcare"]},
+            "lower": {"type": "string", "enum": ["true", "false"]},
+            "both": {"type": "string", "enum": ["True", "False", "true", "false"]},
+            "plain": {"type": "string", "enum": ["yes", "no"]}}));
+        let (out, r) = run(
+            &s,
+            "f(laundry=True, lower=false, both=True, plain=True)",
+            &Context::new(),
+        );
+        assert_eq!(
+            out,
+            "f(laundry=\"True\", lower=\"false\", both=True, plain=True)"
+        );
+        let kinds: Vec<RepairKind> = r.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [RepairKind::BoolToEnum, RepairKind::BoolToEnum]);
+        assert_eq!((r[1].from.as_str(), r[1].to.as_str()), ("false", "'false'"));
+        let strict = RepairOptions {
+            bool_enums: false,
+            ..RepairOptions::default()
+        };
+        let mut e = crate::syntax::parse("f(laundry=True)", &Limits::default()).unwrap();
+        assert!(repair_call(&mut e, &s, &Context::new(), &strict).is_empty());
+    }
+
+    #[test]
+    fn strings_become_the_one_member_they_spell() {
+        let s = sig(json!({
+            "show": {"type": "string", "enum": ["regular", "3d", "imax"]},
+            "genre": {"type": "string", "enum": ["Action", "Drama"]},
+            "mode": {"type": "string", "enum": ["fast-mode", "FastMode"]},
+            "kind": {"anyOf": [{"type": "string", "enum": ["ice_cream"]}, {"type": "string"}]}}));
+        let (out, r) = run(
+            &s,
+            "f(show='IMAX', genre='Comic', mode='fast mode', kind='Ice Cream')",
+            &Context::new(),
+        );
+        // `Comic` matches no member, `fast mode` two, and `kind` takes any string.
+        assert_eq!(
+            out,
+            "f(show=\"imax\", genre=\"Comic\", mode=\"fast mode\", kind=\"Ice Cream\")"
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].kind, RepairKind::EnumSpelling);
+        assert_eq!((r[0].from.as_str(), r[0].to.as_str()), ("'IMAX'", "'imax'"));
+        let (out, _) = run(&s, "f(show=' 3-D ')", &Context::new());
+        assert_eq!(out, "f(show=\"3d\")");
+    }
+
+    #[test]
+    fn json_literals_at_any_depth_of_an_open_schema() {
+        let s = sig(json!({
+            "filters": {"type": "object"},
+            "rows": {"type": "array"},
+            "spec": {"type": "object", "properties": {"name": {"type": "string"}}}}));
+        let (out, r) = run(
+            &s,
+            "f(filters={'a': {'b': [true, null]}}, rows=[{'x': false}], spec={'name': 'n', 'on': true})",
+            &Context::new(),
+        );
+        assert_eq!(
+            out,
+            "f(filters={\"a\": {\"b\": [True, None]}}, rows=[{\"x\": False}], spec={\"name\": \"n\", \"on\": True})"
+        );
+        let paths: Vec<&str> = r.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["filters.a.b[0]", "filters.a.b[1]", "rows[0].x", "spec.on"]
+        );
     }
 }

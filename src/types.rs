@@ -1255,10 +1255,13 @@ impl RecordType {
 
     /// An argument given for `field`, coerced to its type; an error points at the argument.
     fn coerce_argument(&self, field: &Field, value: Value, span: Span) -> Result<Value, Error> {
-        field
-            .ty
-            .coerce(value, &field.name)
-            .map_err(|e| e.at(span).with_hint(format!("signature: {self}")))
+        field.ty.coerce(value, &field.name).map_err(|e| {
+            let hint = match &e.hint {
+                Some(hint) => format!("{hint}; signature: {self}"),
+                None => format!("signature: {self}"),
+            };
+            e.at(span).with_hint(hint)
+        })
     }
 
     fn error(&self, message: String) -> Error {
@@ -1426,7 +1429,7 @@ fn coerce(
 /// `` `x` expects int, got str 'a' ``.
 #[inline(never)]
 fn mismatch(ty: &Type, value: &Value, path: &Path) -> Error {
-    Error::new(
+    let e = Error::new(
         ErrorKind::Type,
         format!(
             "`{}` expects {}, got {}",
@@ -1434,7 +1437,22 @@ fn mismatch(ty: &Type, value: &Value, path: &Path) -> Error {
             ty,
             describe(value)
         ),
-    )
+    );
+    match ty {
+        // The members (the first few of a long enum, each clipped), so a model can pick one.
+        Type::Enum(values) => {
+            let mut members: Vec<String> = values
+                .iter()
+                .take(HINT_MEMBERS)
+                .map(|v| clip(&v.repr(), 40))
+                .collect();
+            if values.len() > HINT_MEMBERS {
+                members.push(format!("… {} more", values.len() - HINT_MEMBERS));
+            }
+            e.with_hint(format!("use one of {}", members.join(", ")))
+        }
+        _ => e,
+    }
 }
 
 #[inline(never)]
@@ -1953,6 +1971,9 @@ fn exact_match(ty: &Type, v: &Value) -> bool {
 
 /// How many values of an enum a signature shows (hints and prompts stay short).
 const ENUM_SHOWN: usize = 64;
+
+/// Enum members a mismatch's hint lists.
+const HINT_MEMBERS: usize = 8;
 
 /// `str 'abc'`, `int 5`, `list of 3`: a value described briefly for error messages.
 fn describe(v: &Value) -> String {

@@ -1,10 +1,12 @@
-//! The adversarial corpus through the binary, as the acceptance check runs it:
-//! `fexpr exec --tools demo [--sandbox] -` with the case on stdin, in an empty working
+//! The adversarial corpus through the binary's expression door:
+//! `fexpr exec --expr --tools demo [--sandbox] -` with the case on stdin, in an empty working
 //! directory. Each run must exit 0 within 10 s (or 3x the case's own `within`), print one JSON error object per call (the
 //! expected kind, no output value), keep the peak resident memory of the child under 1 GiB, and
 //! leave the working directory empty. Invalid UTF-8 on stdin is an error object too. Cases of
 //! the `json` form go the same way (the CLI reads them as JSON); `model_output` cases are not
-//! run here, `exec` takes no raw model output.
+//! run here: plain `exec` reads raw model text as `check` does (a standalone tool call in it
+//! runs, the rest is reported; see `tests/front.rs` and `tests/cli.rs`), `--expr` takes the
+//! input exactly as written.
 //!
 //! Then the CLI's own doors, for `exec` and `check`: stdin over `max_source_bytes` (not read to
 //! its end) or not UTF-8, `check` on text with no call in it, and output pipes whose reader has
@@ -205,7 +207,7 @@ fn run_case(
     cwd: &Path,
     home: &Path,
 ) -> Result<(), String> {
-    let args: Vec<&str> = ["exec", "--tools", "demo"]
+    let args: Vec<&str> = ["exec", "--expr", "--tools", "demo"]
         .into_iter()
         .chain(args.iter().copied())
         .chain(["-"])

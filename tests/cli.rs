@@ -106,11 +106,17 @@ fn bad_input_is_an_error_object_with_exit_zero() {
     let (lines, code) = exec(&["--tools", "demo", "-"], b"add(a=1, b=\xff\xfe)");
     assert_eq!(code, 0);
     assert_eq!(lines[0]["error"]["kind"], "Syntax");
+    // Model text is read as `check` reads it: the call runs, the words after it are reported
+    // on stderr (see `exec_reads_what_models_write`), not run.
     let (lines, code) = exec(&["--tools", "demo", "add(a=1, b=2); import os"], b"");
     assert_eq!(code, 0);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["output"], json!(3));
+    // A call inside a larger expression does not run.
+    let (lines, _) = exec(&["--tools", "demo", "add(a=1, b=2) + os"], b"");
+    assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["output"], Value::Null);
-    assert_eq!(lines[0]["error"]["kind"], "Unsupported");
-    assert_eq!(lines[0]["error"]["span"], json!({"start": 13, "end": 14}));
+    assert_eq!(lines[0]["error"]["kind"], "Unsupported", "{lines:?}");
 }
 
 #[test]
@@ -138,14 +144,21 @@ fn json_on_stdin_is_read_as_json_and_sandboxed_in_the_guest() {
     );
     let (lines, _) = exec(
         &["--tools", "demo", "-"],
-        b"  {\"name\": \"add\", \"kwargs\": {\"a\": 1,}}",
+        b"  {\"name\": \"add\", \"kwargs\": [1,}",
     );
     assert_eq!(
         lines[0]["error"]["message"],
-        "JSON: expected a key in double quotes after `,`, found `}`"
+        "JSON: expected a JSON value, found `}`"
     );
     // Spans index the input as given, leading blanks included.
-    assert_eq!(lines[0]["error"]["span"], json!({"start": 36, "end": 37}));
+    assert_eq!(lines[0]["error"]["span"], json!({"start": 31, "end": 32}));
+    // What is not JSON but a Python literal of the same form is read as one, as `check` does.
+    let (lines, _) = exec(
+        &["--tools", "demo", "-"],
+        b"  {\"name\": \"add\", \"kwargs\": {\"a\": 1,}}",
+    );
+    assert_eq!(lines[0]["error"]["kind"], "Arguments");
+    assert_eq!(lines[0]["kwargs"], json!({"a": 1}));
     // With --sandbox, every JSON form is evaluated in the guest: each row has a receipt.
     let (lines, _) = exec(
         &["--tools", "demo", "--sandbox", "-"],
@@ -153,9 +166,9 @@ fn json_on_stdin_is_read_as_json_and_sandboxed_in_the_guest() {
     );
     assert_eq!(lines[0]["output"], json!(3));
     assert_eq!(lines[1]["output"], json!(4));
-    // One evaluation, one wave of two tool calls: one host call, the same receipt on each row.
+    // Each call is evaluated in its own guest instance: one host call each.
     assert_eq!(lines[0]["receipt"]["host_calls"], json!(1), "{lines:?}");
-    assert_eq!(lines[0]["receipt"], lines[1]["receipt"]);
+    assert_eq!(lines[1]["receipt"]["host_calls"], json!(1), "{lines:?}");
 }
 
 #[test]
@@ -376,4 +389,189 @@ fn concurrent_sandboxed_processes_on_an_empty_cache_all_answer() {
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert!(entries[0].ends_with(".cwasm"), "{entries:?}");
     let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// `exec` reads model text as `check` does: prose, fences, chat tokens, JSON forms; what it
+/// ignored goes to stderr, each repair is reported in its row.
+#[test]
+fn exec_reads_what_models_write() {
+    let demo = &["exec", "--tools", "demo"][..];
+    for (text, outputs) in [
+        (
+            "I will call add: ```python\nadd(a=1, b=2)\n```",
+            vec![json!(3)],
+        ),
+        (
+            "Sure! add(a=1, b=2) then multiply(a=3, b=4)",
+            vec![json!(3), json!(12)],
+        ),
+        ("[add(a=2, b=3)]<|eot_id|>", vec![json!(5)]),
+        (
+            r#"{"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}"#,
+            vec![json!(3)],
+        ),
+        (
+            r#"<tool_call>{"name": "multiply", "arguments": {"a": 2, "b": 4}}</tool_call>"#,
+            vec![json!(8)],
+        ),
+    ] {
+        for sandbox in [false, true] {
+            let args = [
+                demo,
+                if sandbox {
+                    &["--sandbox", "-"][..]
+                } else {
+                    &["-"][..]
+                },
+            ]
+            .concat();
+            let (code, rows, _) = fexpr(&args, stdin_of("model", text.as_bytes()));
+            assert_eq!(code, Some(0));
+            let got: Vec<&Value> = rows.iter().map(|r| &r["output"]).collect();
+            assert_eq!(got, outputs.iter().collect::<Vec<_>>(), "{text}: {rows:?}");
+            assert!(
+                rows.iter().all(|r| r["receipt"].is_object() == sandbox),
+                "{rows:?}"
+            );
+        }
+    }
+    // Repairs as in `check`, reported in the row; `--strict` turns them off.
+    let (_, rows, stderr) = fexpr(
+        &[demo, &["Adding: add(a=-1_000, b=1e3)"][..]].concat(),
+        Stdio::null(),
+    );
+    assert_eq!(rows[0]["output"], json!(0), "{rows:?}");
+    assert_eq!(rows[0]["repairs"][0]["kind"], "IntegralFloat");
+    let ignored: Value = serde_json::from_str(stderr.lines().next().unwrap()).unwrap();
+    assert_eq!(ignored["ignored"]["text"], "Adding:");
+    let (_, rows, _) = fexpr(
+        &[demo, &["--strict", "add(a=-1_000, b=1e3)"][..]].concat(),
+        Stdio::null(),
+    );
+    assert_eq!(rows[0]["error"]["kind"], "Type", "{rows:?}");
+    // An invalid call keeps its arguments as written.
+    let (_, rows, _) = fexpr(&[demo, &["add(a=1, c=zz)"][..]].concat(), Stdio::null());
+    assert_eq!(
+        rows[0]["kwargs"],
+        json!({"a": 1, "c": {"$unreadable": "zz"}})
+    );
+    assert_eq!(rows[0]["error"]["kind"], "Arguments");
+    // Plain expressions as before.
+    let (_, rows, _) = fexpr(&[demo, &["np.zeros(2)"][..]].concat(), Stdio::null());
+    assert_eq!(rows[0]["output"], json!([0.0, 0.0]));
+}
+
+/// Calls inside an expression that is not a call or a list of calls do not run: one row
+/// with the error saying what the expression is.
+#[test]
+fn exec_runs_nothing_inside_hostile_expressions() {
+    for sandbox in [false, true] {
+        for (text, says) in [
+            (
+                r#"__import__("os").system(search(query="x"))"#,
+                "attribute access",
+            ),
+            ("(lambda: add(a=1, b=2))()", "can be called"),
+            (
+                "add(a=1, b=2) if False else multiply(a=1, b=1)",
+                "conditional",
+            ),
+        ] {
+            let mut args = vec!["exec", "--tools", "demo"];
+            if sandbox {
+                args.push("--sandbox");
+            }
+            args.push(text);
+            let (code, rows, _) = fexpr(&args, Stdio::null());
+            assert_eq!(code, Some(0));
+            assert_eq!(rows.len(), 1, "{text}: {rows:?}");
+            assert_eq!(rows[0]["output"], Value::Null, "{text}");
+            assert!(rows[0].get("receipt").is_none(), "{text}: it ran");
+            let message = rows[0]["error"]["message"].as_str().unwrap();
+            assert!(message.contains(says), "{text}: {message}");
+        }
+    }
+}
+
+/// `--limit NAME=VALUE` and `--limits FILE` set any field of `Limits`; a wrong one is a
+/// usage error that lists the names.
+#[test]
+fn limits_from_the_command_line() {
+    let batch = format!("[{}]", vec!["add(a=1, b=1)"; 300].join(", "));
+    let demo = ["exec", "--tools", "demo"];
+    let (_, rows, _) = fexpr(&[&demo[..], &[batch.as_str()]].concat(), Stdio::null());
+    assert_eq!(rows[0]["error"]["kind"], "Limit");
+    let (_, rows, _) = fexpr(
+        &[&demo[..], &["--limit", "max_calls=1000", batch.as_str()]].concat(),
+        Stdio::null(),
+    );
+    assert_eq!(rows.len(), 300);
+    assert!(rows.iter().all(|r| r["output"] == json!(2)));
+    let dir = std::env::temp_dir().join(format!("fexpr-cli-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("limits.json");
+    std::fs::write(
+        &file,
+        r#"{"max_source_bytes": 10, "deadline": {"secs": 1, "nanos": 0}}"#,
+    )
+    .unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let (_, rows, _) = fexpr(
+        &[
+            "check",
+            "--tools-json",
+            CHECK_TOOLS,
+            "--limits",
+            &file,
+            "get_weather(city='Paris')",
+        ],
+        Stdio::null(),
+    );
+    assert_eq!(rows[0]["error"]["kind"], "Limit", "{rows:?}");
+    let (_, rows, _) = fexpr(
+        &[
+            &demo[..],
+            &[
+                "--limits",
+                &file,
+                "--limit",
+                "max_source_bytes=100",
+                "--limit",
+                "deadline=0.5",
+                "add(a=1, b=2)",
+            ],
+        ]
+        .concat(),
+        Stdio::null(),
+    );
+    assert_eq!(rows[0]["output"], json!(3), "{rows:?}");
+    for (bad, says) in [
+        (
+            "max_cals=3",
+            "unknown limit `max_cals`; the limits are max_source_bytes, ",
+        ),
+        ("max_calls=-1", "`max_calls` must be a whole number >= 0"),
+        ("max_calls=many", "`max_calls` must be a whole number >= 0"),
+        ("deadline=-2", "`deadline` is a duration in seconds"),
+        ("max_calls", "expected NAME=VALUE"),
+    ] {
+        let (code, rows, stderr) = fexpr(
+            &[&demo[..], &["--limit", bad, "add(a=1, b=2)"]].concat(),
+            Stdio::null(),
+        );
+        assert_eq!((code, rows.len()), (Some(2), 0), "{bad}");
+        assert!(
+            stderr.starts_with("fexpr: --limit ") && stderr.contains(says),
+            "{bad}: {stderr}"
+        );
+    }
+    std::fs::write(dir.join("bad.json"), r#"{"fuel": 1, "colour": 2}"#).unwrap();
+    let bad = dir.join("bad.json").to_string_lossy().into_owned();
+    let (code, _, stderr) = fexpr(
+        &[&demo[..], &["--limits", &bad, "f()"]].concat(),
+        Stdio::null(),
+    );
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("unknown limit `colour`"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

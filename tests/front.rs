@@ -360,6 +360,235 @@ fn manager_runs_model_output_natively_and_in_the_sandbox() {
     assert_eq!(sandboxed.ignored, native.ignored);
 }
 
+/// The corpus's tools as a context (for the library-level tests).
+fn corpus_context() -> fexpr::Context {
+    let defs: Json =
+        serde_json::from_str(&std::fs::read_to_string(data("corpus_tools.json")).unwrap()).unwrap();
+    fexpr::tooldefs::context(&fexpr::tooldefs::from_json(&defs).unwrap())
+}
+
+#[test]
+fn invalid_verdicts_keep_the_call_as_written() {
+    let tools = json!([{"name": "find", "parameters": {"type": "object", "properties": {
+        "show_type": {"type": "string", "enum": ["regular", "3d", "imax"]},
+        "n": {"type": "integer"}}}}]);
+    let ctx = fexpr::tooldefs::context(&fexpr::tooldefs::from_json(&tools).unwrap());
+    let check = |text: &str| {
+        fexpr::check::check_text(text, &ctx, &Limits::default(), &Default::default()).verdicts
+    };
+    // Repaired (each repair reported): the issue's example is now valid.
+    let v = &check(r#"find(show_type="IMAX", n=2.0)"#)[0];
+    assert!(v.valid, "{:?}", v.error);
+    assert_eq!(v.to_json()["kwargs"], json!({"show_type": "imax", "n": 2}));
+    assert_eq!(v.repairs.len(), 2);
+    // Invalid: the arguments as written, an unreadable one marked with its source.
+    let v = &check(r#"find("Comic", n=2.5, when=tomorrow)"#)[0];
+    assert!(!v.valid);
+    assert_eq!(
+        v.to_json()["kwargs"],
+        json!({"show_type": "Comic", "n": 2.5, "when": {"$unreadable": "tomorrow"}})
+    );
+    let v = &check(r#"find(show_type="Comic")"#)[0];
+    let error = v.error.as_ref().unwrap();
+    assert_eq!(error.kind, fexpr::ErrorKind::Type);
+    assert_eq!(error.hint.as_deref(), Some("use one of 'regular', '3d', 'imax'; signature: find(show_type: Literal['regular', '3d', 'imax'] = None, n: int = None)"));
+    // An unknown tool: positional arguments have no names, so they stay positional.
+    let v = check("fnd(1, 'x', n=2)")[0].to_json();
+    assert_eq!(v["name"], "fnd");
+    assert_eq!(v["args"], json!([1, "x"]));
+    assert_eq!(v["kwargs"], json!({"n": 2}));
+}
+
+#[test]
+fn calls_are_not_lifted_out_of_enclosing_expressions() {
+    let tools = |n: &str| matches!(n, "add" | "multiply" | "search");
+    let one_item = |text: &str| {
+        let found = extract(text, &Limits::default(), &tools);
+        assert_eq!(found.calls.len(), 1, "{text}: {:?}", found.calls);
+        found.calls.into_iter().next().unwrap()
+    };
+    for (text, item, says) in [
+        (
+            r#"__import__("os").system(search(query="x"))"#,
+            r#"__import__("os").system(search(query="x"))"#,
+            "attribute access",
+        ),
+        (
+            "(lambda: add(a=1, b=2))()",
+            "(lambda: add(a=1, b=2))()",
+            "can be called",
+        ),
+        (
+            "add(a=1, b=2) if False else multiply(a=1, b=1)",
+            "add(a=1, b=2) if False else multiply(a=1, b=1)",
+            "conditional",
+        ),
+        (
+            "Sure: y = None if flag else add(a=1, b=2)<|eot_id|>",
+            "Sure: y = None if flag else add(a=1, b=2)",
+            "",
+        ),
+        (
+            "Done: lambda: add(a=1, b=2)",
+            "lambda: add(a=1, b=2)",
+            "lambda",
+        ),
+        (
+            "add(a=1, b=2).real",
+            "add(a=1, b=2).real",
+            "attribute access",
+        ),
+        (
+            "add(a=1, b=2) + os",
+            "add(a=1, b=2) + os",
+            "not a call or a list",
+        ),
+        ("x = 1 * add(a=1, b=2)", "x = 1 * add(a=1, b=2)", ""),
+        (
+            "run [add(a=1, b=2), x] now",
+            "[add(a=1, b=2), x]",
+            "not a call or a list",
+        ),
+        (
+            "I'll run (lambda: add(a=1, b=2))() now.",
+            "(lambda: add(a=1, b=2))()",
+            "can be called",
+        ),
+    ] {
+        let call = one_item(text);
+        assert_eq!(&text[call.span.range()], item, "{text}");
+        let error = call.parsed.expect_err(text);
+        assert!(error.message.contains(says), "{text}: {error}");
+    }
+    // A call to a name that is not a tool, wrapping one: that call is the item (its error
+    // is that it is not a tool), even in prose.
+    let call = one_item("Let me show(add(a=1, b=2)) for you");
+    assert_eq!(call.name, "show");
+    assert_eq!(call.source, "show(add(a=1, b=2))");
+    assert!(call.parsed.is_ok());
+    assert_eq!(one_item("print(add(a=1, b=2), 3)").name, "print");
+    // `print` around calls (Gemma's `tool_code`) is the one wrapper looked into.
+    let call = one_item("```tool_code\nprint(add(a=1, b=2))\n```");
+    assert_eq!(call.source, "add(a=1, b=2)");
+    // Calls that stand alone are still found in prose, and in parentheses.
+    let found = extract(
+        "Sure! add(a=1, b=2) then multiply(a=3, b=4) (add(a=5, b=6)).",
+        &Limits::default(),
+        &tools,
+    );
+    let sources: Vec<&str> = found.calls.iter().map(|c| c.source.as_str()).collect();
+    assert_eq!(
+        sources,
+        ["add(a=1, b=2)", "multiply(a=3, b=4)", "add(a=5, b=6)"]
+    );
+    assert!(found.calls.iter().all(|c| c.parsed.is_ok()));
+}
+
+#[test]
+fn a_cut_off_copy_of_the_calls_is_read_once() {
+    let tools = |n: &str| matches!(n, "f" | "g");
+    let text = "[f(a=1), g(b={'k': true})]\n[f(a=1), g(b={'k'";
+    let found = extract(text, &Limits::default(), &tools);
+    let sources: Vec<&str> = found.calls.iter().map(|c| c.source.as_str()).collect();
+    assert_eq!(sources, ["f(a=1)", "g(b={'k': true})"]);
+    assert!(found.calls.iter().all(|c| c.parsed.is_ok()));
+    assert_eq!(found.ignored.len(), 1);
+    assert_eq!(found.ignored[0].reason, IgnoreReason::Duplicate);
+    assert_eq!(&text[found.ignored[0].span.range()], "[f(a=1), g(b={'k'");
+    let found = extract("f(a=1)\nf(a=", &Limits::default(), &tools);
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(found.ignored[0].reason, IgnoreReason::Duplicate);
+    // Not a copy: the cut-off call is reported with its error, never guessed.
+    let found = extract("[f(a=1)]\n[g(b=", &Limits::default(), &tools);
+    assert_eq!(found.calls.len(), 2);
+    assert!(found.calls[1].parsed.is_err());
+    // A whole second copy is two calls: the model wrote them.
+    let found = extract("[f(a=1)]\n[f(a=1)]", &Limits::default(), &tools);
+    assert_eq!(found.calls.len(), 2);
+}
+
+/// A tool of the corpus that runs nothing: it answers `None`.
+struct Echo(fexpr::ToolDefinition);
+
+impl fexpr::Tool for Echo {
+    fn definition(&self) -> &fexpr::ToolDefinition {
+        &self.0
+    }
+    fn call(&self, _: Vec<Option<Value>>) -> fexpr::tool::ToolFuture {
+        Box::pin(async { Ok(Value::None.into()) })
+    }
+}
+
+/// `exec` and `check` read the same text the same way: over the whole corpus, one output per
+/// verdict, the same name, valid exactly when the call ran, the same arguments, the same
+/// error and repairs.
+#[test]
+fn exec_and_check_agree_on_the_corpus() {
+    let defs: Json =
+        serde_json::from_str(&std::fs::read_to_string(data("corpus_tools.json")).unwrap()).unwrap();
+    let mut manager = ToolManager::new();
+    for def in fexpr::tooldefs::from_json(&defs).unwrap() {
+        manager.add_tool(std::sync::Arc::new(Echo(def)));
+    }
+    let ctx = corpus_context();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let corpus = std::fs::read_to_string(data("model_outputs.jsonl")).unwrap();
+    let mut compared = 0;
+    for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Json = serde_json::from_str(line).unwrap();
+        let (id, text) = (
+            case["id"].as_str().unwrap(),
+            case["output"].as_str().unwrap(),
+        );
+        let checked = fexpr::check::check_text(text, &ctx, &Limits::default(), &Default::default());
+        let run = rt.block_on(manager.execute_model_output(text));
+        assert_eq!(run.ignored, checked.ignored, "{id}");
+        if checked.verdicts.is_empty() {
+            // No call: at most one row, saying why nothing ran.
+            assert!(run.outputs.len() <= 1, "{id}: {:?}", run.outputs);
+            assert!(run.outputs.iter().all(|o| o.output.is_none()), "{id}");
+            continue;
+        }
+        assert_eq!(
+            run.outputs.len(),
+            checked.verdicts.len(),
+            "{id}: {:?}",
+            run.outputs
+        );
+        for (out, verdict) in run.outputs.iter().zip(&checked.verdicts) {
+            assert_eq!(out.name, verdict.name, "{id}");
+            assert_eq!(
+                out.error.is_none(),
+                verdict.valid,
+                "{id}: {out:?} vs {verdict:?}"
+            );
+            assert_eq!(out.repairs, verdict.repairs, "{id}");
+            if !verdict.valid {
+                assert_eq!(out.error, verdict.error, "{id}");
+            }
+            // The arguments: positional ones named by their parameter, as a verdict does.
+            let call = out.parsed_input.as_ref().expect("the call as written");
+            let sig = ctx.get(&out.name).and_then(|e| match e {
+                fexpr::context::Entry::Tool(sig) => Some(sig.clone()),
+                _ => None,
+            });
+            let mut kwargs = indexmap::IndexMap::new();
+            let mut args = call.args.iter();
+            if let Some(sig) = &sig {
+                for field in sig.fields.iter().take(call.args.len()) {
+                    kwargs.insert(field.name.clone(), args.next().unwrap().clone());
+                }
+            }
+            let args: Vec<Value> = args.cloned().collect();
+            kwargs.extend(call.kwargs.clone());
+            assert_eq!(kwargs, verdict.kwargs, "{id}");
+            assert_eq!(args, verdict.args, "{id}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 60, "{compared} calls compared");
+}
+
 mod properties {
     use fexpr::front::extract;
     use fexpr::Limits;

@@ -268,13 +268,10 @@ fn slow_tools(limits: Limits) -> ToolManager {
                 ms
             },
         ))
-        .tool(
-            FunctionTool::new("spin", ["ms"], |ms: u64| {
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-                ms
-            })
-            .blocking(),
-        )
+        .tool(FunctionTool::new("spin", ["ms"], |ms: u64| {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            ms
+        }))
         .limits(limits)
 }
 

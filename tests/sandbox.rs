@@ -117,13 +117,10 @@ fn the_deadline_covers_slow_tools() {
 
 #[test]
 fn the_deadline_returns_on_time_while_a_sync_tool_runs() {
-    let manager = ToolManager::new().tool(
-        FunctionTool::new("spin", ["ms"], |ms: u64| {
-            std::thread::sleep(Duration::from_millis(ms));
-            ms
-        })
-        .blocking(),
-    );
+    let manager = ToolManager::new().tool(FunctionTool::new("spin", ["ms"], |ms: u64| {
+        std::thread::sleep(Duration::from_millis(ms));
+        ms
+    }));
     // One runtime for both runs, dropped without waiting for the threads still spinning
     // (dropping a runtime waits for its blocking pool; a server's runtime lives on).
     let rt = common::runtime();

@@ -1064,7 +1064,7 @@ fn every_tool_kind_returns_values_outputs_and_results_with_any_error() {
             || -> Result<i64, std::io::Error> { Err(std::io::Error::other("disk on fire")) },
         ))
         .tool(FunctionTool::new_async("limited", [], || async {
-            Err::<ToolOutput, _>(fexpr::Error::limit("max_envs", 2, 3))
+            Err::<ToolOutput, _>(fexpr::Error::limit(fexpr::LimitKind::Calls, 2, 3))
         }))
         .tool(FunctionTool::with_context(
             "ctx_error",
@@ -1093,7 +1093,7 @@ fn every_tool_kind_returns_values_outputs_and_results_with_any_error() {
         .collect();
     assert_eq!(got[..3], ["1", "2", "ToolFailed: disk on fire"]);
     // An `fexpr::Error` keeps its kind, and its kind is not written twice.
-    assert_eq!(got[3], "Limit: max_envs limit exceeded: 3 > 2");
+    assert_eq!(got[3], "Limit: max_calls limit exceeded: 3 > 2");
     assert_eq!(got[4], "ToolFailed: no answer");
     assert_eq!(got[5], "3");
 }

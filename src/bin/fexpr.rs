@@ -8,10 +8,22 @@
 //! fexpr tools --mcp-config mcp_servers.json --format python
 //! fexpr check --tools-json tools.json 'get_weather(city="Paris", metric=true)'
 //! ```
+//! `exec` reads model text as `check` does (prose, fences, tags, chat tokens, JSON forms, lists:
+//! see `fexpr::front`), with the same repairs and verdicts, and prints one JSON object per call:
+//! `{"name", "args", "kwargs", "output", "error"}` (plus `repairs`); a call that must not run
+//! keeps its arguments as written, with its error. `check` prints one verdict per call. Both
+//! list the text they ignored on stderr as `{"ignored": ...}` lines. A plain expression that is
+//! not tool calls (`np.zeros(3)`) is evaluated as written. With `exec --sandbox`, extraction
+//! and repairs run on the host and every call is evaluated in the wasm guest. `exec --expr`
+//! reads each input as one expression or fexpr's JSON forms, exactly as written (no
+//! extraction, no repairs): text around a call is an error, and nothing runs.
+//!
+//! Limits: `--limit NAME=VALUE` (repeatable) and `--limits FILE` (a JSON object) set any field
+//! of `fexpr::Limits` by its name (`max_calls`, `max_source_bytes`, `deadline` in seconds, ...).
+//!
 //! With `--format human` (the default when stdout is a terminal) `exec` and `check` print
-//! diagnostics for people: the source line with the span underlined, and the hint.
-//! With `--format json` (the default otherwise) `exec` prints one JSON object per call: `{"name", "args", "kwargs", "output", "error"}`;
-//! `check` one verdict per call on stdout and the text it ignored on stderr.
+//! diagnostics for people: the source line with the span underlined, and the hint; with
+//! `--format json` (the default otherwise) the JSON objects above.
 //!
 //! Exit status: 0 when every input was answered on stdout, with an error row for an input that
 //! could not be used (not UTF-8, over `max_source_bytes`, unreadable) as for a call that failed,
@@ -49,13 +61,22 @@ enum Command {
         /// The toolset to run against.
         #[arg(long, value_enum, default_value_t = Toolset::None)]
         tools: Toolset,
-        /// Evaluate inside the wasmtime sandbox.
+        /// Evaluate inside the wasmtime sandbox (extraction and repairs run on the host).
         #[arg(long)]
         sandbox: bool,
+        /// No schema-aware repairs: every call runs exactly as written.
+        #[arg(long)]
+        strict: bool,
+        /// Read each input as one Python expression (a call or a list of calls) or fexpr's
+        /// JSON forms, exactly as written: no extraction from model text, no repairs.
+        #[arg(long, conflicts_with = "strict")]
+        expr: bool,
         #[command(flatten)]
         mcp: McpArgs,
         #[command(flatten)]
         report: ReportArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
         /// Expressions to run, or `-` to read the model output from stdin.
         #[arg(required = true)]
         exprs: Vec<String>,
@@ -68,11 +89,14 @@ enum Command {
         #[arg(long)]
         tools_json: std::path::PathBuf,
         /// No schema-aware repairs (by default `true`/`false`/`null`, integral floats and
-        /// single values for list parameters are repaired, and each repair is reported).
+        /// single values for list parameters, enum spellings are repaired, and each repair is
+        /// reported).
         #[arg(long)]
         strict: bool,
         #[command(flatten)]
         report: ReportArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
         /// Model outputs to check, or `-` to read one from stdin.
         #[arg(required = true)]
         exprs: Vec<String>,
@@ -213,6 +237,87 @@ impl Human {
             )),
         }
         parts.join("\n\n") + "\n"
+    }
+}
+
+/// Limits on what one input may cost.
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// Set one limit, a field of `fexpr::Limits` (repeatable): `--limit max_calls=1000`,
+    /// `--limit deadline=2.5` (seconds). Applied after `--limits`.
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Read limits from a JSON object of `fexpr::Limits` fields (`{"max_calls": 1000}`);
+    /// fields not given keep their defaults.
+    #[arg(long = "limits", value_name = "FILE")]
+    file: Option<PathBuf>,
+}
+
+impl LimitArgs {
+    /// The default limits with the file's and then each `--limit`'s values: through the JSON
+    /// form of `Limits` (serde), so every field is settable by its name. An unknown name or a
+    /// value of the wrong kind is a usage error listing the valid names.
+    fn limits(&self) -> Result<fexpr::Limits, Stop> {
+        use serde_json::Value as Json;
+        let defaults = serde_json::to_value(fexpr::Limits::default())
+            .map_err(|e| Stop::Failed(format!("cannot list the limits: {e}")))?;
+        let Json::Object(mut fields) = defaults else {
+            return Err(Stop::Failed("cannot list the limits".into()));
+        };
+        let names = fields.keys().cloned().collect::<Vec<_>>().join(", ");
+        let mut given: Vec<(String, Json, String)> = Vec::new();
+        if let Some(path) = &self.file {
+            let what = format!("--limits {}", path.display());
+            let text =
+                std::fs::read_to_string(path).map_err(|e| Stop::Usage(format!("{what}: {e}")))?;
+            let json: Json = serde_json::from_str(&text)
+                .map_err(|e| Stop::Usage(format!("{what}: not valid JSON ({e})")))?;
+            let Json::Object(map) = json else {
+                return Err(Stop::Usage(format!(
+                    "{what}: expected a JSON object of limits ({names})"
+                )));
+            };
+            given.extend(map.into_iter().map(|(k, v)| (k, v, what.clone())));
+        }
+        for item in &self.set {
+            let Some((name, value)) = item.split_once('=') else {
+                return Err(Stop::Usage(format!(
+                    "--limit {item}: expected NAME=VALUE, NAME one of {names}"
+                )));
+            };
+            let value = serde_json::from_str(value.trim())
+                .unwrap_or_else(|_| Json::String(value.to_string()));
+            given.push((name.trim().to_string(), value, format!("--limit {item}")));
+        }
+        for (name, value, what) in given {
+            let Some(slot) = fields.get(&name).cloned() else {
+                return Err(Stop::Usage(format!(
+                    "{what}: unknown limit `{name}`; the limits are {names}"
+                )));
+            };
+            // A duration (`deadline`) is given in seconds.
+            let value = match (&slot, value.as_f64()) {
+                (Json::Object(_), Some(secs)) => {
+                    let d = std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
+                        Stop::Usage(format!("{what}: `{name}` is a duration in seconds, >= 0"))
+                    })?;
+                    serde_json::to_value(d).unwrap_or(Json::Null)
+                }
+                _ => value,
+            };
+            let mut candidate = fields.clone();
+            candidate.insert(name.clone(), value);
+            if serde_json::from_value::<fexpr::Limits>(Json::Object(candidate.clone())).is_err() {
+                let kind = match &slot {
+                    Json::Object(_) => "a duration in seconds",
+                    _ => "a whole number >= 0",
+                };
+                return Err(Stop::Usage(format!("{what}: `{name}` must be {kind}")));
+            }
+            fields = candidate;
+        }
+        serde_json::from_value(Json::Object(fields))
+            .map_err(|e| Stop::Usage(format!("invalid limits: {e}")))
     }
 }
 
@@ -360,16 +465,37 @@ fn main() -> ExitCode {
             tools_json,
             strict,
             report,
+            limits,
             exprs,
-        } => check(&mut out, &tools_json, strict, report.human(), exprs),
+        } => limits.limits().and_then(|limits| {
+            check(
+                &mut out,
+                &tools_json,
+                strict,
+                report.human(),
+                &limits,
+                exprs,
+            )
+        }),
         Command::Exec {
             tools,
             sandbox,
+            strict,
+            expr,
             mcp,
             report,
+            limits,
             exprs,
-        } => with_tools(&mut out, manager(tools), &mcp, |out, runtime, m| {
-            exec(out, runtime, m, sandbox, report.human(), exprs)
+        } => limits.limits().and_then(|limits| {
+            with_tools(
+                &mut out,
+                manager(tools).limits(limits),
+                &mcp,
+                |out, runtime, m| {
+                    let how = (strict, expr);
+                    exec(out, runtime, m, sandbox, how, report.human(), exprs)
+                },
+            )
         }),
         Command::Tools { tools, mcp, format } => {
             let default = match mcp.mcp_config {
@@ -496,9 +622,11 @@ fn exec(
     runtime: &tokio::runtime::Runtime,
     manager: ToolManager,
     sandbox: bool,
+    (strict, expr_only): (bool, bool),
     human: Option<Human>,
     exprs: Vec<String>,
 ) -> Result<(), Stop> {
+    let options = repair_options(strict);
     let manager = if sandbox {
         one_shot_sandbox(manager)
     } else {
@@ -509,19 +637,40 @@ fn exec(
         stdin_read: false,
     };
     for expr in exprs {
-        let (text, outputs) = match inputs.text(expr) {
+        let (text, outputs, ignored) = match inputs.text(expr) {
+            Ok(text) if expr_only => {
+                let outputs = runtime.block_on(run_expression(&manager, sandbox, &text));
+                (text, outputs, Vec::new())
+            }
+            Ok(text) if text.trim().is_empty() => (text, vec![blank("run")], Vec::new()),
             Ok(text) => {
-                let outputs = runtime.block_on(run_text(&manager, sandbox, &text));
-                (text, outputs)
+                // Not trimmed: the size limit counts every byte given, and spans index the
+                // text as given.
+                let run = if sandbox {
+                    runtime.block_on(manager.execute_model_output_via_sandbox(&text, &options))
+                } else {
+                    runtime.block_on(manager.execute_model_output_with(&text, &options))
+                };
+                (text, run.outputs, run.ignored)
             }
             Err(e) => (
                 String::new(),
                 vec![FunctionOutput::failed("", "<stdin>", e)],
+                Vec::new(),
             ),
         };
-        for output in outputs {
+        for ignored in &ignored {
             match human {
-                Some(human) => out.row(human.output(&output, &text))?,
+                Some(human) => out.note(human.show(ignored, &text) + "\n")?,
+                None => out.note(serde_json::json!({ "ignored": ignored }))?,
+            }
+        }
+        for output in outputs {
+            // `--expr` error spans index the whole input; the model-text path runs each call
+            // on its own text, which its spans index.
+            let source = if expr_only { &text } else { &output.input };
+            match human {
+                Some(human) => out.row(human.output(&output, source))?,
                 None => out.row(output.to_json())?,
             }
         }
@@ -530,13 +679,11 @@ fn exec(
     Ok(())
 }
 
-/// Model output: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the text
-/// looks like JSON (`fexpr::json_input::looks_like_json`), read as given; otherwise an
-/// expression (one call or a list of calls).
-/// With `sandbox`, either is evaluated inside the wasmtime sandbox.
-async fn run_text(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
-    // Not trimmed: the size limit counts every byte given, and spans index the text as given
-    // (the parser skips leading and trailing whitespace itself).
+/// `exec --expr`: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the
+/// text looks like JSON (`fexpr::json_input::looks_like_json`), read as given; otherwise one
+/// expression (a call or a list of calls). With `sandbox`, evaluated in the wasm guest.
+async fn run_expression(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
+    // Not trimmed: the size limit counts every byte given, and spans index the text as given.
     match (fexpr::json_input::looks_like_json(text), sandbox) {
         (true, true) => manager.execute_json_text_via_sandbox(text).await,
         (true, false) => manager.execute_json_text(text).await,
@@ -545,12 +692,34 @@ async fn run_text(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<Funct
     }
 }
 
+/// The repairs `--strict` leaves on: none; else all of them.
+fn repair_options(strict: bool) -> fexpr::repair::RepairOptions {
+    if strict {
+        fexpr::repair::RepairOptions::strict()
+    } else {
+        fexpr::repair::RepairOptions::default()
+    }
+}
+
+/// The row of a blank input: nothing to `what`.
+fn blank(what: &str) -> FunctionOutput {
+    FunctionOutput::failed(
+        "",
+        "",
+        Error::new(
+            ErrorKind::Syntax,
+            format!("the input is blank: no call to {what}"),
+        ),
+    )
+}
+
 /// `fexpr check`: verdicts on stdout, ignored text on stderr.
 fn check(
     out: &mut Output,
     tools_json: &std::path::Path,
     strict: bool,
     human: Option<Human>,
+    limits: &fexpr::Limits,
     exprs: Vec<String>,
 ) -> Result<(), Stop> {
     let defs = std::fs::read_to_string(tools_json)
@@ -559,12 +728,7 @@ fn check(
         .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.message))
         .map_err(|e| Stop::Usage(format!("--tools-json {}: {e}", tools_json.display())))?;
     let ctx = fexpr::tooldefs::context(&defs);
-    let options = if strict {
-        fexpr::repair::RepairOptions::strict()
-    } else {
-        fexpr::repair::RepairOptions::default()
-    };
-    let limits = fexpr::Limits::default();
+    let options = repair_options(strict);
     let mut inputs = Inputs {
         max_bytes: limits.max_source_bytes,
         stdin_read: false,
@@ -574,6 +738,7 @@ fn check(
         name: String::new(),
         span: Span::new(0, 0),
         input: String::new(),
+        args: Vec::new(),
         kwargs: Default::default(),
         valid: false,
         error: Some(error),
@@ -582,7 +747,7 @@ fn check(
     for expr in exprs {
         let (text, checked) = match inputs.text(expr) {
             Ok(text) => {
-                let checked = fexpr::check::check_text(&text, &ctx, &limits, &options);
+                let checked = fexpr::check::check_text(&text, &ctx, limits, &options);
                 (text, checked)
             }
             Err(e) => (
