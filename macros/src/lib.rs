@@ -113,7 +113,7 @@ fn expand_fn(attr: TokenStream2, item: TokenStream2) -> Result<TokenStream2> {
         span = tool.fn_ident.span()
     );
     let doc = format!(
-        "The tool made from [`{0}`]: a [`FunctionTool`](::fexpr::FunctionTool) the model calls as `{1}`, with the parameters and doc comment of [`{0}`].",
+        "The tool made from [`{0}`]: the `fexpr::FunctionTool` a model calls as `{1}`, with the parameters and doc comment of [`{0}`].",
         tool.fn_ident.unraw(),
         tool.name
     );
