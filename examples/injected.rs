@@ -1,13 +1,14 @@
 //! Agentflow's injected parameters (seed 004): `tool_call_id`, the agent's state and
 //! registered dependencies reach the tool without being parameters — they are not in the
-//! schema and the model cannot set them.
+//! schema and the model cannot set them. The tool is declared with `#[fexpr::tool]`: its name,
+//! parameter and descriptions come from the function and its doc comment.
 //!
 //! `cargo run --example injected`
 
 use std::sync::{Arc, Mutex};
 
 use fexpr::tool::ToolError;
-use fexpr::{CallContext, FunctionTool, Session, ToolManager};
+use fexpr::{CallContext, Session, ToolManager};
 
 /// The agent's state: the conversation so far.
 #[derive(Default)]
@@ -20,31 +21,34 @@ struct WeatherService {
     unit: &'static str,
 }
 
+/// Current weather of a city.
+///
+/// # Arguments
+///
+/// * `city` - The city, in English.
+///
+/// `ctx` is injected by its type (`CallContext`): it is not a parameter of the tool.
+#[fexpr::tool]
+fn get_weather(ctx: CallContext, city: String) -> Result<String, ToolError> {
+    let service = ctx.dependency::<WeatherService>()?;
+    let state = ctx.state::<AgentState>()?;
+    let report = format!("{city}: 21 {}", service.unit);
+    state
+        .context
+        .lock()
+        .map_err(|_| ToolError::new("the agent state is unavailable"))?
+        .push(format!(
+            "tool[{} #{}] {report}",
+            ctx.tool_call_id(),
+            ctx.index()
+        ));
+    Ok(report)
+}
+
 fn main() {
     let manager = ToolManager::new()
         .dependency(Arc::new(WeatherService { unit: "°C" }))
-        .tool(
-            FunctionTool::with_context(
-                "get_weather",
-                ["city"],
-                |ctx: CallContext, city: String| {
-                    let service = ctx.dependency::<WeatherService>()?;
-                    let state = ctx.state::<AgentState>()?;
-                    let report = format!("{city}: 21 {}", service.unit);
-                    state
-                        .context
-                        .lock()
-                        .map_err(|_| ToolError::new("the agent state is unavailable"))?
-                        .push(format!(
-                            "tool[{} #{}] {report}",
-                            ctx.tool_call_id(),
-                            ctx.index()
-                        ));
-                    Ok::<_, ToolError>(report)
-                },
-            )
-            .description("Current weather of a city."),
-        );
+        .tool(get_weather_tool());
 
     println!("The model sees only `city`:\n{}", manager.openai_tools());
 
