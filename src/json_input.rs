@@ -934,7 +934,11 @@ impl Reader<'_> {
     }
 
     fn bad_number(&self, start: usize, end: usize, expected: &str) -> Error {
-        let end = end.min(self.bytes.len());
+        // `end` may fall inside the character after the number: quote all of it.
+        let mut end = end.min(self.bytes.len());
+        while !self.text.is_char_boundary(end) {
+            end += 1;
+        }
         let written = self.text.get(start..end).unwrap_or_default();
         Error::new(
             ErrorKind::Syntax,
@@ -1184,6 +1188,7 @@ mod tests {
             ("[01]", "JSON: malformed number `01`: expected no leading zero", "01"),
             ("[1.]", "JSON: malformed number `1.`: expected a digit after `.`", "1."),
             ("[-]", "JSON: malformed number `-]`: expected a digit after `-`", "-]"),
+            ("-\u{ec0}", "JSON: malformed number `-\u{ec0}`: expected a digit after `-`", "-\u{ec0}"),
             ("[True]", "JSON: expected a JSON value, found `T`", "T"),
             ("[nul]", "JSON: expected a JSON value, found `n`", "n"),
             ("{} x", "JSON: expected the end of the JSON text, found `x`", "x"),
