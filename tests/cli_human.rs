@@ -51,7 +51,7 @@ fn results_and_errors_of_a_list_each_get_their_line() {
         "\
 add(a=1, b=2) -> 3
 
-error[UnknownTool]: tool or function `nope` is not defined
+error[UnknownTool]: tool `nope` is not defined
   |
 2 |  nope(x=1)]
   |  ^^^^
@@ -62,24 +62,32 @@ error[UnknownTool]: tool or function `nope` is not defined
 
 #[test]
 fn json_is_the_default_off_a_terminal_and_keeps_its_shape() {
+    // Each run generates its own call id: the rows are compared without it.
+    let row = |text: String| -> serde_json::Value {
+        let mut row: serde_json::Value =
+            serde_json::from_str(text.trim()).expect("one JSON object");
+        let id = row.as_object_mut().and_then(|o| o.remove("call_id"));
+        assert!(id.is_some_and(|id| id.as_str().is_some_and(|id| id.starts_with("call_"))));
+        row
+    };
     let text = fexpr(&["exec", "--tools", "demo", "add(a=1, c=2)"]);
     assert_eq!(
-        text,
-        fexpr(&[
+        row(text.clone()),
+        row(fexpr(&[
             "exec",
             "--tools",
             "demo",
             "--format",
             "json",
             "add(a=1, c=2)"
-        ])
+        ]))
     );
     let row: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON object");
     assert_eq!(
         row.as_object()
             .map(|o| o.keys().cloned().collect::<Vec<_>>()),
         Some(
-            ["name", "args", "kwargs", "output", "error"]
+            ["call_id", "name", "args", "kwargs", "output", "error"]
                 .map(String::from)
                 .to_vec()
         )

@@ -179,16 +179,28 @@ impl Human {
         }
     }
 
-    /// An output of `exec`: `call -> value`, or its error located in `text` (the input given,
-    /// which exec's error spans index); each repair located in the call's own text.
-    fn output(self, output: &FunctionOutput, text: &str) -> String {
+    /// `diagnostic`, whose span indexes a text found at `offset` in `source`, located in `source`.
+    fn located(self, diagnostic: impl Into<Diagnostic>, source: &str, offset: u32) -> String {
+        let mut d = diagnostic.into();
+        d.span = d.span.map(|span| {
+            Span::new(
+                span.start.saturating_add(offset),
+                span.end.saturating_add(offset),
+            )
+        });
+        self.show(d, source)
+    }
+
+    /// An output of `exec`: `call -> value`, or its error; each repair as a warning. Its spans
+    /// index a text found at `offset` in `source`.
+    fn output(self, output: &FunctionOutput, source: &str, offset: u32) -> String {
         let mut parts: Vec<String> = output
             .repairs
             .iter()
-            .map(|r| self.show(r, &output.input))
+            .map(|r| self.located(r, source, offset))
             .collect();
         match (&output.error, &output.output, &output.parsed_input) {
-            (Some(e), _, _) => parts.push(self.show(e, text)),
+            (Some(e), _, _) => parts.push(self.located(e, source, offset)),
             (None, Some(value), Some(call)) => {
                 parts.push(format!("{} -> {}", call.to_expr(), value.repr()))
             }
@@ -205,27 +217,13 @@ impl Human {
             Some(slice) if slice == verdict.input => (text, verdict.span.start),
             _ => (verdict.input.as_str(), 0),
         };
-        let shift = |span: Span| {
-            Span::new(
-                span.start.saturating_add(offset),
-                span.end.saturating_add(offset),
-            )
-        };
         let mut parts: Vec<String> = verdict
             .repairs
             .iter()
-            .map(|r| {
-                let mut d = Diagnostic::from(r);
-                d.span = d.span.map(shift);
-                self.show(d, source)
-            })
+            .map(|r| self.located(r, source, offset))
             .collect();
         match &verdict.error {
-            Some(e) => {
-                let mut d = Diagnostic::from(e);
-                d.span = d.span.map(shift);
-                parts.push(self.show(d, source));
-            }
+            Some(e) => parts.push(self.located(e, source, offset)),
             None => parts.push(format!(
                 "ok: {}",
                 fexpr::Function {
@@ -665,14 +663,28 @@ fn exec(
                 None => out.note(serde_json::json!({ "ignored": ignored }))?,
             }
         }
+        // `--expr` spans index the whole input; the model-text path runs each call on its own
+        // text, which its spans index: found in the input (in order), they are shown there.
+        let mut cursor = 0;
         for output in outputs {
-            // `--expr` error spans index the whole input; the model-text path runs each call
-            // on its own text, which its spans index.
-            let source = if expr_only { &text } else { &output.input };
-            match human {
-                Some(human) => out.row(human.output(&output, source))?,
-                None => out.row(output.to_json())?,
-            }
+            let Some(human) = human else {
+                out.row(output.to_json())?;
+                continue;
+            };
+            let found = match expr_only || output.input.is_empty() {
+                true => None,
+                false => text.get(cursor..).and_then(|rest| rest.find(&output.input)),
+            };
+            let row = match found {
+                Some(at) => {
+                    let at = cursor + at;
+                    cursor = at + output.input.len();
+                    human.output(&output, &text, u32::try_from(at).unwrap_or(u32::MAX))
+                }
+                None if expr_only => human.output(&output, &text, 0),
+                None => human.output(&output, &output.input, 0),
+            };
+            out.row(row)?;
         }
         out.flush()?;
     }
