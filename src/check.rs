@@ -355,7 +355,10 @@ fn check_parsed(
             ErrorKind::UnknownTool,
             format!("tool `{}` is not defined", clip(name, 60)),
         )
-        .at(expr.span);
+        .at(match &expr.kind {
+            ExprKind::Call(call) => call.func_span,
+            _ => expr.span,
+        });
         if let Some(near) = closest(name, tools) {
             e = e.with_hint(format!("did you mean `{near}`?"));
         }
