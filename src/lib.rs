@@ -41,6 +41,8 @@ pub mod value;
 pub mod wire;
 
 #[cfg(feature = "native")]
+mod deadline;
+#[cfg(feature = "native")]
 pub mod demo;
 #[cfg(feature = "native")]
 pub mod manager;

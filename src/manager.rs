@@ -595,8 +595,8 @@ impl Scope {
     /// [`Limits::deadline`]: past either, a `Limit` error at `span`, and the call's future is
     /// dropped (a sync tool already running on the blocking pool runs on; its result is
     /// discarded). A call that completes on its first poll (an inline tool) arms no timer,
-    /// so the fast path reads no clock and touches no timer wheel. Needs a Tokio runtime with
-    /// time enabled (`#[tokio::main]`, `Runtime::new`) when a call has to wait.
+    /// so the fast path reads no clock and touches no timer wheel. Any Tokio runtime will do,
+    /// with or without its time driver (see [`crate::deadline`]).
     async fn within<T>(
         &self,
         span: Span,
@@ -618,9 +618,9 @@ impl Scope {
         let Some(end) = end else {
             return call.await;
         };
-        match tokio::time::timeout_at(end.into(), call).await {
-            Ok(result) => result,
-            Err(_) => {
+        match crate::deadline::until(end, call).await {
+            Some(result) => result,
+            None => {
                 let from = if kind == LimitKind::Deadline {
                     self.started
                 } else {

@@ -123,10 +123,15 @@ impl<E: Environment> EnvPool<E> {
             return Ok(env);
         }
         let wait = self.inner.free_permits.clone().acquire_owned();
-        let permit = match tokio::time::timeout(self.timeout, wait).await {
-            Ok(Ok(permit)) => permit,
-            Ok(Err(_)) => return Err(self.fail("the pool is closed")),
-            Err(_) => return Err(self.exhausted()),
+        let end = std::time::Instant::now().checked_add(self.timeout);
+        let waited = match end {
+            Some(end) => crate::deadline::until(end, wait).await,
+            None => Some(wait.await),
+        };
+        let permit = match waited {
+            Some(Ok(permit)) => permit,
+            Some(Err(_)) => return Err(self.fail("the pool is closed")),
+            None => return Err(self.exhausted()),
         };
         let mut state = self.lock()?;
         if let Some((env, _)) = state.held.get(id) {

@@ -337,16 +337,15 @@ impl Sandbox {
         let deadline = started
             .checked_add(limits.deadline)
             .unwrap_or_else(|| started + Duration::from_secs(100 * 365 * 24 * 3600));
-        let tokio_deadline = tokio::time::Instant::from_std(deadline);
         let inner = &*self.inner;
 
         // Hold a pool slot until the store (and its instance) is dropped.
-        let slot = tokio::time::timeout_at(tokio_deadline, inner.slots.clone().acquire_owned());
+        let slot = crate::deadline::until(deadline, inner.slots.clone().acquire_owned());
         let _slot = match slot.await {
-            Ok(Ok(slot)) => slot,
+            Some(Ok(slot)) => slot,
             waited => {
                 let error = match waited {
-                    Err(_) => deadline_error(limits.deadline, started.elapsed()),
+                    None => deadline_error(limits.deadline, started.elapsed()),
                     _ => sandbox_error("the sandbox's instance pool is closed"),
                 };
                 let receipt = Receipt {
@@ -381,9 +380,9 @@ impl Sandbox {
             Err(e) => Err(Stop::Error(sandbox_error(format!("cannot set fuel: {e}")))),
             Ok(()) => {
                 let call = evaluate(inner, &mut store, request, limits.max_output_bytes);
-                match tokio::time::timeout_at(tokio_deadline, call).await {
-                    Ok(result) => result,
-                    Err(_) => Err(Stop::Error(deadline_error(budget, started.elapsed()))),
+                match crate::deadline::until(deadline, call).await {
+                    Some(result) => result,
+                    None => Err(Stop::Error(deadline_error(budget, started.elapsed()))),
                 }
             }
         };
