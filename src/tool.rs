@@ -330,7 +330,7 @@ where
 ///
 /// ```
 /// use fexpr::tool::ToolError;
-/// use fexpr::{Error, ErrorKind};
+/// use fexpr::{Error, ErrorKind, LimitKind};
 /// fn divide(a: f64, b: f64) -> Result<f64, ToolError> {
 ///     if b == 0.0 { return Err(ToolError::new("cannot divide by zero")); }
 ///     Ok(a / b)
@@ -342,9 +342,9 @@ where
 /// }
 /// assert_eq!(parse("x").unwrap_err().error().kind, ErrorKind::ToolFailed);
 ///
-/// let busy = ToolError::from(Error::limit("max_envs", 2, 3));
+/// let busy = ToolError::from(Error::limit(LimitKind::PoolWait, "2 s", "2.5 s"));
 /// assert_eq!(busy.error().kind, ErrorKind::Limit);
-/// assert_eq!(busy.error().message, "max_envs limit exceeded: 3 > 2");
+/// assert_eq!(busy.error().limit, Some(LimitKind::PoolWait));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolError(Error);
