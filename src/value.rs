@@ -159,7 +159,7 @@ impl NonFinite {
     }
 
     /// The [`ErrorKind::Value`] error for it inside `whole` (e.g. "the result of `divide`"):
-    /// "the result of `divide` is infinite", "element [3] of the result is NaN".
+    /// "the result of `divide` is infinite", "element \[3\] of the result is NaN".
     pub fn error(&self, whole: &str) -> Error {
         let message = if self.path.is_empty() {
             format!("{whole} is {}", self.what())
