@@ -501,6 +501,21 @@ fn limits_from_the_command_line() {
     let demo = ["exec", "--tools", "demo"];
     let (_, rows, _) = fexpr(&[&demo[..], &[batch.as_str()]].concat(), Stdio::null());
     assert_eq!(rows[0]["error"]["kind"], "Limit");
+    // The hint names the flag that raises the limit, not the library's field.
+    assert_eq!(rows[0]["error"]["limit"], "max_calls");
+    assert_eq!(
+        rows[0]["error"]["hint"],
+        "raise it with `--limit max_calls=N` if this input is legitimate"
+    );
+    let check = ["check", "--tools-json", "tests/data/corpus_tools.json"];
+    let (_, rows, _) = fexpr(
+        &[&check[..], &["get_weather(city='x' * 2000000)"]].concat(),
+        Stdio::null(),
+    );
+    assert_eq!(
+        rows[0]["error"]["hint"],
+        "raise it with `--limit max_str_bytes=N` if this input is legitimate"
+    );
     let (_, rows, _) = fexpr(
         &[&demo[..], &["--limit", "max_calls=1000", batch.as_str()]].concat(),
         Stdio::null(),

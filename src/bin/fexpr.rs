@@ -38,7 +38,7 @@ use fexpr::check::{Checked, Verdict};
 use fexpr::diagnostic::Diagnostic;
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
-use fexpr::{Error, ErrorKind, FunctionOutput, Span, ToolManager};
+use fexpr::{Error, ErrorKind, FunctionOutput, LimitKind, Span, ToolManager};
 use std::io::{BufWriter, IsTerminal, Read, Stderr, StdoutLock, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -666,7 +666,10 @@ fn exec(
         // `--expr` spans index the whole input; the model-text path runs each call on its own
         // text, which its spans index: found in the input (in order), they are shown there.
         let mut cursor = 0;
-        for output in outputs {
+        for mut output in outputs {
+            if let Some(e) = output.error.as_mut() {
+                flag_hint(e);
+            }
             let Some(human) = human else {
                 out.row(output.to_json())?;
                 continue;
@@ -725,6 +728,27 @@ fn blank(what: &str) -> FunctionOutput {
     )
 }
 
+/// A limit error's hint names the library's setting (`raise Limits::max_calls …`); here it
+/// names the flag that raises it (`--limit max_calls=N`). Other hints are kept.
+fn flag_hint(error: &mut Error) {
+    let Some(kind) = error.limit else { return };
+    let library = format!("raise {} if this input is legitimate", kind.setting());
+    if error.hint.as_deref() != Some(library.as_str()) {
+        return;
+    }
+    let value = match kind {
+        LimitKind::Deadline | LimitKind::CallDeadline => "SECONDS",
+        _ => "N",
+    };
+    // The two budgets that are not `Limits` fields have no flag.
+    if !matches!(kind, LimitKind::WasmStack | LimitKind::PoolWait) {
+        error.hint = Some(format!(
+            "raise it with `--limit {}={value}` if this input is legitimate",
+            kind.field()
+        ));
+    }
+}
+
 /// `fexpr check`: verdicts on stdout, ignored text on stderr.
 fn check(
     out: &mut Output,
@@ -780,13 +804,18 @@ fn check(
             (checked.verdicts.is_empty() && checked.ignored.is_empty())
                 .then(|| Error::new(ErrorKind::Syntax, "the input is blank: no call to check"))
         });
-        if let Some(e) = error {
+        if let Some(mut e) = error {
+            flag_hint(&mut e);
             match human {
                 Some(human) => out.row(human.show(&e, &text) + "\n")?,
                 None => out.row(failed(e).to_json())?,
             }
         }
-        for verdict in &checked.verdicts {
+        for mut verdict in checked.verdicts {
+            if let Some(e) = verdict.error.as_mut() {
+                flag_hint(e);
+            }
+            let verdict = &verdict;
             match human {
                 Some(human) => out.row(human.verdict(verdict, &text))?,
                 None => out.row(verdict.to_json())?,
