@@ -20,6 +20,7 @@ class ErrorKind(enum.Enum):
     Limit = ...
     ToolFailed = ...
     Sandbox = ...
+    Config = ...
 
 class Error:
     """A structured error: a value in ``FunctionOutput.error``, never raised."""
@@ -34,6 +35,10 @@ class Error:
     @property
     def hint(self) -> Optional[str]:
         """How to fix it: the expected signature, the closest name, the limit to raise."""
+    @property
+    def limit(self) -> Optional[str]:
+        """For a ``Limit`` error, the budget that ran out, named as its ``Limits`` field
+        (``"max_calls"``, ``"deadline"``, ``"call_deadline"``, …); else ``None``."""
     def to_dict(self) -> dict[str, Any]: ...
 
 class Repair:
@@ -90,9 +95,9 @@ class FunctionOutput:
     def receipt(self) -> Optional[Receipt]:
         """What the sandboxed evaluation cost; ``None`` when run natively."""
     @property
-    def call_id(self) -> Optional[str]:
-        """The call's id. Always ``None`` for now: the engine does not give outputs ids yet
-        (OpenAI ``tool_calls`` and Anthropic ``tool_use`` ids will be carried here)."""
+    def call_id(self) -> str:
+        """The call's id: the model's (OpenAI ``tool_calls[].id``, Anthropic ``tool_use.id``,
+        a JSON call's ``id``) when it gave one, else a generated unique ``call_…`` id."""
     def to_dict(self) -> dict[str, Any]:
         """``{"name", "args", "kwargs", "output", "error"}`` (and ``observation``, ``receipt``,
         ``repairs`` when present), as JSON data."""
@@ -129,7 +134,8 @@ class Checked:
 
 class Limits:
     """Every budget fexpr enforces; the defaults are safe for untrusted model output.
-    ``deadline`` is in seconds. The sandbox-only budgets are ``fuel``, ``deadline``,
+    ``deadline`` (one request, 30 s by default) and ``call_deadline`` (one tool call, 10 s)
+    are in seconds and hold natively and sandboxed. The sandbox-only budgets are ``fuel``,
     ``memory_bytes``, ``wasm_stack_bytes`` and ``max_host_calls``."""
 
     def __init__(
@@ -145,6 +151,7 @@ class Limits:
         max_output_bytes: Optional[int] = None,
         fuel: Optional[int] = None,
         deadline: Optional[float] = None,
+        call_deadline: Optional[float] = None,
         memory_bytes: Optional[int] = None,
         wasm_stack_bytes: Optional[int] = None,
         max_host_calls: Optional[int] = None,
@@ -159,6 +166,7 @@ class Limits:
     max_output_bytes: int
     fuel: int
     deadline: float
+    call_deadline: float
     memory_bytes: int
     wasm_stack_bytes: int
     max_host_calls: int

@@ -25,8 +25,11 @@ class FunctionTool:
     ``definition`` (AdalFlow's ``FunctionDefinition``, or a dict with ``func_name``,
     ``func_desc``, ``func_parameters``) replaces the generated one; ``name`` and
     ``description`` replace the function's name and docstring. ``blocking=True`` runs a sync
-    function on a worker thread, so that slow calls of one response overlap (by default it runs
-    on the calling thread, which is faster for quick tools).
+    function on a worker thread, so that slow calls of one response overlap and a call past
+    ``Limits.call_deadline`` (or the request's ``deadline``) returns a ``Limit`` error on time
+    (the thread finishes the call; its result is dropped). By default it runs on the calling
+    thread, which is faster for quick tools but cannot be interrupted: mark tools that wait
+    (network, disk, sleep) ``blocking=True``.
     """
 
     def __init__(

@@ -147,12 +147,12 @@ pub fn from_py(
 pub struct Budget {
     left: usize,
     limit: usize,
-    name: &'static str,
+    name: fexpr::LimitKind,
 }
 
 impl Budget {
     /// `limit` bytes, reported as the `name` limit.
-    pub fn new(name: &'static str, limit: usize) -> Budget {
+    pub fn new(name: fexpr::LimitKind, limit: usize) -> Budget {
         Budget {
             left: limit,
             limit,

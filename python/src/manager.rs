@@ -83,7 +83,8 @@ impl Manager {
                     names.insert(name, Entry::Record(Arc::new(rt)));
                 }
                 "variable" => {
-                    let mut budget = Budget::new("max_eval_bytes", limits.max_eval_bytes);
+                    let mut budget =
+                        Budget::new(fexpr::LimitKind::EvalBytes, limits.max_eval_bytes);
                     let value = convert::from_py(&payload, &records, &mut budget).map_err(|e| {
                         let e = e.into_error(py, ErrorKind::Type, &format!("`{name}`"));
                         PyTypeError::new_err(format!("additional_context: {}", e.message))
@@ -504,7 +505,10 @@ impl Manager {
             .getattr("name")
             .and_then(|n| n.extract())
             .map_err(|_| type_error("execute_func takes a Function", func))?;
-        let mut budget = Budget::new("max_eval_bytes", self.inner.get_limits().max_eval_bytes);
+        let mut budget = Budget::new(
+            fexpr::LimitKind::EvalBytes,
+            self.inner.get_limits().max_eval_bytes,
+        );
         let unconverted = |e: convert::Unconverted, what: &str| {
             let error = e.into_error(py, ErrorKind::Type, what);
             fexpr::FunctionOutput::failed(name.clone(), name.clone(), error)

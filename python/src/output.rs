@@ -26,6 +26,7 @@ pub enum ErrorKind {
     Limit,
     ToolFailed,
     Sandbox,
+    Config,
 }
 
 impl From<fexpr::ErrorKind> for ErrorKind {
@@ -42,6 +43,9 @@ impl From<fexpr::ErrorKind> for ErrorKind {
             K::Limit => ErrorKind::Limit,
             K::ToolFailed => ErrorKind::ToolFailed,
             K::Sandbox => ErrorKind::Sandbox,
+            K::Config => ErrorKind::Config,
+            // A kind added to the engine after this binding: the closest general kind.
+            _ => ErrorKind::Value,
         }
     }
 }
@@ -60,6 +64,7 @@ impl ErrorKind {
             ErrorKind::Limit => "Limit",
             ErrorKind::ToolFailed => "ToolFailed",
             ErrorKind::Sandbox => "Sandbox",
+            ErrorKind::Config => "Config",
         }
     }
 }
@@ -87,6 +92,12 @@ impl PyError {
     #[getter]
     fn hint(&self) -> Option<&str> {
         self.inner.hint.as_deref()
+    }
+    /// For a `Limit` error, the budget that ran out: a `Limits` field name (`"max_calls"`,
+    /// `"deadline"`, `"call_deadline"`, …); else `None`.
+    #[getter]
+    fn limit(&self) -> Option<&'static str> {
+        self.inner.limit.map(fexpr::LimitKind::field)
     }
     fn __str__(&self) -> String {
         self.inner.to_string()
@@ -345,10 +356,11 @@ impl FunctionOutput {
             })
             .transpose()
     }
-    /// The call's id. Always `None` for now: the engine does not give outputs ids yet.
+    /// The call's id: the model's (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a JSON
+    /// call's `id`) when it gave one, else a generated unique `call_…` id.
     #[getter]
-    fn call_id(&self) -> Option<String> {
-        None
+    fn call_id(&self) -> &str {
+        &self.inner.call_id
     }
     /// `{"name", "args", "kwargs", "output", "error"}` (plus `observation`, `receipt`,
     /// `repairs` when present): the JSON line of `fexpr exec`, as Python data.
@@ -655,8 +667,8 @@ impl Limits {
     #[new]
     #[pyo3(signature = (*, max_source_bytes=None, max_depth=None, max_int_digits=None,
         max_str_bytes=None, max_collection_len=None, max_calls=None, max_eval_bytes=None,
-        max_output_bytes=None, fuel=None, deadline=None, memory_bytes=None,
-        wasm_stack_bytes=None, max_host_calls=None))]
+        max_output_bytes=None, fuel=None, deadline=None, call_deadline=None,
+        memory_bytes=None, wasm_stack_bytes=None, max_host_calls=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         max_source_bytes: Option<usize>,
@@ -669,6 +681,7 @@ impl Limits {
         max_output_bytes: Option<usize>,
         fuel: Option<u64>,
         deadline: Option<f64>,
+        call_deadline: Option<f64>,
         memory_bytes: Option<usize>,
         wasm_stack_bytes: Option<usize>,
         max_host_calls: Option<u32>,
@@ -691,12 +704,18 @@ impl Limits {
             wasm_stack_bytes,
             max_host_calls
         );
-        if let Some(seconds) = deadline {
-            l.deadline = Duration::try_from_secs_f64(seconds).map_err(|_| {
+        let seconds = |name: &str, seconds: f64| {
+            Duration::try_from_secs_f64(seconds).map_err(|_| {
                 pyo3::exceptions::PyValueError::new_err(format!(
-                    "deadline must be a non-negative number of seconds, not {seconds}"
+                    "{name} must be a non-negative number of seconds, not {seconds}"
                 ))
-            })?;
+            })
+        };
+        if let Some(s) = deadline {
+            l.deadline = seconds("deadline", s)?;
+        }
+        if let Some(s) = call_deadline {
+            l.call_deadline = seconds("call_deadline", s)?;
         }
         Ok(Limits { inner: l })
     }
@@ -742,6 +761,11 @@ impl Limits {
     fn deadline(&self) -> f64 {
         self.inner.deadline.as_secs_f64()
     }
+    /// Seconds.
+    #[getter]
+    fn call_deadline(&self) -> f64 {
+        self.inner.call_deadline.as_secs_f64()
+    }
     #[getter]
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes
@@ -759,7 +783,8 @@ impl Limits {
         format!(
             "Limits(max_source_bytes={}, max_depth={}, max_int_digits={}, max_str_bytes={}, \
              max_collection_len={}, max_calls={}, max_eval_bytes={}, max_output_bytes={}, \
-             fuel={}, deadline={}, memory_bytes={}, wasm_stack_bytes={}, max_host_calls={})",
+             fuel={}, deadline={}, call_deadline={}, memory_bytes={}, wasm_stack_bytes={}, \
+             max_host_calls={})",
             l.max_source_bytes,
             l.max_depth,
             l.max_int_digits,
@@ -770,6 +795,7 @@ impl Limits {
             l.max_output_bytes,
             l.fuel,
             l.deadline.as_secs_f64(),
+            l.call_deadline.as_secs_f64(),
             l.memory_bytes,
             l.wasm_stack_bytes,
             l.max_host_calls

@@ -323,7 +323,7 @@ impl Callable {
             Ok(None) => (obj, None),
             Err(e) => return Err(self.raised(py, &e)),
         };
-        let mut budget = Budget::new("max_output_bytes", self.max_output_bytes);
+        let mut budget = Budget::new(fexpr::LimitKind::OutputBytes, self.max_output_bytes);
         let value = match convert::from_py(&obj, &self.records, &mut budget) {
             Ok(value) => value,
             // An object fexpr has no value for is seen as its repr; the caller gets the object.

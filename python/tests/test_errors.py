@@ -83,7 +83,7 @@ def test_openai_and_json_forms_in_model_output(manager):
     message = '{"role": "assistant", "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}}]}'
     run = manager.execute_model_output(message)
     assert [o.output for o in run.outputs] == [3]
-    assert run.outputs[0].call_id is None  # not carried by the engine yet
+    assert run.outputs[0].call_id == "call_a"  # the model's id, carried
 
 
 def test_check_model_output_runs_nothing():

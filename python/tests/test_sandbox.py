@@ -4,7 +4,7 @@ import time
 
 from conftest import CONTEXT, TOOLS, Point
 
-from fexpr import ErrorKind, Limits, ToolManager
+from fexpr import ErrorKind, FunctionTool, Limits, ToolManager
 
 
 def test_sandboxed_outputs_equal_native_ones(manager):
@@ -55,6 +55,21 @@ def test_the_deadline_covers_host_calls():
     out = manager.execute_via_sandbox("nap(seconds=0.5)")[0]
     assert out.error.kind == ErrorKind.Limit and "deadline" in out.error.message
     assert time.monotonic() - started < 5
+
+
+def test_a_native_call_past_its_deadline_returns_on_time():
+    def nap(seconds: float) -> float:
+        time.sleep(seconds)
+        return seconds
+
+    # A blocking tool runs on a worker thread: the deadline can return before it ends.
+    manager = ToolManager(tools=[FunctionTool(nap, blocking=True)], limits=Limits(call_deadline=0.05))
+    started = time.monotonic()
+    out = manager.execute_func_expr("nap(seconds=0.7)")
+    waited = time.monotonic() - started
+    assert out.error.kind == ErrorKind.Limit and out.error.limit == "call_deadline", out.error
+    assert waited < 0.5, waited
+    assert manager.execute_func_expr("nap(seconds=0.01)").output == 0.01
 
 
 def test_memory_and_host_call_limits():

@@ -97,7 +97,7 @@ def test_outputs_are_the_objects_the_tools_returned(manager):
     out = manager.execute_func_expr("add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))")
     assert out.output == Point(4, 6)
     assert out.parsed_input == Function(name="add_points", kwargs={"p1": Point(1, 2), "p2": Point(3, 4)})
-    assert out.error is None and out.call_id is None
+    assert out.error is None and out.call_id.startswith("call_")
     assert manager.execute_func_expr("search(query='q')").output == ["result1q", "result2q"]
 
 
