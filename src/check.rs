@@ -32,7 +32,7 @@ use serde_json::{json, Value as Json};
 
 use crate::call::Function;
 use crate::context::{Context, Entry};
-use crate::error::{clip, closest, Error, ErrorKind, Span};
+use crate::error::{clip, Error, ErrorKind, Span};
 use crate::eval;
 use crate::front::{self, Extraction, FoundCall, Ignored};
 use crate::limits::Limits;
@@ -351,7 +351,7 @@ fn check_parsed(
             .entries()
             .filter(|(_, e)| matches!(e, Entry::Tool(_)))
             .map(|(n, _)| n);
-        let mut e = Error::new(
+        let e = Error::new(
             ErrorKind::UnknownTool,
             format!("tool `{}` is not defined", clip(name, 60)),
         )
@@ -359,10 +359,7 @@ fn check_parsed(
             ExprKind::Call(call) => call.func_span,
             _ => expr.span,
         });
-        if let Some(near) = closest(name, tools) {
-            e = e.with_hint(format!("did you mean `{near}`?"));
-        }
-        return Err(e);
+        return Err(e.suggest(name, tools));
     };
     let ExprKind::Call(call) = &expr.kind else {
         return Err(Error::new(ErrorKind::Unsupported, "expected a function call").at(expr.span));

@@ -235,6 +235,30 @@ impl Error {
         self
     }
 
+    /// The same error, its hint led by "did you mean `x`?" when one of `candidates` is close
+    /// to `name` (see [`closest`]): the one way every unknown name is answered.
+    ///
+    /// ```
+    /// use fexpr::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::UnknownTool, "tool `ad` is not defined");
+    /// let e = e.with_hint("signature: add(a, b)").suggest("ad", ["add", "multiply"]);
+    /// assert_eq!(e.hint.as_deref(), Some("did you mean `add`? signature: add(a, b)"));
+    /// ```
+    pub fn suggest<'a>(
+        mut self,
+        name: &str,
+        candidates: impl IntoIterator<Item = &'a str>,
+    ) -> Error {
+        if let Some(near) = closest(name, candidates) {
+            let guess = format!("did you mean `{near}`?");
+            self.hint = Some(match self.hint.take() {
+                Some(hint) => format!("{guess} {hint}"),
+                None => guess,
+            });
+        }
+        self
+    }
+
     /// A [`ErrorKind::Limit`] error naming the budget, its value and what was asked for.
     ///
     /// ```

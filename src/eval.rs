@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::call::Function;
 use crate::context::{Entry, Resolve};
-use crate::error::{clip, closest, Error, ErrorKind, LimitKind, Span};
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
 use crate::syntax::{BinaryOp, Call, Expr, ExprKind, UnaryOp};
 use crate::value::{NdArray, Value};
@@ -612,12 +612,9 @@ impl<'a> Evaluator<'a> {
             .iter()
             .filter(|(_, variable)| *variable != called)
             .map(|(n, _)| *n);
-        let mut err =
-            Error::new(kind, format!("{what} `{}` is not defined", clip(name, 60))).at(span);
-        if let Some(near) = closest(name, candidates) {
-            err = err.with_hint(format!("did you mean `{near}`?"));
-        }
-        err
+        Error::new(kind, format!("{what} `{}` is not defined", clip(name, 60)))
+            .at(span)
+            .suggest(name, candidates)
     }
 
     fn eval(&self, e: &Expr, memo: &mut Memo) -> Result<Value, Error> {

@@ -14,7 +14,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::error::{clip, closest, Error, ErrorKind};
+use crate::error::{clip, Error, ErrorKind};
 use crate::session::{CallContext, Session};
 use crate::types::{RecordType, Type};
 use crate::value::Value;
@@ -642,7 +642,7 @@ impl FunctionTool {
             let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
             format!("its parameters are {}", listed.join(", "))
         };
-        let mut problem = Error::new(
+        let problem = Error::new(
             ErrorKind::Arguments,
             format!(
                 "`FunctionTool::{method}`: tool `{}` has no parameter `{}`; {known}",
@@ -650,10 +650,8 @@ impl FunctionTool {
                 clip(param, 40)
             ),
         );
-        if let Some(near) = closest(param, names.iter().copied()) {
-            problem = problem.with_hint(format!("did you mean `{near}`?"));
-        }
-        self.problems.push(problem);
+        self.problems
+            .push(problem.suggest(param, names.iter().copied()));
         self
     }
 

@@ -40,7 +40,7 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 
-use crate::error::{clip, closest, Error, ErrorKind, Span};
+use crate::error::{clip, Error, ErrorKind, Span};
 use crate::value::{NdArray, Record, Value};
 
 /// What a value must be.
@@ -1107,10 +1107,6 @@ impl RecordType {
         });
         for (name, span) in keywords {
             let Some(index) = self.field_index(name) else {
-                let mut hint = format!("signature: {self}");
-                if let Some(near) = closest(name, self.fields.iter().map(|f| f.name.as_str())) {
-                    hint = format!("did you mean `{near}`? {hint}");
-                }
                 return Err(Error::new(
                     ErrorKind::Arguments,
                     format!(
@@ -1120,7 +1116,8 @@ impl RecordType {
                     ),
                 )
                 .at(span)
-                .with_hint(hint));
+                .with_hint(format!("signature: {self}"))
+                .suggest(name, self.fields.iter().map(|f| f.name.as_str())));
             };
             if given.set(index) {
                 return Err(self
@@ -1839,15 +1836,12 @@ fn coerce_items(
 
 #[inline(never)]
 fn no_field_error(rt: &RecordType, name: &str, path: &Path) -> Error {
-    let mut e = Error::new(
+    Error::new(
         ErrorKind::Type,
         format!("`{path}`: {} has no field `{}`", rt.name, clip(name, 40)),
     )
-    .with_hint(format!("fields: {rt}"));
-    if let Some(near) = closest(name, rt.fields.iter().map(|f| f.name.as_str())) {
-        e = e.with_hint(format!("did you mean `{near}`? fields: {rt}"));
-    }
-    e
+    .with_hint(format!("fields: {rt}"))
+    .suggest(name, rt.fields.iter().map(|f| f.name.as_str()))
 }
 
 #[inline(never)]
