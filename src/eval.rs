@@ -170,7 +170,10 @@ async fn single_call<D: Dispatch>(
     if let Err(e) = eval.check(root, &mut calls) {
         return Some(failed(e));
     }
-    if children(root).any(|child| first_tool_call(child, eval.ctx).is_some()) {
+    if root
+        .children()
+        .any(|child| first_tool_call(child, eval.ctx).is_some())
+    {
         return None;
     }
     let mut memo = Memo::default();
@@ -231,59 +234,11 @@ pub(crate) fn first_tool_call(expr: &Expr, ctx: &dyn Resolve) -> Option<Span> {
             }
         }
         stack.extend(
-            children(e).filter(|c| !c.is_literal() && !matches!(c.kind, ExprKind::Name(_))),
+            e.children()
+                .filter(|c| !c.is_literal() && !matches!(c.kind, ExprKind::Name(_))),
         );
     }
     None
-}
-
-fn push_children<'e>(e: &'e Expr, stack: &mut Vec<&'e Expr>) {
-    stack.extend(children(e));
-}
-
-/// The direct children of a node, in source order (without allocating).
-fn children(e: &Expr) -> Children<'_> {
-    match &e.kind {
-        ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
-            Children::Items(items.iter())
-        }
-        ExprKind::Dict(pairs) => Children::Pairs(pairs.iter(), None),
-        ExprKind::Unary(_, x) => Children::Two(Some(x), None),
-        ExprKind::Binary(_, a, b) => Children::Two(Some(a), Some(b)),
-        ExprKind::Call(c) => Children::Call(c.args.iter(), c.kwargs.iter()),
-        _ => Children::Two(None, None),
-    }
-}
-
-/// Iterator over a node's children: see [`children`].
-enum Children<'e> {
-    Items(std::slice::Iter<'e, Expr>),
-    /// Dict pairs, and the value of the pair whose key was just returned.
-    Pairs(std::slice::Iter<'e, (Expr, Expr)>, Option<&'e Expr>),
-    Two(Option<&'e Expr>, Option<&'e Expr>),
-    Call(
-        std::slice::Iter<'e, Expr>,
-        std::slice::Iter<'e, crate::syntax::Keyword>,
-    ),
-}
-
-impl<'e> Iterator for Children<'e> {
-    type Item = &'e Expr;
-
-    fn next(&mut self) -> Option<&'e Expr> {
-        match self {
-            Children::Items(items) => items.next(),
-            Children::Pairs(pairs, value) => match value.take() {
-                Some(v) => Some(v),
-                None => pairs.next().map(|(k, v)| {
-                    *value = Some(v);
-                    k
-                }),
-            },
-            Children::Two(a, b) => a.take().or_else(|| b.take()),
-            Children::Call(args, kwargs) => args.next().or_else(|| kwargs.next().map(|k| &k.value)),
-        }
-    }
 }
 
 /// A map keyed by node addresses (a fixed hasher: addresses are not chosen by the input, and
@@ -372,7 +327,7 @@ impl<'e> UnitState<'e> {
             );
         };
         let mut height = 0;
-        for child in children(e) {
+        for child in e.children() {
             height = height.max(self.plan(child, ctx, budget)?);
         }
         let is_tool = matches!(&e.kind, ExprKind::Call(c) if matches!(ctx.get(&c.func), Some(Entry::Tool(_))));
@@ -394,7 +349,7 @@ impl<'e> UnitState<'e> {
         let mut stack = vec![e];
         while let Some(node) = stack.pop() {
             if self.impure.contains_key(&addr(node)) {
-                push_children(node, &mut stack);
+                stack.extend(node.children());
             } else if !std::ptr::eq(node, self.root) {
                 let v = eval.eval(node, &mut self.memo)?;
                 self.memo.put(node, v);
@@ -595,7 +550,7 @@ impl<'a> Evaluator<'a> {
                 }
                 _ => {}
             }
-            let checked = children(node).filter(|c| !c.is_literal());
+            let checked = node.children().filter(|c| !c.is_literal());
             stack.extend(checked.map(|c| (c, depth + 1)));
         }
         Ok(())

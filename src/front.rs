@@ -1125,20 +1125,8 @@ fn count_calls(expr: &Expr) -> usize {
     let mut count = 0usize;
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
-        match &e.kind {
-            ExprKind::Call(call) => {
-                count += 1;
-                stack.extend(call.args.iter());
-                stack.extend(call.kwargs.iter().map(|k| &k.value));
-            }
-            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
-                stack.extend(items.iter())
-            }
-            ExprKind::Dict(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),
-            ExprKind::Unary(_, x) => stack.push(x),
-            ExprKind::Binary(_, l, r) => stack.extend([&**l, &**r]),
-            _ => {}
-        }
+        count += usize::from(matches!(e.kind, ExprKind::Call(_)));
+        stack.extend(e.children());
     }
     count
 }

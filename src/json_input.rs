@@ -576,38 +576,13 @@ pub(crate) fn map_spans(expr: &mut Expr, f: &dyn Fn(Span) -> Span) {
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         e.span = f(e.span);
-        match &mut e.kind {
-            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
-                stack.extend(items.iter_mut())
+        if let ExprKind::Call(call) = &mut e.kind {
+            call.func_span = f(call.func_span);
+            for k in call.kwargs.iter_mut() {
+                k.name_span = f(k.name_span);
             }
-            ExprKind::Dict(pairs) => {
-                for (k, v) in pairs.iter_mut() {
-                    stack.push(k);
-                    stack.push(v);
-                }
-            }
-            ExprKind::Unary(_, x) => stack.push(x),
-            ExprKind::Binary(_, l, r) => {
-                stack.push(l);
-                stack.push(r);
-            }
-            ExprKind::Call(call) => {
-                call.func_span = f(call.func_span);
-                for k in call.kwargs.iter_mut() {
-                    k.name_span = f(k.name_span);
-                }
-                stack.extend(call.args.iter_mut());
-                stack.extend(call.kwargs.iter_mut().map(|k| &mut k.value));
-            }
-            ExprKind::None
-            | ExprKind::Bool(_)
-            | ExprKind::Int(_)
-            | ExprKind::BigInt(_)
-            | ExprKind::Float(_)
-            | ExprKind::Str(_)
-            | ExprKind::Bytes(_)
-            | ExprKind::Name(_) => {}
         }
+        stack.extend(e.children_mut());
     }
 }
 

@@ -18,6 +18,43 @@ pub struct Expr {
 }
 
 impl Expr {
+    /// The direct children of this node, in source order, without allocating: items,
+    /// dict keys and values, operands, call arguments then keyword values. The one walk over
+    /// the IR: every pass that visits subexpressions uses it (or [`Expr::children_mut`]) with
+    /// a stack of its own, so no pass recurses on input depth.
+    ///
+    /// ```
+    /// let limits = fexpr::Limits::default();
+    /// let e = fexpr::syntax::parse("f(1, b=[2, 3])", &limits).unwrap();
+    /// assert_eq!(e.children().count(), 2);
+    /// ```
+    pub fn children(&self) -> Children<'_> {
+        match &self.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
+                Children::Items(items.iter())
+            }
+            ExprKind::Dict(pairs) => Children::Pairs(pairs.iter(), None),
+            ExprKind::Unary(_, x) => Children::Two(Some(x), None),
+            ExprKind::Binary(_, a, b) => Children::Two(Some(a), Some(b)),
+            ExprKind::Call(c) => Children::Call(c.args.iter(), c.kwargs.iter()),
+            _ => Children::Two(None, None),
+        }
+    }
+
+    /// [`Expr::children`], mutably.
+    pub fn children_mut(&mut self) -> ChildrenMut<'_> {
+        match &mut self.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
+                ChildrenMut::Items(items.iter_mut())
+            }
+            ExprKind::Dict(pairs) => ChildrenMut::Pairs(pairs.iter_mut(), None),
+            ExprKind::Unary(_, x) => ChildrenMut::Two(Some(x), None),
+            ExprKind::Binary(_, a, b) => ChildrenMut::Two(Some(a), Some(b)),
+            ExprKind::Call(c) => ChildrenMut::Call(c.args.iter_mut(), c.kwargs.iter_mut()),
+            _ => ChildrenMut::Two(None, None),
+        }
+    }
+
     /// A literal leaf (`None`, a bool, a number, a string, bytes): nothing in it to resolve.
     pub fn is_literal(&self) -> bool {
         matches!(
@@ -87,6 +124,76 @@ pub enum ExprKind {
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     /// `f(1, b=2)` or `np.array([1])`: the callee is always a (dotted) name.
     Call(Call),
+}
+
+/// The children of a node: see [`Expr::children`].
+#[derive(Debug)]
+pub enum Children<'e> {
+    #[doc(hidden)]
+    Items(std::slice::Iter<'e, Expr>),
+    /// Dict pairs, and the value of the pair whose key was just returned.
+    #[doc(hidden)]
+    Pairs(std::slice::Iter<'e, (Expr, Expr)>, Option<&'e Expr>),
+    #[doc(hidden)]
+    Two(Option<&'e Expr>, Option<&'e Expr>),
+    #[doc(hidden)]
+    Call(std::slice::Iter<'e, Expr>, std::slice::Iter<'e, Keyword>),
+}
+
+impl<'e> Iterator for Children<'e> {
+    type Item = &'e Expr;
+
+    fn next(&mut self) -> Option<&'e Expr> {
+        match self {
+            Children::Items(items) => items.next(),
+            Children::Pairs(pairs, value) => match value.take() {
+                Some(v) => Some(v),
+                None => pairs.next().map(|(k, v)| {
+                    *value = Some(v);
+                    k
+                }),
+            },
+            Children::Two(a, b) => a.take().or_else(|| b.take()),
+            Children::Call(args, kwargs) => args.next().or_else(|| kwargs.next().map(|k| &k.value)),
+        }
+    }
+}
+
+/// The children of a node, mutably: see [`Expr::children_mut`].
+#[derive(Debug)]
+pub enum ChildrenMut<'e> {
+    #[doc(hidden)]
+    Items(std::slice::IterMut<'e, Expr>),
+    #[doc(hidden)]
+    Pairs(std::slice::IterMut<'e, (Expr, Expr)>, Option<&'e mut Expr>),
+    #[doc(hidden)]
+    Two(Option<&'e mut Expr>, Option<&'e mut Expr>),
+    #[doc(hidden)]
+    Call(
+        std::slice::IterMut<'e, Expr>,
+        std::slice::IterMut<'e, Keyword>,
+    ),
+}
+
+impl<'e> Iterator for ChildrenMut<'e> {
+    type Item = &'e mut Expr;
+
+    fn next(&mut self) -> Option<&'e mut Expr> {
+        match self {
+            ChildrenMut::Items(items) => items.next(),
+            ChildrenMut::Pairs(pairs, value) => match value.take() {
+                Some(v) => Some(v),
+                None => pairs.next().map(|(k, v)| {
+                    *value = Some(v);
+                    k
+                }),
+            },
+            ChildrenMut::Two(a, b) => a.take().or_else(|| b.take()),
+            ChildrenMut::Call(args, kwargs) => {
+                args.next().or_else(|| kwargs.next().map(|k| &mut k.value))
+            }
+        }
+    }
 }
 
 /// A call: callee path, positional arguments, keyword arguments, in source order.

@@ -13,7 +13,7 @@ mod parse;
 mod print;
 mod scan;
 
-pub use ir::{BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
+pub use ir::{BinaryOp, Call, Children, ChildrenMut, Expr, ExprKind, Keyword, UnaryOp};
 pub use parse::{parse, parse_with_ruff};
 
 /// Python's reserved words: never names, keyword-argument names or tool names.
