@@ -28,6 +28,7 @@ impl Expr {
     /// let e = fexpr::syntax::parse("f(1, b=[2, 3])", &limits).unwrap();
     /// assert_eq!(e.children().count(), 2);
     /// ```
+    #[inline]
     pub fn children(&self) -> Children<'_> {
         match &self.kind {
             ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
@@ -42,6 +43,7 @@ impl Expr {
     }
 
     /// [`Expr::children`], mutably.
+    #[inline]
     pub fn children_mut(&mut self) -> ChildrenMut<'_> {
         match &mut self.kind {
             ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
@@ -143,6 +145,7 @@ pub enum Children<'e> {
 impl<'e> Iterator for Children<'e> {
     type Item = &'e Expr;
 
+    #[inline]
     fn next(&mut self) -> Option<&'e Expr> {
         match self {
             Children::Items(items) => items.next(),
@@ -178,6 +181,7 @@ pub enum ChildrenMut<'e> {
 impl<'e> Iterator for ChildrenMut<'e> {
     type Item = &'e mut Expr;
 
+    #[inline]
     fn next(&mut self) -> Option<&'e mut Expr> {
         match self {
             ChildrenMut::Items(items) => items.next(),
