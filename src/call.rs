@@ -335,3 +335,47 @@ pub fn fresh_call_id() -> String {
     }
     id
 }
+
+/// What a tool returns: the full output, and optionally the short text a model should see.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// The full result, for the program.
+    pub output: Value,
+    /// The text for the model, when it should differ from the output.
+    pub observation: Option<String>,
+    /// Whether partial results of this call were streamed before it (set by the manager
+    /// when the tool reported a partial result to a listening session).
+    pub is_streaming: bool,
+}
+
+impl ToolOutput {
+    /// An output the model sees as it is.
+    ///
+    /// ```
+    /// let out = fexpr::ToolOutput::new(fexpr::Value::Int(3)).with_observation("three");
+    /// assert_eq!(out.observation.as_deref(), Some("three"));
+    /// ```
+    pub fn new(output: Value) -> ToolOutput {
+        ToolOutput {
+            output,
+            observation: None,
+            is_streaming: false,
+        }
+    }
+
+    /// The same output with the text a model should see instead of the full output.
+    pub fn with_observation(mut self, observation: impl Into<String>) -> ToolOutput {
+        self.observation = Some(observation.into());
+        self
+    }
+}
+
+impl From<Value> for ToolOutput {
+    fn from(output: Value) -> ToolOutput {
+        ToolOutput {
+            output,
+            observation: None,
+            is_streaming: false,
+        }
+    }
+}

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use crate::call::ToolOutput;
 use crate::error::{Error, ErrorKind};
-use crate::tool::ToolOutput;
 use crate::value::Value;
 
 type Shared = Arc<dyn Any + Send + Sync>;

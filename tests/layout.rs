@@ -16,7 +16,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("tooldefs", "context"), // definitions from JSON build a Context: types imports resolve
     ("tooldefs", "tool"), // definitions from JSON build ToolDefinitions: types imports dispatch
     ("manager", "sandbox"), // the manager holds a Sandbox: cycle manager <-> sandbox (host.rs)
-    ("session", "tool"), // cycle tool <-> session
 ];
 
 /// Imports between top-level modules: `from -> to -> ["file:line", ...]`.
