@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use std::time::Duration;
 
-use crate::error::{clip, Error, ErrorKind};
+use crate::error::{clip, Error, ErrorKind, Span};
 use crate::value::Value;
 
 /// A call by name with evaluated arguments: `{"name": "add", "kwargs": {"a": 1, "b": 2}}`.
@@ -224,7 +224,7 @@ pub struct FunctionOutput {
     pub receipt: Option<Receipt>,
     /// Schema-aware repairs made to the call before it ran (see `fexpr::repair`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repairs: Vec<crate::repair::Repair>,
+    pub repairs: Vec<Repair>,
 }
 
 impl FunctionOutput {
@@ -378,4 +378,38 @@ impl From<Value> for ToolOutput {
             is_streaming: false,
         }
     }
+}
+
+/// Which repair was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RepairKind {
+    /// JSON's `true`/`false`/`null` read as Python's `True`/`False`/`None`.
+    JsonLiteral,
+    /// A float with an integral value read as an int.
+    IntegralFloat,
+    /// A single value wrapped in a one-element list.
+    SingleToList,
+    /// An undefined bare name read as the enum string it spells.
+    EnumName,
+    /// A bool read as the enum string that spells it (`True` → `'True'`).
+    BoolToEnum,
+    /// A string read as the one enum member it matches ignoring case, spaces, `-` and `_`.
+    EnumSpelling,
+}
+
+/// One repair: what changed, where, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    /// Which repair.
+    pub kind: RepairKind,
+    /// The argument it concerns (`limit`, `filters.exact`, `tags[0]`).
+    pub path: String,
+    /// The bytes of the call's source it concerns.
+    pub span: Span,
+    /// The text as written.
+    pub from: String,
+    /// What it was read as.
+    pub to: String,
+    /// Why the schema allows it.
+    pub reason: String,
 }

@@ -53,6 +53,8 @@ pub mod observe;
 #[cfg(feature = "native")]
 pub mod pool;
 #[cfg(feature = "native")]
+mod schema;
+#[cfg(feature = "native")]
 pub mod session;
 #[cfg(feature = "native")]
 pub mod tool;

@@ -49,6 +49,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::call::{Repair, RepairKind};
 use crate::context::{Entry, Resolve};
 use crate::error::{clip, Span};
 use crate::syntax::{Expr, ExprKind, UnaryOp};
@@ -121,40 +122,6 @@ impl RepairOptions {
             || self.bool_enums
             || self.enum_spelling)
     }
-}
-
-/// Which repair was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RepairKind {
-    /// JSON's `true`/`false`/`null` read as Python's `True`/`False`/`None`.
-    JsonLiteral,
-    /// A float with an integral value read as an int.
-    IntegralFloat,
-    /// A single value wrapped in a one-element list.
-    SingleToList,
-    /// An undefined bare name read as the enum string it spells.
-    EnumName,
-    /// A bool read as the enum string that spells it (`True` → `'True'`).
-    BoolToEnum,
-    /// A string read as the one enum member it matches ignoring case, spaces, `-` and `_`.
-    EnumSpelling,
-}
-
-/// One repair: what changed, where, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Repair {
-    /// Which repair.
-    pub kind: RepairKind,
-    /// The argument it concerns (`limit`, `filters.exact`, `tags[0]`).
-    pub path: String,
-    /// The bytes of the call's source it concerns.
-    pub span: Span,
-    /// The text as written.
-    pub from: String,
-    /// What it was read as.
-    pub to: String,
-    /// Why the schema allows it.
-    pub reason: String,
 }
 
 /// Repair the arguments of `call` (an [`ExprKind::Call`]; anything else is left alone) against

@@ -146,7 +146,7 @@ impl ToolDefinition {
     /// parameter of type `T | None` allows `null`), no `default` (named in the description
     /// instead) and no `format`; `$defs` and `$ref` are kept, as OpenAI accepts them. The
     /// rules and their sources (OpenAI's Structured Outputs and function-calling guides) are
-    /// cited at `tooldefs::strict_schema`.
+    /// cited at `schema::strict_schema`.
     ///
     /// ```
     /// use fexpr::{FunctionTool, Tool};
@@ -163,7 +163,7 @@ impl ToolDefinition {
     /// ```
     pub fn openai_strict(&self) -> Json {
         let mut parameters = self.parameters.clone();
-        crate::tooldefs::strict_schema(&mut parameters);
+        crate::schema::strict_schema(&mut parameters);
         json!({"type": "function", "function": {
             "name": self.name, "description": self.description, "parameters": parameters,
             "strict": true}})
@@ -774,7 +774,7 @@ fn schema_for(
     let mut generator = schemars::SchemaGenerator::default();
     let (params, returns) = schemas(&mut generator);
     let mut defs = generator.take_definitions(true);
-    defs.values_mut().for_each(crate::tooldefs::close_records);
+    defs.values_mut().for_each(crate::schema::close_records);
     let root = json!({"$defs": defs.clone()});
     let mut properties = serde_json::Map::new();
     let mut required = Vec::new();
@@ -782,7 +782,7 @@ fn schema_for(
         if !Type::from_schema(&schema, &root).accepts_none() {
             required.push(Json::String(name.to_string()));
         }
-        crate::tooldefs::close_records(&mut schema);
+        crate::schema::close_records(&mut schema);
         properties.insert(name.to_string(), schema);
     }
     let mut parameters = json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});

@@ -11,10 +11,6 @@ use std::path::Path;
 /// so the list only shrinks.
 const KNOWN: &[(&str, &str)] = &[
     // removed by the stage move
-    ("call", "repair"), // FunctionOutput carries Vec<Repair>: call imports front
-    ("context", "builtins"), // Context registers the np.* builtins: resolve imports eval
-    ("tooldefs", "context"), // definitions from JSON build a Context: types imports resolve
-    ("tooldefs", "tool"), // definitions from JSON build ToolDefinitions: types imports dispatch
     ("manager", "sandbox"), // the manager holds a Sandbox: cycle manager <-> sandbox (host.rs)
 ];
 
