@@ -249,9 +249,11 @@ fn plan_call(
     if let Some(sig) = &sig {
         planned.verdict.repairs = repair_call(&mut expr, sig, ctx, options);
     }
-    let result = check_parsed(&expr, &found.name, sig.as_deref(), ctx, limits);
+    // Each argument is evaluated once, for the check and for the call as written.
+    let read = read_args(&expr, ctx, limits);
+    let result = check_parsed(&expr, &found.name, sig.as_deref(), ctx, &read);
     // The call as written, whatever the verdict (after repairs: they are reported).
-    let written = as_written(&expr, &found.source, ctx, limits);
+    let written = as_written(&expr, &found.source, read);
     match sig.as_deref() {
         Some(sig) => {
             let mut extra = written.args.iter().cloned();
@@ -305,27 +307,42 @@ fn has_nested_tool_call(expr: &Expr, ctx: &Context) -> bool {
 /// The call `expr` as written: its arguments evaluated one by one (pure: literals, records,
 /// context names), each that cannot be replaced by the [`UNREADABLE`] marker holding its
 /// source (a slice of `source`, which the spans index).
-fn as_written(expr: &Expr, source: &str, ctx: &Context, limits: &Limits) -> Function {
+fn as_written(expr: &Expr, source: &str, read: Vec<Result<Value, Error>>) -> Function {
     let ExprKind::Call(call) = &expr.kind else {
         return Function::default();
     };
-    let read = |arg: &Expr| {
-        eval::eval_pure(arg, ctx, limits).unwrap_or_else(|_| {
+    let arguments = call.args.iter().chain(call.kwargs.iter().map(|k| &k.value));
+    let mut values = arguments.zip(read).map(|(arg, value)| {
+        value.unwrap_or_else(|_| {
             let text = source
                 .get(arg.span.range())
                 .map_or_else(|| arg.to_string(), str::to_string);
             unreadable(&text)
         })
-    };
+    });
     Function {
         name: call.func.clone(),
-        args: call.args.iter().map(read).collect(),
+        args: values.by_ref().take(call.args.len()).collect(),
         kwargs: call
             .kwargs
             .iter()
-            .map(|k| (k.name.clone(), read(&k.value)))
+            .zip(values)
+            .map(|(k, value)| (k.name.clone(), value))
             .collect(),
     }
+}
+
+/// The arguments of the call `expr` (positional, then keyword values), each evaluated pure:
+/// literals, records, context names; empty when `expr` is not a call.
+fn read_args(expr: &Expr, ctx: &Context, limits: &Limits) -> Vec<Result<Value, Error>> {
+    let ExprKind::Call(call) = &expr.kind else {
+        return Vec::new();
+    };
+    call.args
+        .iter()
+        .chain(call.kwargs.iter().map(|k| &k.value))
+        .map(|arg| eval::eval_pure(arg, ctx, limits))
+        .collect()
 }
 
 /// The marker for an argument whose value could not be read: `{"$unreadable": source}`.
@@ -344,7 +361,7 @@ fn check_parsed(
     name: &str,
     sig: Option<&RecordType>,
     ctx: &Context,
-    limits: &Limits,
+    read: &[Result<Value, Error>],
 ) -> Result<(), Error> {
     let Some(sig) = sig else {
         let tools = ctx
@@ -367,16 +384,26 @@ fn check_parsed(
     // The call's shape first, with the keywords' own spans (binding knows only the values').
     let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
     sig.check_keywords(call.args.len(), keywords, expr.span)?;
+    // The first argument that could not be evaluated, in source order, is the error.
+    if let Some(Err(e)) = read.iter().find(|r| r.is_err()) {
+        return Err(e.clone());
+    }
+    let value = |i: usize| match read.get(i) {
+        Some(Ok(v)) => v.clone(),
+        _ => Value::None,
+    };
     let args = call
         .args
         .iter()
-        .map(|a| eval::eval_pure(a, ctx, limits).map(|v| (v, a.span)))
-        .collect::<Result<Vec<_>, _>>()?;
+        .enumerate()
+        .map(|(i, a)| (value(i), a.span))
+        .collect();
     let kwargs = call
         .kwargs
         .iter()
-        .map(|k| eval::eval_pure(&k.value, ctx, limits).map(|v| (k.name.clone(), v, k.value.span)))
-        .collect::<Result<Vec<_>, _>>()?;
+        .enumerate()
+        .map(|(i, k)| (k.name.clone(), value(call.args.len() + i), k.value.span))
+        .collect();
     sig.bind(args, kwargs, expr.span)?;
     Ok(())
 }

@@ -283,35 +283,35 @@ impl Pass<'_> {
     /// A bool where the type is an enum of strings spelling bools, or a string that is one
     /// member but for case, spaces, `-` and `_`: rewritten to that member. Whether it was.
     fn enum_member(&mut self, expr: &mut Expr, ty: &Type, path: &str) -> bool {
-        let (kind, from, member) = match &expr.kind {
-            ExprKind::Bool(b) if self.options.bool_enums => (
-                RepairKind::BoolToEnum,
-                Value::Bool(*b).repr(),
-                bool_member(ty, *b),
-            ),
+        // The text as written is only rendered once a member is found: most strings are
+        // not enum values, and this runs for every string argument of a checked call.
+        let (kind, member) = match &expr.kind {
+            ExprKind::Bool(b) if self.options.bool_enums => {
+                (RepairKind::BoolToEnum, bool_member(ty, *b))
+            }
             ExprKind::Name(name)
                 if self.options.bool_enums
                     && self.options.json_literals
                     && matches!(name.as_str(), "true" | "false")
                     && self.ctx.get(name).is_none() =>
             {
-                (
-                    RepairKind::BoolToEnum,
-                    name.clone(),
-                    bool_member(ty, name == "true"),
-                )
+                (RepairKind::BoolToEnum, bool_member(ty, name == "true"))
             }
-            ExprKind::Str(s) if self.options.enum_spelling => (
-                RepairKind::EnumSpelling,
-                Value::Str(s.clone()).repr(),
-                spelled_member(ty, s),
-            ),
+            ExprKind::Str(s) if self.options.enum_spelling => {
+                (RepairKind::EnumSpelling, spelled_member(ty, s))
+            }
             _ => return false,
         };
         let Some(member) = member else {
             return false;
         };
-        let to = Value::Str(member.clone()).repr();
+        let from = match &expr.kind {
+            ExprKind::Bool(b) => Value::Bool(*b).repr(),
+            ExprKind::Name(name) => name.clone(),
+            ExprKind::Str(s) => crate::value::str_repr(s),
+            _ => return false,
+        };
+        let to = crate::value::str_repr(&member);
         let reason = match kind {
             RepairKind::BoolToEnum => format!(
                 "`{}` is one of {ty}: strings that spell the bools, and no bool",
@@ -474,7 +474,10 @@ fn bool_member(ty: &Type, b: bool) -> Option<String> {
 /// are ignored; `None` when `s` is a member, matches none or several.
 fn spelled_member(ty: &Type, s: &str) -> Option<String> {
     let members = enum_members(ty, &|t| matches!(t, Type::Any | Type::Str))?;
-    if members.contains(&&Value::Str(s.to_string())) {
+    if members
+        .iter()
+        .any(|m| matches!(m, Value::Str(m) if m.as_str() == s))
+    {
         return None;
     }
     let key = |s: &str| -> String {
