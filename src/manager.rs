@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use serde_json::Value as Json;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -345,7 +345,7 @@ impl ToolManager {
         .dispatch_one(request)
         .await;
         let mut out = output(func.name.clone(), input, Some(func), result);
-        out.call_id = scope.unit_id(span).to_string();
+        out.call_id = scope.output_id(span);
         scope.attach(&mut out, span);
         out
     }
@@ -358,7 +358,7 @@ impl ToolManager {
             Err(e) => return vec![scope.failed(text, e)],
         };
         let units = eval::units(&parsed);
-        scope.register_units(units.iter().map(|unit| unit.span));
+        scope.register_units(&units);
         let outcomes = eval::run(
             &units,
             &self.inner.context,
@@ -537,9 +537,12 @@ pub(crate) struct Scope {
     /// The id of the run's one top-level call, when it is known before it runs (the model's
     /// id of a call in its output, or the id of a `Function`).
     preset: Option<Arc<str>>,
-    /// The top-level calls' spans and ids: registered before a native run, or as calls
-    /// arrive from the sandbox guest (see [`Scope::unit_id`]).
-    ids: Mutex<Vec<(Span, Arc<str>)>>,
+    /// The top-level calls of a native run of several, in source order, with their ids:
+    /// set before the run (see [`Scope::unit_id`]).
+    units: OnceLock<Vec<(Span, Arc<str>)>>,
+    /// The ids given to calls that no known top-level call contains (in the sandbox, where the
+    /// guest alone knows the top-level calls; or a run of one), by the call's span.
+    found: Mutex<Vec<(Span, Arc<str>)>>,
     observations: Mutex<Vec<(Span, String)>>,
 }
 
@@ -551,42 +554,65 @@ impl Scope {
             started: Instant::now(),
             next_index: AtomicU32::new(0),
             preset: preset.map(Arc::from),
-            ids: Mutex::new(Vec::new()),
+            units: OnceLock::new(),
+            found: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
         }
     }
 
-    /// Give each top-level call (unit) of the run at `spans` its id, before anything runs.
-    fn register_units(&self, spans: impl Iterator<Item = Span>) {
-        if self.preset.is_some() {
+    /// Give each top-level call (`units`, in source order) of the run its id, before
+    /// anything runs. A run of one needs none: its calls share the first id given.
+    fn register_units(&self, units: &[&syntax::Expr]) {
+        if self.preset.is_some() || units.len() < 2 {
             return;
         }
-        if let Ok(mut ids) = self.ids.lock() {
-            ids.extend(spans.map(|span| (span, Arc::from(crate::call::fresh_call_id()))));
+        let ids = units
+            .iter()
+            .map(|unit| (unit.span, crate::call::fresh_call_id().into()));
+        let _ = self.units.set(ids.collect());
+    }
+
+    /// The call id of the top-level call a call at `span` belongs to: the preset one, the
+    /// registered unit that contains `span` (a binary search: units are in source order), or
+    /// one given to a call at a span inside or around `span`. A call none of these covers gets
+    /// a fresh id, registered at its span, that the calls around it then share — so in the
+    /// sandbox a top-level call with two nested calls side by side may see two ids there.
+    pub(crate) fn unit_id(&self, span: Span) -> Arc<str> {
+        self.known_id(span).unwrap_or_else(|| {
+            let id: Arc<str> = crate::call::fresh_call_id().into();
+            if let Ok(mut found) = self.found.lock() {
+                found.push((span, id.clone()));
+            }
+            id
+        })
+    }
+
+    /// The id of the top-level call at `span`, for its output: as [`unit_id`](Scope::unit_id),
+    /// and a fresh one (not registered) when no call of it asked for one.
+    fn output_id(&self, span: Span) -> String {
+        match self.known_id(span) {
+            Some(id) => id.to_string(),
+            None => crate::call::fresh_call_id(),
         }
     }
 
-    /// The call id of the top-level call a call at `span` belongs to: the preset one, or the
-    /// registered unit that contains `span`. A call no registered unit contains (in the
-    /// sandbox, where the guest alone knows the units) gets a fresh id, registered at its
-    /// span, that the calls around it then share — so a top-level call with two nested calls
-    /// side by side may see two ids there.
-    pub(crate) fn unit_id(&self, span: Span) -> Arc<str> {
+    fn known_id(&self, span: Span) -> Option<Arc<str>> {
         if let Some(id) = &self.preset {
-            return id.clone();
+            return Some(id.clone());
         }
-        let Ok(mut ids) = self.ids.lock() else {
-            return crate::call::fresh_call_id().into();
-        };
-        if let Some((_, id)) = ids.iter().find(|(at, _)| contains(*at, span)) {
-            return id.clone();
+        if let Some(units) = self.units.get() {
+            let after = units.partition_point(|(at, _)| at.start <= span.start);
+            if let Some((at, id)) = after.checked_sub(1).and_then(|i| units.get(i)) {
+                if contains(*at, span) {
+                    return Some(id.clone());
+                }
+            }
         }
-        if let Some((_, id)) = ids.iter().find(|(at, _)| contains(span, *at)) {
-            return id.clone();
-        }
-        let id: Arc<str> = crate::call::fresh_call_id().into();
-        ids.push((span, id.clone()));
-        id
+        let found = self.found.lock().ok()?;
+        found
+            .iter()
+            .find(|(at, _)| contains(*at, span) || contains(span, *at))
+            .map(|(_, id)| id.clone())
     }
 
     /// The output of a run refused as a whole (`text` did not parse, or broke a limit).
@@ -681,7 +707,7 @@ impl Scope {
     pub(crate) fn unit_output(&self, source: &str, outcome: UnitOutcome) -> FunctionOutput {
         let span = outcome.span;
         let mut out = unit_output(source, outcome);
-        out.call_id = self.unit_id(span).to_string();
+        out.call_id = self.output_id(span);
         self.attach(&mut out, span);
         out
     }

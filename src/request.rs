@@ -355,8 +355,9 @@ impl Request {
         }
     }
 
-    /// Run the request to its response; the future [`IntoFuture`] boxes.
-    pub(crate) async fn respond(self) -> Response {
+    /// Run the request to its response (the future [`IntoFuture`] boxes); `Function`s are
+    /// taken out of the input, the rest is read in place.
+    pub(crate) async fn respond(&mut self) -> Response {
         let limits = match &self.limits {
             Some(limits) => limits.clone(),
             None => self.manager.get_limits().clone(),
@@ -369,25 +370,25 @@ impl Request {
         };
         let repair = self.repair;
         let default_repairs = self.input.default_repairs();
-        match self.input.0 {
+        match &mut self.input.0 {
             Form::Expr(text) => match repair {
                 Some(options) if options != RepairOptions::strict() => {
-                    run.model_output(&text, &options, false).await
+                    run.model_output(text, &options, false).await
                 }
                 _ => Response {
-                    outputs: run.text(&text, false, None).await,
+                    outputs: run.text(text, false, None).await,
                     ignored: Vec::new(),
                 },
             },
             Form::ModelOutput(text) => {
-                run.model_output(&text, &repair.unwrap_or(default_repairs), false)
+                run.model_output(text, &repair.unwrap_or(default_repairs), false)
                     .await
             }
             Form::Json(text) => {
-                run.model_output(&text, &repair.unwrap_or(default_repairs), true)
+                run.model_output(text, &repair.unwrap_or(default_repairs), true)
                     .await
             }
-            Form::JsonValue(value) => match json_input::to_text(&value, &limits) {
+            Form::JsonValue(value) => match json_input::to_text(value, &limits) {
                 Ok(text) => {
                     run.model_output(&text, &repair.unwrap_or(default_repairs), true)
                         .await
@@ -398,7 +399,7 @@ impl Request {
                 },
             },
             Form::Functions(funcs) => {
-                let runs = funcs.into_iter().map(|f| run.function(f));
+                let runs = std::mem::take(funcs).into_iter().map(|f| run.function(f));
                 Response {
                     outputs: futures_util::future::join_all(runs).await,
                     ignored: Vec::new(),
@@ -424,12 +425,13 @@ impl Request {
     }
 
     /// The request's one output (an error output if it had several calls).
-    pub(crate) async fn one(self) -> FunctionOutput {
+    pub(crate) async fn one(mut self) -> FunctionOutput {
+        let outputs = self.respond().await.outputs;
         let text = match &self.input.0 {
-            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.clone(),
-            _ => String::new(),
+            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.as_str(),
+            _ => "",
         };
-        single_output(&text, self.respond().await.outputs)
+        single_output(text, outputs)
     }
 }
 
@@ -438,7 +440,8 @@ impl IntoFuture for Request {
     type IntoFuture = Pin<Box<dyn Future<Output = Response> + Send + 'static>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.respond())
+        let mut request = self;
+        Box::pin(async move { request.respond().await })
     }
 }
 
