@@ -81,17 +81,23 @@ impl ToolManager {
             .clone()
     }
 
-    /// Evaluate `text` (in `form`) in a fresh guest instance within `limits`, the guest's
+    /// Evaluate `text` (JSON in fexpr's forms with `json`, else an expression) in a fresh
+    /// guest instance within `limits`, the guest's
     /// tool calls running on the host with `session`; `id` is the call id of the text's one
     /// top-level call, when known. Every output carries the evaluation's receipt.
     pub(crate) async fn run_sandboxed(
         &self,
         session: Session,
         text: &str,
-        form: SourceForm,
+        json: bool,
         limits: &Limits,
         id: Option<String>,
     ) -> Vec<FunctionOutput> {
+        let form = if json {
+            SourceForm::Json
+        } else {
+            SourceForm::Expression
+        };
         let scope = Arc::new(Scope::new(session, limits, id));
         let failed = |error: Error| vec![scope.failed(text, error)];
         if let Err(error) = limits.check() {
