@@ -5,6 +5,8 @@
 //! `cargo bench --bench tools --no-default-features --features native`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use fexpr::Input;
+use std::future::IntoFuture;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +36,13 @@ fn parallel(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(5));
     group.bench_function("one_response", |b| {
         b.iter(|| {
-            let outs = rt.block_on(manager.execute(black_box("[a(), b(), c()]")));
+            let outs = rt
+                .block_on(
+                    manager
+                        .run(Input::expr(black_box("[a(), b(), c()]")))
+                        .into_future(),
+                )
+                .outputs;
             assert!(outs.iter().all(|o| o.error.is_none()));
             outs
         })
@@ -87,8 +95,10 @@ fn overhead(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let out = if session {
-                    let session = Session::new().tool_call_id("call_1");
-                    rt.block_on(manager.execute_func_expr_in(session, black_box("add(a=2, b=3)")))
+                    let session = Session::new().id("session_1");
+                    let request = manager.run(Input::expr(black_box("add(a=2, b=3)")));
+                    let mut outs = rt.block_on(request.session(session).into_future()).outputs;
+                    outs.remove(0)
                 } else {
                     rt.block_on(manager.execute_func_expr(black_box("add(a=2, b=3)")))
                 };

@@ -4,6 +4,7 @@
 //!
 //! `cargo run --example component_tool`
 
+use fexpr::Input;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -90,7 +91,7 @@ fn main() {
         "search(query='rust note 1', top_k=3)",
         "[search(query='ownership'), search_stats()]",
     ] {
-        for out in rt.block_on(manager.execute(text)) {
+        for out in rt.block_on(async { manager.run(Input::expr(text)).await.outputs }) {
             let full = out.output.as_ref().map_or(0, |v| v.repr().len());
             println!(
                 "{}",

@@ -5,6 +5,7 @@
 //!
 //! `cargo run --example env_pool`
 
+use fexpr::Input;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -67,7 +68,13 @@ fn main() {
         .build()
         .expect("runtime");
     let run = |id: &str, text: &str| {
-        let out = rt.block_on(manager.execute_in(Session::new().id(id), text));
+        let out = rt.block_on(async {
+            manager
+                .run(Input::expr(text))
+                .session(Session::new().id(id))
+                .await
+                .outputs
+        });
         println!("[{id}] {}", out[0]);
     };
     run("traj-1", "note(key='goal', value='sort the list')");

@@ -14,8 +14,8 @@
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
-use fexpr::{FunctionTool, ToolManager};
-use serde_json::{json, Value};
+use fexpr::{FunctionTool, Input, ToolManager};
+use serde_json::Value;
 use std::time::Duration;
 
 /// The demo tools plus `lookup(city)`, which waits 100 ms as a remote API would.
@@ -39,19 +39,8 @@ pub fn app(manager: ToolManager) -> Router {
 
 /// Run the calls of an assistant message; answer with one `role: tool` message per call.
 async fn tool_calls(State(manager): State<ToolManager>, body: String) -> Json<Vec<Value>> {
-    let run = manager.execute_model_output(&body).await;
-    let replies = run
-        .outputs
-        .iter()
-        .map(|out| {
-            json!({
-                "role": "tool",
-                "tool_call_id": out.call_id,
-                "content": manager.observation(out),
-            })
-        })
-        .collect();
-    Json(replies)
+    let response = manager.run(Input::json(body)).await;
+    Json(response.openai_messages(&manager))
 }
 
 /// Serve on `addr` until the process ends.

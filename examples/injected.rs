@@ -5,6 +5,8 @@
 //!
 //! `cargo run --example injected`
 
+use fexpr::Input;
+use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
 
 use fexpr::tool::ToolError;
@@ -53,20 +55,24 @@ fn main() {
     println!("The model sees only `city`:\n{}", manager.openai_tools());
 
     let state = Arc::new(AgentState::default());
-    let session = Session::new().tool_call_id("call_9f2").state(state.clone());
+    let session = Session::new().state(state.clone());
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
-    for out in rt.block_on(manager.execute_in(
-        session.clone(),
-        "[get_weather(city='Paris'), get_weather(city='Oslo')]",
-    )) {
+    // An OpenAI message: each tool sees its call's id as `tool_call_id`.
+    let message = serde_json::json!({"role": "assistant", "tool_calls": [
+        {"id": "call_9f2", "type": "function",
+         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+        {"id": "call_9f3", "type": "function",
+         "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]});
+    let request = manager.run(Input::openai(message)).session(session.clone());
+    for out in rt.block_on(request.into_future()) {
         println!("{out}");
     }
     // Trying to set an injected value from the expression is an argument error; nothing runs.
-    let forged = rt
-        .block_on(manager.execute_in(session, "get_weather(city='Paris', tool_call_id='forged')"));
-    println!("{}", forged[0]);
+    let forged = Input::expr("get_weather(city='Paris', tool_call_id='forged')");
+    let forged = rt.block_on(manager.run(forged).session(session).into_future());
+    println!("{}", forged.outputs[0]);
     println!("\nagent state after the calls:");
     for line in state.context.lock().expect("state").iter() {
         println!("  {line}");

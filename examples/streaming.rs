@@ -5,6 +5,7 @@
 //!
 //! `cargo run --example streaming`
 
+use fexpr::Input;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -74,23 +75,38 @@ fn main() {
         .map(|d| d.name.clone())
         .collect();
     println!("tools offered now: {names:?}");
-    let early = rt.block_on(manager.execute_in(session.clone(), "summarize()"));
+    let early = rt.block_on(async {
+        manager
+            .run(Input::expr("summarize()"))
+            .session(session.clone())
+            .await
+            .outputs
+    });
     println!("{}\n", manager.observation(&early[0]));
 
     let (session, mut events) = session.events(16);
     let text = "[query(collection='products', limit=3), query(collection='reviews', limit=2)]";
     let (outputs, ()) = rt.block_on(async {
-        tokio::join!(manager.execute_in(session, text), async {
-            while let Some(event) = events.recv().await {
-                let what = match &event.kind {
-                    EventKind::Status(s) => format!("status  {s}"),
-                    EventKind::Partial(v) => format!("partial {}", v.repr()),
-                    EventKind::Final(out) => format!("final   {}", out.output.repr()),
-                    EventKind::Error(e) => format!("error   {e}"),
-                };
-                println!("call {} {}: {what}", event.index, event.tool);
+        tokio::join!(
+            async {
+                manager
+                    .run(Input::expr(text))
+                    .session(session)
+                    .await
+                    .outputs
+            },
+            async {
+                while let Some(event) = events.recv().await {
+                    let what = match &event.kind {
+                        EventKind::Status(s) => format!("status  {s}"),
+                        EventKind::Partial(v) => format!("partial {}", v.repr()),
+                        EventKind::Final(out) => format!("final   {}", out.output.repr()),
+                        EventKind::Error(e) => format!("error   {e}"),
+                    };
+                    println!("call {} {}: {what}", event.index, event.tool);
+                }
             }
-        })
+        )
     });
     println!(
         "plain results: {:?}\n",
@@ -106,10 +122,15 @@ fn main() {
         .map(|d| d.name.clone())
         .collect();
     println!("tools offered now: {names:?}");
-    let done = rt.block_on(manager.execute_in(
-        session,
-        "[summarize(), text_response(text='Found 5 objects.')]",
-    ));
+    let done = rt.block_on(async {
+        manager
+            .run(Input::expr(
+                "[summarize(), text_response(text='Found 5 objects.')]",
+            ))
+            .session(session)
+            .await
+            .outputs
+    });
     println!(
         "{}\n{}\nends the turn: {}",
         done[0],

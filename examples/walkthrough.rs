@@ -6,6 +6,7 @@
 //!
 //! Run: `cargo run --release --example walkthrough`
 
+use fexpr::Input;
 use fexpr::{FunctionExpression, FunctionOutput};
 use serde_json::json;
 
@@ -35,9 +36,9 @@ async fn main() {
         json!({"name": "add", "kwargs": {"a": 5, "b": "y"}}),
     ];
     for f in &functions {
-        // `execute_json` reads the JSON within the manager's limits (`execute_json_text` also
-        // refuses duplicate keys, which a parsed `serde_json::Value` no longer shows).
-        for out in manager.execute_json(f).await {
+        // `Input::json(text)` reads JSON text within the manager's limits and refuses duplicate
+        // keys; `Input::openai(value)` takes it parsed (duplicates are no longer visible there).
+        for out in manager.run(Input::json(f.to_string())).await {
             show(&out);
         }
     }
@@ -70,7 +71,7 @@ async fn main() {
         show(&out);
     }
     for out in manager
-        .execute("[add(a=2, b=3), search(query=\"q\")]")
+        .run(Input::expr("[add(a=2, b=3), search(query=\"q\")]"))
         .await
     {
         show(&out);

@@ -32,7 +32,7 @@ impl Function {
     /// `thought` field is allowed and ignored). Unknown fields are an error, not dropped.
     ///
     /// A plain conversion, without [`Limits`](crate::Limits): to run JSON a model wrote, use
-    /// [`ToolManager::execute_json_text`](crate::ToolManager::execute_json_text), which reads it
+    /// [`Input::json`](crate::Input::json) with [`ToolManager::run`](crate::ToolManager::run), which reads it
     /// within the limits and refuses duplicate keys and numbers out of range.
     pub fn from_json(json: &Json) -> Result<Function, Error> {
         let obj = json

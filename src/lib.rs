@@ -16,7 +16,7 @@
 //! let manager = ToolManager::new()
 //!     .tool(FunctionTool::new("add_points", ["p1", "p2"], |p1: Point, p2: Point| Point { x: p1.x + p2.x, y: p1.y + p2.y }))
 //!     .context(Context::new().record::<Point>());
-//! let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! let out = rt.block_on(manager.execute_func_expr("add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})"));
 //! assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
 //! ```
@@ -53,6 +53,8 @@ pub mod observe;
 #[cfg(feature = "native")]
 pub mod pool;
 #[cfg(feature = "native")]
+pub mod request;
+#[cfg(feature = "native")]
 mod schema;
 #[cfg(feature = "native")]
 pub mod session;
@@ -69,6 +71,8 @@ pub use value::{NdArray, Record, Value};
 
 #[cfg(feature = "native")]
 pub use manager::ToolManager;
+#[cfg(feature = "native")]
+pub use request::{Input, Request, Response};
 #[cfg(feature = "native")]
 pub use session::{CallContext, EventKind, Session, ToolEvent, ToolEvents};
 #[cfg(feature = "native")]
@@ -121,7 +125,7 @@ pub use tool::{FunctionTool, Tool, ToolDefinition, ToolOutput};
 /// let definition = weather_tool();
 /// assert_eq!(definition.definition().python_signature(), "weather(city: str, unit: str = 'C') -> str");
 /// assert_eq!(definition.definition().description, "Today's weather in a city.");
-/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 /// let out = rt.block_on(manager.execute_func_expr("add(a=2)"));
 /// assert_eq!(out.output.unwrap().repr(), "2");
 /// let out = rt.block_on(manager.execute_func_expr("weather('Oslo')"));
@@ -161,7 +165,7 @@ pub use fexpr_macros::tool;
 /// }
 ///
 /// let manager = ToolManager::new().component(Arc::new(Counter { step: 2, total: AtomicI64::new(0) }));
-/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 /// for (call, total) in [("bump()", "2"), ("bump(times=3)", "8"), ("total()", "8")] {
 ///     let out = rt.block_on(manager.execute_func_expr(call));
 ///     assert_eq!(out.output.unwrap().repr(), total);

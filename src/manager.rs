@@ -9,14 +9,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use crate::call::{Function, FunctionExpression, FunctionOutput};
+use crate::call::{Function, FunctionOutput};
 use crate::context::{Context, Entry};
 use crate::error::{clip, closest, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::json_input;
 use crate::limits::Limits;
 use crate::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
-use crate::session::{self, CallContext, Dependencies, EventKind, Session};
+use crate::session::{CallContext, Dependencies, EventKind, Session};
 use crate::syntax;
 use crate::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::value::Value;
@@ -28,14 +28,23 @@ use crate::value::Value;
 /// let manager = ToolManager::new()
 ///     .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b))
 ///     .context(Context::new().variable("x", 2));
-/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 /// let out = rt.block_on(manager.execute_func_expr("add(a=x, b=3)"));
 /// assert_eq!(out.output, Some(fexpr::Value::Int(5)));
 /// let bad = rt.block_on(manager.execute_func_expr("add(a=1, c=2)"));
 /// assert_eq!(bad.error.unwrap().kind, fexpr::ErrorKind::Arguments);
 /// ```
+///
+/// A manager is immutable once built and cheap to clone (one `Arc`): clones share the tools,
+/// context and limits, so a server keeps one and hands a clone to every request.
 #[derive(Clone, Default)]
 pub struct ToolManager {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// What a [`ToolManager`] holds, shared by its clones.
+#[derive(Clone, Default)]
+pub(crate) struct Inner {
     tools: IndexMap<String, Arc<dyn Tool>, foldhash::fast::RandomState>,
     context: Context,
     limits: Limits,
@@ -62,9 +71,11 @@ impl ToolManager {
     /// Add (or replace) a shared tool.
     pub fn add_tool(&mut self, tool: Arc<dyn Tool>) -> &mut ToolManager {
         let def = tool.definition();
-        self.context
+        let inner = Arc::make_mut(&mut self.inner);
+        inner
+            .context
             .insert(def.name.clone(), Entry::Tool(def.signature.clone()));
-        self.tools.insert(def.name.clone(), tool);
+        inner.tools.insert(def.name.clone(), tool);
         self.changed();
         self
     }
@@ -81,26 +92,29 @@ impl ToolManager {
     /// [`FunctionTool::with_context`](crate::FunctionTool::with_context) get it with
     /// [`CallContext::dependency::<T>()`](CallContext::dependency). It is never a parameter.
     pub fn dependency<T: std::any::Any + Send + Sync>(mut self, value: Arc<T>) -> ToolManager {
-        Arc::make_mut(&mut self.dependencies).insert(value);
+        Arc::make_mut(&mut Arc::make_mut(&mut self.inner).dependencies).insert(value);
         self.changed();
         self
     }
 
     /// Bound observations to `max_chars` characters (default [`DEFAULT_OBSERVATION_CHARS`]).
     pub fn observation_limit(mut self, max_chars: usize) -> ToolManager {
-        self.observation_chars = Some(max_chars);
+        Arc::make_mut(&mut self.inner).observation_chars = Some(max_chars);
         self.changed();
         self
     }
 
     fn max_observation_chars(&self) -> usize {
-        self.observation_chars.unwrap_or(DEFAULT_OBSERVATION_CHARS)
+        self.inner
+            .observation_chars
+            .unwrap_or(DEFAULT_OBSERVATION_CHARS)
     }
 
     /// Add the names of `context` (variables, record types, functions); tools stay.
     pub fn context(mut self, context: Context) -> ToolManager {
+        let inner = Arc::make_mut(&mut self.inner);
         for (name, entry) in context.entries() {
-            self.context.insert(name, entry.clone());
+            inner.context.insert(name, entry.clone());
         }
         self.changed();
         self
@@ -108,7 +122,7 @@ impl ToolManager {
 
     /// Replace the limits.
     pub fn limits(mut self, limits: Limits) -> ToolManager {
-        self.limits = limits;
+        Arc::make_mut(&mut self.inner).limits = limits;
         self.changed();
         self
     }
@@ -116,34 +130,35 @@ impl ToolManager {
     /// The tools, context or limits changed: what was prepared from them is stale.
     fn changed(&mut self) {
         #[cfg(feature = "sandbox")]
-        self.sandboxed.reset();
+        Arc::make_mut(&mut self.inner).sandboxed.reset();
     }
 
     /// The limits in force.
     pub fn get_limits(&self) -> &Limits {
-        &self.limits
+        &self.inner.limits
     }
 
     /// The tools, in registration order.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.tools.values()
+        self.inner.tools.values()
     }
 
     /// The tool called `name`.
     pub fn get_tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+        self.inner.tools.get(name)
     }
 
     /// Everything an expression can reach: tools, variables, record types, functions.
     pub fn get_context(&self) -> &Context {
-        &self.context
+        &self.inner.context
     }
 
     /// The definitions of the tools available without a session (tools whose availability
     /// predicate is false for `Session::default()` are left out; see
     /// [`definitions_in`](ToolManager::definitions_in)).
     pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.tools
+        self.inner
+            .tools
             .values()
             .filter(|t| is_available(t.as_ref(), &Session::default()))
             .map(|t| t.definition())
@@ -154,7 +169,8 @@ impl ToolManager {
         &'a self,
         session: &'a Session,
     ) -> impl Iterator<Item = &'a ToolDefinition> + 'a {
-        self.tools
+        self.inner
+            .tools
             .values()
             .filter(move |t| is_available(t.as_ref(), session))
             .map(|t| t.definition())
@@ -189,6 +205,7 @@ impl ToolManager {
         outputs.iter().any(|out| {
             out.error.is_none()
                 && self
+                    .inner
                     .tools
                     .get(&out.name)
                     .and_then(|t| t.features())
@@ -241,18 +258,19 @@ impl ToolManager {
     /// Parse one call expression and evaluate its arguments, without running the tool.
     /// Arguments that are themselves tool calls are refused here (they would have to run).
     pub fn parse_func_expr(&self, expr: &str) -> Result<Function, Error> {
-        let parsed = syntax::parse(expr, &self.limits)?;
+        let parsed = syntax::parse(expr, &self.inner.limits)?;
         let call = parsed.as_call()?;
         let args = call
             .args
             .iter()
-            .map(|a| eval::eval_pure(a, &self.context, &self.limits))
+            .map(|a| eval::eval_pure(a, &self.inner.context, &self.inner.limits))
             .collect::<Result<Vec<_>, _>>()?;
         let kwargs = call
             .kwargs
             .iter()
             .map(|k| {
-                eval::eval_pure(&k.value, &self.context, &self.limits).map(|v| (k.name.clone(), v))
+                eval::eval_pure(&k.value, &self.inner.context, &self.inner.limits)
+                    .map(|v| (k.name.clone(), v))
             })
             .collect::<Result<IndexMap<_, _>, _>>()?;
         Ok(Function {
@@ -262,10 +280,8 @@ impl ToolManager {
         })
     }
 
-    /// Run a [`Function`] the program built (name + evaluated arguments). For JSON a model
-    /// wrote, use [`execute_json_text`](ToolManager::execute_json_text): it reads the text
-    /// within the limits first.
-    pub async fn execute_func(&self, func: Function) -> FunctionOutput {
+    /// Run a [`Function`] natively within `scope`.
+    pub(crate) async fn run_function(&self, func: Function, scope: &Scope) -> FunctionOutput {
         let input = func.to_json().to_string();
         let span = Span::default();
         let request = ToolRequest {
@@ -278,132 +294,31 @@ impl ToolManager {
                 .map(|(k, v)| (k.clone(), v.clone(), span))
                 .collect(),
         };
-        let scope = Scope::new(Session::default(), &self.limits);
-        let mut results = NativeDispatch {
+        let result = NativeDispatch {
             manager: self,
-            scope: &scope,
+            scope,
         }
-        .dispatch(vec![request])
+        .dispatch_one(request)
         .await;
-        let result = results
-            .pop()
-            .unwrap_or_else(|| Err(Error::new(ErrorKind::Sandbox, "no result")));
         let mut out = output(func.name.clone(), input, Some(func), result);
+        out.call_id = scope.output_id(span);
         scope.attach(&mut out, span);
         out
     }
 
-    /// Parse and run one call expression: its text (`&str`, `String`) or a
-    /// [`FunctionExpression`] (its `action`).
-    pub async fn execute_func_expr(&self, expr: impl AsRef<str>) -> FunctionOutput {
-        self.execute_func_expr_in(Session::default(), expr).await
-    }
-
-    /// [`execute_func_expr`](ToolManager::execute_func_expr) for `session`.
-    pub async fn execute_func_expr_in(
-        &self,
-        session: Session,
-        expr: impl AsRef<str>,
-    ) -> FunctionOutput {
-        let text = expr.as_ref();
-        let outputs = self.execute_in(session, text).await;
-        single_output(text, outputs)
-    }
-
-    /// Run several call expressions concurrently; outputs in the same order.
-    pub async fn execute_func_exprs(&self, exprs: &[FunctionExpression]) -> Vec<FunctionOutput> {
-        let runs = exprs
-            .iter()
-            .map(|e| self.execute_in(Session::default(), &e.action));
-        futures_util::future::join_all(runs)
-            .await
-            .into_iter()
-            .flatten()
-            .collect()
-    }
-
-    /// Run what a model wrote: one call, or a list/tuple of calls (run concurrently).
-    /// One output per call, in order.
-    pub async fn execute(&self, text: &str) -> Vec<FunctionOutput> {
-        self.execute_in(Session::default(), text).await
-    }
-
-    /// [`execute`](ToolManager::execute) for `session`: its id, tool-call id and state reach
-    /// the tools that take a [`CallContext`], its availability decides which tools may run,
-    /// and when it was made with [`Session::events`] every call reports its events there.
-    ///
-    /// ```
-    /// use fexpr::{CallContext, FunctionTool, Session, ToolManager};
-    /// let manager = ToolManager::new().tool(FunctionTool::with_context("whoami", [], |ctx: CallContext| {
-    ///     ctx.tool_call_id().to_string()
-    /// }));
-    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    /// let out = rt.block_on(manager.execute_in(Session::new().tool_call_id("call_1"), "whoami()"));
-    /// assert_eq!(out[0].output, Some(fexpr::Value::Str("call_1".into())));
-    /// ```
-    pub async fn execute_in(&self, session: Session, text: &str) -> Vec<FunctionOutput> {
-        let scope = Scope::new(session, &self.limits);
-        self.execute_source(text, &scope).await
-    }
-
-    /// Run JSON text in fexpr's forms: a `Function` (`{"name", "args", "kwargs"}`), a
-    /// `FunctionExpression` (`{"action"}`), or a list of either (run concurrently). One output
-    /// per item, in order.
-    ///
-    /// The text is read by [`json_input`](crate::json_input) within the manager's [`Limits`]
-    /// (size before anything else, nesting, strings, element count, total size, and the calls
-    /// of the whole input: a list of more than `max_calls` calls runs none), a duplicate key or
-    /// a number out of range is an error, and the calls are evaluated like an expression's,
-    /// with spans into `text`. Nothing runs for an input that breaks a limit.
-    ///
-    /// ```
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    /// let out = rt.block_on(manager.execute_json_text(r#"[{"name": "add", "kwargs": {"a": 2, "b": 3}}, {"action": "multiply(a=2, b=x)"}]"#));
-    /// assert_eq!(out[0].output, Some(fexpr::Value::Int(5)));
-    /// assert_eq!(out[1].output, Some(fexpr::Value::Int(4)));
-    /// let dup = rt.block_on(manager.execute_json_text(r#"{"name": "add", "kwargs": {"a": 1, "a": 1000, "b": 2}}"#));
-    /// let error = dup[0].error.as_ref().unwrap();
-    /// assert_eq!(error.message, "JSON: duplicate key `a` in an object (first at 27..30)");
-    /// assert_eq!(error.span, Some(fexpr::Span::new(35, 38)));
-    /// ```
-    pub async fn execute_json_text(&self, text: &str) -> Vec<FunctionOutput> {
-        let scope = Scope::new(Session::default(), &self.limits);
-        let dispatch = NativeDispatch {
-            manager: self,
-            scope: &scope,
-        };
-        match json_input::run(text, &self.context, &self.limits, &dispatch).await {
-            Ok(outcomes) => outcomes
-                .into_iter()
-                .map(|outcome| scope.unit_output(text, outcome))
-                .collect(),
-            Err(e) => vec![FunctionOutput::failed(clip(text, 60), text, e)],
-        }
-    }
-
-    /// [`execute_json_text`](ToolManager::execute_json_text) for JSON already parsed. Duplicate
-    /// keys are no longer visible in a `serde_json::Value` (the last one won), so prefer the
-    /// text when there is one. The document is written out as compact JSON (refused past
-    /// `max_depth` or `max_source_bytes` before it is written) and read like a text: the same
-    /// limits apply, and spans index that compact text (`json.to_string()`).
-    pub async fn execute_json(&self, json: &Json) -> Vec<FunctionOutput> {
-        match json_input::to_text(json, &self.limits) {
-            Ok(text) => self.execute_json_text(&text).await,
-            Err(e) => vec![FunctionOutput::failed("", "", e)],
-        }
-    }
-
-    async fn execute_source(&self, text: &str, scope: &Scope) -> Vec<FunctionOutput> {
-        let parsed = match syntax::parse(text, &self.limits) {
+    /// Parse and evaluate expression text natively within `scope`: one output per unit.
+    pub(crate) async fn run_expr(&self, text: &str, scope: &Scope) -> Vec<FunctionOutput> {
+        let limits = &scope.limits;
+        let parsed = match syntax::parse(text, limits) {
             Ok(parsed) => parsed,
-            Err(e) => return vec![FunctionOutput::failed(clip(text, 60), text, e)],
+            Err(e) => return vec![scope.failed(text, e)],
         };
         let units = eval::units(&parsed);
+        scope.register_units(&units);
         let outcomes = eval::run(
             &units,
-            &self.context,
-            &self.limits,
+            &self.inner.context,
+            limits,
             &NativeDispatch {
                 manager: self,
                 scope,
@@ -416,15 +331,31 @@ impl ToolManager {
             .collect()
     }
 
+    /// Evaluate JSON text in fexpr's forms ([`json_input::run`]) natively within `scope`.
+    pub(crate) async fn run_json(&self, text: &str, scope: &Scope) -> Vec<FunctionOutput> {
+        let dispatch = NativeDispatch {
+            manager: self,
+            scope,
+        };
+        match json_input::run(text, &self.inner.context, &scope.limits, &dispatch).await {
+            Ok(outcomes) => outcomes
+                .into_iter()
+                .map(|outcome| scope.unit_output(text, outcome))
+                .collect(),
+            Err(e) => vec![scope.failed(text, e)],
+        }
+    }
+
     /// Bind, check and run one request against the registered tool.
     async fn run_request(&self, request: ToolRequest, scope: &Scope) -> Result<ToolOutput, Error> {
-        let Some(tool) = self.tools.get(&request.name) else {
+        let Some(tool) = self.inner.tools.get(&request.name) else {
             let mut e = Error::new(
                 ErrorKind::UnknownTool,
                 format!("tool `{}` is not defined", clip(&request.name, 60)),
             )
             .at(request.span);
-            if let Some(near) = closest(&request.name, self.tools.keys().map(String::as_str)) {
+            if let Some(near) = closest(&request.name, self.inner.tools.keys().map(String::as_str))
+            {
                 e = e.with_hint(format!("did you mean `{near}`?"));
             }
             return Err(e);
@@ -436,10 +367,12 @@ impl ToolManager {
             let span = request.span;
             let args = def.signature.bind(request.args, request.kwargs, span)?;
             let out = tool.call(args).await.map_err(|e| e.at(span))?;
-            return self.checked(def, out, span);
+            return self.checked(def, out, span, &scope.limits);
         }
-        let context = scope.context(self, &tool.definition().name);
-        let result = self.run_in(tool.as_ref(), request, &context).await;
+        let context = scope.context(self, &tool.definition().name, request.span);
+        let result = self
+            .run_in(tool.as_ref(), request, &context, &scope.limits)
+            .await;
         if let Some(events) = &scope.session.events {
             let kind = match &result {
                 Ok(out) => EventKind::Final(out.clone()),
@@ -457,6 +390,7 @@ impl ToolManager {
         tool: &dyn Tool,
         request: ToolRequest,
         context: &CallContext,
+        limits: &Limits,
     ) -> Result<ToolOutput, Error> {
         let def = tool.definition();
         let features = tool.features();
@@ -484,7 +418,7 @@ impl ToolManager {
         }
         .await
         .map_err(|e| e.at(span))?;
-        let mut out = self.checked(def, out, span)?;
+        let mut out = self.checked(def, out, span, limits)?;
         out.is_streaming |= context.has_streamed();
         if out.observation.is_none() {
             if let Some(text) = features.and_then(|f| f.observation(&out.output)) {
@@ -505,11 +439,12 @@ impl ToolManager {
         def: &ToolDefinition,
         mut out: ToolOutput,
         span: Span,
+        limits: &Limits,
     ) -> Result<ToolOutput, Error> {
         let size = out.output.approx_size();
-        if size > self.limits.max_output_bytes {
+        if size > limits.max_output_bytes {
             return Err(
-                Error::limit(LimitKind::OutputBytes, self.limits.max_output_bytes, size).at(span),
+                Error::limit(LimitKind::OutputBytes, limits.max_output_bytes, size).at(span),
             );
         }
         if let Some(bad) = out.output.find_non_finite() {
@@ -545,47 +480,113 @@ fn is_available(tool: &dyn Tool, session: &Session) -> bool {
         .is_none_or(|f| f.availability(session).is_ok())
 }
 
-/// One execution: the caller's session, the calls started so far, and the observations of
-/// calls (by span) to attach to the outputs.
+/// One run of a request (an expression, a `Function`, or one call of a model's output): the
+/// caller's session and limits, the calls started so far, the call id of each top-level call,
+/// and the observations of calls (by span) to attach to the outputs.
 pub(crate) struct Scope {
     pub(crate) session: Session,
+    /// The request's limits (the manager's unless the request gave its own).
+    pub(crate) limits: Limits,
     /// When the request began: [`Limits::deadline`] counts from here.
     started: Instant,
-    /// The request's [`Limits::deadline`] and [`Limits::call_deadline`].
-    deadline: Duration,
-    call_deadline: Duration,
     next_index: AtomicU32,
-    tool_call_id: OnceLock<Arc<str>>,
+    /// The id of the run's one top-level call, when it is known before it runs (the model's
+    /// id of a call in its output, or the id of a `Function`).
+    preset: Option<Arc<str>>,
+    /// The top-level calls of a native run of several, in source order, with their ids:
+    /// set before the run (see [`Scope::unit_id`]).
+    units: OnceLock<Vec<(Span, Arc<str>)>>,
+    /// The ids given to calls that no known top-level call contains (in the sandbox, where the
+    /// guest alone knows the top-level calls; or a run of one), by the call's span.
+    found: Mutex<Vec<(Span, Arc<str>)>>,
     observations: Mutex<Vec<(Span, String)>>,
 }
 
 impl Scope {
-    pub(crate) fn new(session: Session, limits: &Limits) -> Scope {
+    pub(crate) fn new(session: Session, limits: &Limits, preset: Option<String>) -> Scope {
         Scope {
             session,
+            limits: limits.clone(),
             started: Instant::now(),
-            deadline: limits.deadline,
-            call_deadline: limits.call_deadline,
             next_index: AtomicU32::new(0),
-            tool_call_id: OnceLock::new(),
+            preset: preset.map(Arc::from),
+            units: OnceLock::new(),
+            found: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
         }
     }
 
-    /// The context of the next call, to `tool`.
-    fn context(&self, manager: &ToolManager, tool: &str) -> CallContext {
-        let tool_call_id = self
-            .tool_call_id
-            .get_or_init(|| match self.session.get_tool_call_id() {
-                Some(id) => id.into(),
-                None => session::fresh_tool_call_id(),
-            })
-            .clone();
+    /// Give each top-level call (`units`, in source order) of the run its id, before
+    /// anything runs. A run of one needs none: its calls share the first id given.
+    fn register_units(&self, units: &[&syntax::Expr]) {
+        if self.preset.is_some() || units.len() < 2 {
+            return;
+        }
+        let ids = units
+            .iter()
+            .map(|unit| (unit.span, crate::call::fresh_call_id().into()));
+        let _ = self.units.set(ids.collect());
+    }
+
+    /// The call id of the top-level call a call at `span` belongs to: the preset one, the
+    /// registered unit that contains `span` (a binary search: units are in source order), or
+    /// one given to a call at a span inside or around `span`. A call none of these covers gets
+    /// a fresh id, registered at its span, that the calls around it then share — so in the
+    /// sandbox a top-level call with two nested calls side by side may see two ids there.
+    pub(crate) fn unit_id(&self, span: Span) -> Arc<str> {
+        self.known_id(span).unwrap_or_else(|| {
+            let id: Arc<str> = crate::call::fresh_call_id().into();
+            if let Ok(mut found) = self.found.lock() {
+                found.push((span, id.clone()));
+            }
+            id
+        })
+    }
+
+    /// The id of the top-level call at `span`, for its output: as [`unit_id`](Scope::unit_id),
+    /// and a fresh one (not registered) when no call of it asked for one.
+    fn output_id(&self, span: Span) -> String {
+        match self.known_id(span) {
+            Some(id) => id.to_string(),
+            None => crate::call::fresh_call_id(),
+        }
+    }
+
+    fn known_id(&self, span: Span) -> Option<Arc<str>> {
+        if let Some(id) = &self.preset {
+            return Some(id.clone());
+        }
+        if let Some(units) = self.units.get() {
+            let after = units.partition_point(|(at, _)| at.start <= span.start);
+            if let Some((at, id)) = after.checked_sub(1).and_then(|i| units.get(i)) {
+                if contains(*at, span) {
+                    return Some(id.clone());
+                }
+            }
+        }
+        let found = self.found.lock().ok()?;
+        found
+            .iter()
+            .find(|(at, _)| contains(*at, span) || contains(span, *at))
+            .map(|(_, id)| id.clone())
+    }
+
+    /// The output of a run refused as a whole (`text` did not parse, or broke a limit).
+    pub(crate) fn failed(&self, text: &str, error: Error) -> FunctionOutput {
+        let mut out = FunctionOutput::failed(clip(text, 60), text, error);
+        if let Some(id) = &self.preset {
+            out.call_id = id.to_string();
+        }
+        out
+    }
+
+    /// The context of the next call, to `tool`, at `span`.
+    fn context(&self, manager: &ToolManager, tool: &str, span: Span) -> CallContext {
         CallContext {
             session: self.session.clone(),
-            dependencies: manager.dependencies.clone(),
+            dependencies: manager.inner.dependencies.clone(),
             tool: tool.into(),
-            tool_call_id,
+            tool_call_id: self.unit_id(span),
             index: self.next_index.fetch_add(1, Ordering::Relaxed),
             streamed: self.session.events.as_ref().map(|_| Arc::default()),
         }
@@ -608,12 +609,13 @@ impl Scope {
             return result;
         }
         let now = Instant::now();
-        let request_end = self.started.checked_add(self.deadline);
-        let call_end = now.checked_add(self.call_deadline);
+        let (deadline, call_deadline) = (self.limits.deadline, self.limits.call_deadline);
+        let request_end = self.started.checked_add(deadline);
+        let call_end = now.checked_add(call_deadline);
         let (end, kind, budget) = match (request_end, call_end) {
-            (Some(r), Some(c)) if r < c => (Some(r), LimitKind::Deadline, self.deadline),
-            (Some(r), None) => (Some(r), LimitKind::Deadline, self.deadline),
-            (_, c) => (c, LimitKind::CallDeadline, self.call_deadline),
+            (Some(r), Some(c)) if r < c => (Some(r), LimitKind::Deadline, deadline),
+            (Some(r), None) => (Some(r), LimitKind::Deadline, deadline),
+            (_, c) => (c, LimitKind::CallDeadline, call_deadline),
         };
         let Some(end) = end else {
             return call.await;
@@ -657,13 +659,19 @@ impl Scope {
         }
     }
 
-    /// [`unit_output`] with the unit's observation.
+    /// [`unit_output`] with the unit's call id and observation.
     pub(crate) fn unit_output(&self, source: &str, outcome: UnitOutcome) -> FunctionOutput {
         let span = outcome.span;
         let mut out = unit_output(source, outcome);
+        out.call_id = self.output_id(span);
         self.attach(&mut out, span);
         out
     }
+}
+
+/// Whether `outer` covers `inner`.
+fn contains(outer: Span, inner: Span) -> bool {
+    outer.start <= inner.start && inner.end <= outer.end
 }
 
 /// The one output of a text that should hold one call, or an error saying it held several.
@@ -680,7 +688,7 @@ pub(crate) fn single_output(text: &str, mut outputs: Vec<FunctionOutput>) -> Fun
             ErrorKind::Unsupported,
             format!("expected one call, found {}", outputs.len()),
         )
-        .with_hint("use ToolManager::execute for a list of calls"),
+        .with_hint("use ToolManager::run for a list of calls"),
     )
 }
 

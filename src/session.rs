@@ -12,7 +12,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -27,7 +27,7 @@ type Shared = Arc<dyn Any + Send + Sync>;
 ///
 /// ```
 /// use std::sync::Arc;
-/// let session = fexpr::Session::new().id("trajectory-7").tool_call_id("call_abc").state(Arc::new(42_u32));
+/// let session = fexpr::Session::new().id("trajectory-7").state(Arc::new(42_u32));
 /// assert_eq!(session.get_id(), Some("trajectory-7"));
 /// assert_eq!(*session.get_state::<u32>().unwrap(), 42);
 /// assert!(session.get_state::<String>().is_none());
@@ -35,7 +35,6 @@ type Shared = Arc<dyn Any + Send + Sync>;
 #[derive(Clone, Default)]
 pub struct Session {
     id: Option<Arc<str>>,
-    tool_call_id: Option<Arc<str>>,
     state: Option<Shared>,
     pub(crate) events: Option<mpsc::Sender<ToolEvent>>,
 }
@@ -49,13 +48,6 @@ impl Session {
     /// The session id: which pooled environment the calls use (same id, same environment).
     pub fn id(mut self, id: impl Into<Arc<str>>) -> Session {
         self.id = Some(id.into());
-        self
-    }
-
-    /// The id of the model's tool-call block the calls came from, passed to tools as
-    /// `tool_call_id`. Without one, each execution gets a fresh id `fexpr-<n>`.
-    pub fn tool_call_id(mut self, id: impl Into<Arc<str>>) -> Session {
-        self.tool_call_id = Some(id.into());
         self
     }
 
@@ -81,11 +73,6 @@ impl Session {
         self.id.as_deref()
     }
 
-    /// The tool-call id, if set.
-    pub fn get_tool_call_id(&self) -> Option<&str> {
-        self.tool_call_id.as_deref()
-    }
-
     /// The state object, if it is a `T`.
     pub fn get_state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         self.state.clone()?.downcast::<T>().ok()
@@ -104,12 +91,6 @@ impl Dependencies {
     fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         self.0.get(&TypeId::of::<T>())?.clone().downcast::<T>().ok()
     }
-}
-
-/// A fresh tool-call id for an execution whose session gave none.
-pub(crate) fn fresh_tool_call_id() -> Arc<str> {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    format!("fexpr-{}", NEXT.fetch_add(1, Ordering::Relaxed)).into()
 }
 
 /// What a tool built with [`FunctionTool::with_context`](crate::FunctionTool::with_context)
@@ -133,15 +114,18 @@ impl CallContext {
             session: Session::default(),
             dependencies: Arc::default(),
             tool: tool.into(),
-            tool_call_id: fresh_tool_call_id(),
+            tool_call_id: crate::call::fresh_call_id().into(),
             index: 0,
             streamed: None,
         }
     }
 
-    /// The id of the model's tool-call block this call came from (see
-    /// [`Session::tool_call_id`]). All calls of one execution share it; [`index`](CallContext::index)
-    /// tells them apart.
+    /// The call id of the top-level call this invocation belongs to: the id the model gave
+    /// it (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a JSON call's `id`) or the one
+    /// generated for it — the `call_id` of its [`FunctionOutput`](crate::FunctionOutput).
+    /// Nested calls inside one top-level call share it; [`index`](CallContext::index) tells
+    /// invocations apart. (In the sandbox, where the guest alone knows the top-level calls, two
+    /// nested calls side by side inside one top-level call may see two ids.)
     pub fn tool_call_id(&self) -> &str {
         &self.tool_call_id
     }

@@ -9,8 +9,10 @@
 mod common;
 
 use fexpr::demo::{Number, Point};
+use fexpr::Input;
 use fexpr::{ErrorKind, FunctionOutput, FunctionTool, NdArray, ToolManager};
 use serde::Deserialize;
+use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -149,7 +151,13 @@ fn run_group(group: &str) {
     let rt = common::runtime();
     // Compile the guest (or load it from the cache) outside the cases' time budget.
     #[cfg(feature = "sandbox")]
-    let _ = rt.block_on(manager.execute_via_sandbox("add(a=1, b=2)"));
+    let _ = rt.block_on(async {
+        manager
+            .run(Input::expr("add(a=1, b=2)"))
+            .sandboxed()
+            .await
+            .outputs
+    });
     runs.store(0, Ordering::SeqCst);
     let mut failures = Vec::new();
     let mut count = 0;
@@ -160,9 +168,15 @@ fn run_group(group: &str) {
         let started = Instant::now();
         let native = rt.block_on(async {
             match case.form.as_deref() {
-                None => manager.execute(&text).await,
-                Some("json") => manager.execute_json_text(&text).await,
-                Some("model_output") => manager.execute_model_output(&text).await.outputs,
+                None => async { manager.run(Input::expr(&text)).await.outputs }.await,
+                Some("json") => async { manager.run(Input::json(&text)).await.outputs }.await,
+                Some("model_output") => {
+                    manager
+                        .run(Input::model_output(&text))
+                        .into_future()
+                        .await
+                        .outputs
+                }
                 Some(other) => panic!("unknown form {other}"),
             }
         });
@@ -175,13 +189,19 @@ fn run_group(group: &str) {
             let started = Instant::now();
             let mut sandboxed = rt.block_on(async {
                 match case.form.as_deref() {
-                    Some("json") => manager.execute_json_text_via_sandbox(&text).await,
+                    Some("json") => {
+                        async { manager.run(Input::json(&text)).sandboxed().await.outputs }.await
+                    }
                     Some("model_output") => {
                         let options = fexpr::repair::RepairOptions::default();
-                        let run = manager.execute_model_output_via_sandbox(&text, &options);
+                        let run = manager
+                            .run(Input::model_output(&text))
+                            .repair(options)
+                            .sandboxed()
+                            .into_future();
                         run.await.outputs
                     }
-                    _ => manager.execute_via_sandbox(&text).await,
+                    _ => async { manager.run(Input::expr(&text)).sandboxed().await.outputs }.await,
                 }
             });
             if started.elapsed() > case.budget() {
@@ -261,7 +281,7 @@ fn the_recording_tools_do_record() {
     // The check above means something only if a legitimate call is counted.
     let runs = Arc::new(AtomicUsize::new(0));
     let manager = recording_manager(&runs);
-    let outputs = common::execute(&manager, "[add(a=1, b=2), search(query='q')]");
+    let outputs = common::run_expr(&manager, "[add(a=1, b=2), search(query='q')]");
     assert!(outputs.iter().all(|o| o.error.is_none()), "{outputs:?}");
     let expected = if cfg!(feature = "sandbox") { 4 } else { 2 };
     assert_eq!(runs.load(Ordering::SeqCst), expected);
@@ -375,9 +395,10 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
         let shown = fexpr::error::clip(&text, 60);
         let started = Instant::now();
         let checked = fexpr::check::check_text(&text, &ctx, &limits, &options);
-        let native = rt.block_on(manager.execute(&text));
+        let native = rt.block_on(async { manager.run(Input::expr(&text)).await.outputs });
         #[cfg(feature = "sandbox")]
-        let sandboxed = rt.block_on(manager.execute_via_sandbox(&text));
+        let sandboxed =
+            rt.block_on(async { manager.run(Input::expr(&text)).sandboxed().await.outputs });
         #[cfg(not(feature = "sandbox"))]
         let sandboxed = native.clone();
         if started.elapsed() > Duration::from_secs(3) {

@@ -10,7 +10,7 @@ mod common;
 use fexpr::{ErrorKind, FunctionOutput, Span, Value};
 
 fn run(expr: &str) -> Vec<FunctionOutput> {
-    common::execute(&fexpr::demo::manager(), expr)
+    common::run_expr(&fexpr::demo::manager(), expr)
 }
 
 fn one(expr: &str) -> FunctionOutput {
@@ -268,7 +268,7 @@ fn json_forms_run_like_expressions() {
         {"action": "multiply(a=2, b=x)"},
         {"name": "add", "kwargs": {"a": 1}, "extra": 1}
     ]);
-    let outs = common::execute_json(&m, &json);
+    let outs = common::run_json_value(&m, &json);
     assert_eq!(outs[0].output.as_ref().unwrap().repr(), "Point(x=4, y=6)");
     assert_eq!(outs[1].output, Some(Value::Int(4)));
     assert_eq!(outs[2].error.as_ref().unwrap().kind, ErrorKind::Syntax);

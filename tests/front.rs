@@ -5,8 +5,10 @@
 //! guarantees: spans, ignored text, limits, the sandbox path.
 
 use fexpr::front::{extract, IgnoreReason, Origin};
+use fexpr::Input;
 use fexpr::{Limits, ToolManager, Value};
 use serde_json::{json, Value as Json};
+use std::future::IntoFuture;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -343,7 +345,7 @@ fn manager_runs_model_output_natively_and_in_the_sandbox() {
     let manager: ToolManager = fexpr::demo::manager();
     let text = "Adding.\n```python\n[add(a=2.0, b=3), add(a=1, b=1)]\n```<|eot_id|>";
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let native = rt.block_on(manager.execute_model_output(text));
+    let native = rt.block_on(manager.run(Input::model_output(text)).into_future());
     let outputs: Vec<Option<Value>> = native.outputs.iter().map(|o| o.output.clone()).collect();
     assert_eq!(outputs, [Some(Value::Int(5)), Some(Value::Int(2))]);
     assert_eq!(native.outputs[0].repairs.len(), 1);
@@ -352,7 +354,11 @@ fn manager_runs_model_output_natively_and_in_the_sandbox() {
         "IntegralFloat"
     );
     let sandboxed = rt.block_on(
-        manager.execute_model_output_via_sandbox(text, &fexpr::repair::RepairOptions::default()),
+        manager
+            .run(Input::model_output(text))
+            .repair(fexpr::repair::RepairOptions::default())
+            .sandboxed()
+            .into_future(),
     );
     let outputs: Vec<Option<Value>> = sandboxed.outputs.iter().map(|o| o.output.clone()).collect();
     assert_eq!(outputs, [Some(Value::Int(5)), Some(Value::Int(2))]);
@@ -541,7 +547,7 @@ fn exec_and_check_agree_on_the_corpus() {
             case["output"].as_str().unwrap(),
         );
         let checked = fexpr::check::check_text(text, &ctx, &Limits::default(), &Default::default());
-        let run = rt.block_on(manager.execute_model_output(text));
+        let run = rt.block_on(manager.run(Input::model_output(text)).into_future());
         assert_eq!(run.ignored, checked.ignored, "{id}");
         if checked.verdicts.is_empty() {
             // No call: at most one row, saying why nothing ran.
@@ -668,10 +674,13 @@ fn call_ids_are_the_models_or_fresh() {
         (&anthropic, &["toolu_a", "toolu_b"][..]),
     ] {
         let text = message.to_string();
-        let native = rt.block_on(manager.execute_model_output(&text));
+        let native = rt.block_on(manager.run(Input::model_output(&text)).into_future());
         let sandboxed = rt.block_on(
             manager
-                .execute_model_output_via_sandbox(&text, &fexpr::repair::RepairOptions::default()),
+                .run(Input::model_output(&text))
+                .repair(fexpr::repair::RepairOptions::default())
+                .sandboxed()
+                .into_future(),
         );
         for run in [native, sandboxed] {
             let got: Vec<&str> = run.outputs.iter().map(|o| o.call_id.as_str()).collect();
@@ -680,11 +689,20 @@ fn call_ids_are_the_models_or_fresh() {
         }
     }
     // A failed call keeps its id and its name.
-    let run = rt.block_on(manager.execute_model_output(&anthropic.to_string()));
+    let run = rt.block_on(
+        manager
+            .run(Input::model_output(anthropic.to_string()))
+            .into_future(),
+    );
     assert!(run.outputs[1].error.is_some(), "{}", run.outputs[1]);
     assert_eq!(run.outputs[1].name, "add");
     // Calls written as Python have none: each gets a fresh one.
-    let outputs = rt.block_on(manager.execute("[add(a=1, b=2), add(a=1, b=2)]"));
+    let outputs = rt.block_on(async {
+        manager
+            .run(Input::expr("[add(a=1, b=2), add(a=1, b=2)]"))
+            .await
+            .outputs
+    });
     assert!(outputs
         .iter()
         .all(|o| o.call_id.starts_with("call_") && o.call_id.len() == 29));

@@ -1,7 +1,7 @@
-//! The JSON door (`ToolManager::execute_json_text`, `execute_json`, their sandboxed forms and the
+//! The JSON door (`Input::json`, `Input::openai`, natively and sandboxed, and the
 //! CLI's JSON input): the same limits as an expression, before anything runs; duplicate keys and
 //! numbers out of range are errors; errors say what is wrong with the JSON and where.
-//! Every case runs natively and sandboxed (`common::execute_json_text`), with the same outputs.
+//! Every case runs natively and sandboxed (`common::run_json`), with the same outputs.
 
 mod common;
 
@@ -39,7 +39,7 @@ fn a_list_over_max_calls_runs_none_of_its_calls() {
     let (manager, runs) = counting();
     let call = r#"{"name": "add", "kwargs": {"a": 1, "b": 2}}"#;
     let text = format!("[{}]", vec![call; 300].join(", "));
-    let outputs = common::execute_json_text(&manager, &text);
+    let outputs = common::run_json(&manager, &text);
     assert_eq!(outputs.len(), 1);
     let error = outputs[0].error.as_ref().expect("an error");
     assert_eq!(error.kind, ErrorKind::Limit);
@@ -52,15 +52,14 @@ fn a_list_over_max_calls_runs_none_of_its_calls() {
     );
     // Calls hidden in actions count too: 129 actions of two calls each.
     let action = r#"{"action": "add(a=add(a=1, b=2), b=1)"}"#;
-    let outputs =
-        common::execute_json_text(&manager, &format!("[{}]", vec![action; 129].join(",")));
+    let outputs = common::run_json(&manager, &format!("[{}]", vec![action; 129].join(",")));
     assert!(outputs.iter().all(|o| o
         .error
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_calls"))));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     // At the limit, everything runs.
-    let outputs = common::execute_json_text(&manager, &format!("[{}]", vec![call; 256].join(",")));
+    let outputs = common::run_json(&manager, &format!("[{}]", vec![call; 256].join(",")));
     assert!(outputs.iter().all(|o| o.output == Some(Value::Int(3))));
 }
 
@@ -89,7 +88,7 @@ fn duplicate_keys_are_errors_naming_the_key_at_any_depth() {
             "action",
         ),
     ] {
-        let outputs = common::execute_json_text(&manager, text);
+        let outputs = common::run_json(&manager, text);
         let error = outputs[0].error.as_ref().expect("an error");
         assert_eq!(error.kind, ErrorKind::Syntax, "{text}");
         assert!(
@@ -125,7 +124,7 @@ fn numbers_out_of_range_are_errors_never_null() {
             "1.5E+309",
         ),
     ] {
-        let outputs = common::execute_json_text(&manager, text);
+        let outputs = common::run_json(&manager, text);
         let error = outputs[0].error.as_ref().expect("an error");
         assert_eq!(error.kind, ErrorKind::Value);
         assert_eq!(
@@ -166,7 +165,7 @@ fn malformed_json_gets_a_json_error_with_its_place() {
             "a",
         ),
     ] {
-        let outputs = common::execute_json_text(&manager, text);
+        let outputs = common::run_json(&manager, text);
         let error = outputs[0].error.as_ref().expect("an error");
         assert_eq!(
             (error.kind, error.message.as_str()),
@@ -182,7 +181,7 @@ fn malformed_json_gets_a_json_error_with_its_place() {
 fn limits_hold_before_anything_is_kept() {
     let manager = fexpr::demo::manager();
     let limit = |text: &str| {
-        let outputs = common::execute_json_text(&manager, text);
+        let outputs = common::run_json(&manager, text);
         let error = outputs[0].error.clone().expect("an error");
         assert_eq!(error.kind, ErrorKind::Limit, "{error}");
         error
@@ -221,7 +220,7 @@ fn limits_hold_before_anything_is_kept() {
     );
     assert_eq!(limit(&digits), "max_int_digits");
     let tight = fexpr::demo::manager().limits(fexpr::Limits::default().max_str_bytes(8));
-    let outputs = common::execute_json_text(
+    let outputs = common::run_json(
         &tight,
         r#"{"name": "search", "kwargs": {"query": "123456789"}}"#,
     );
@@ -239,10 +238,10 @@ fn json_runs_like_the_equivalent_expression() {
         {"name": "search", "args": ["q \"é\" \u00e9 😀"]},
         {"name": "numpy_sum", "kwargs": {"arr": [[1, 2], [3, 4.5]]}},
         {"name": "add", "kwargs": {"a": 9223372036854775808, "b": 1}}]"#;
-    let outputs = common::execute_json_text(&manager, text);
+    let outputs = common::run_json(&manager, text);
     let expr = r#"[add_points(p1={'x': 1, 'y': 2}, p2={'x': 3, 'y': 4}), multiply(a=2, b=x),
         search('q "é" é 😀'), numpy_sum(arr=[[1, 2], [3, 4.5]]), add(a=9223372036854775808, b=1)]"#;
-    let expected = common::execute(&manager, expr);
+    let expected = common::run_expr(&manager, expr);
     let strip = |outputs: &[fexpr::FunctionOutput]| {
         outputs
             .iter()
@@ -273,7 +272,7 @@ fn keys_that_are_not_identifiers_work_in_the_guest_too() {
         ["city-name"],
         |city: String| format!("sunny in {city}"),
     ));
-    let outputs = common::execute_json_text(
+    let outputs = common::run_json(
         &manager,
         r#"{"name": "get_weather", "kwargs": {"city-name": "Oslo"}}"#,
     );
@@ -285,7 +284,7 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
     let (manager, runs) = counting();
     let call = serde_json::json!({"name": "add", "kwargs": {"a": 1, "b": 2}});
     let many = serde_json::Value::Array(vec![call.clone(); 300]);
-    let outputs = common::execute_json(&manager, &many);
+    let outputs = common::run_json_value(&manager, &many);
     assert!(outputs[0]
         .error
         .as_ref()
@@ -294,7 +293,7 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
     for _ in 0..1000 {
         deep = serde_json::json!([deep]);
     }
-    let outputs = common::execute_json(
+    let outputs = common::run_json_value(
         &manager,
         &serde_json::json!({"name": "add", "kwargs": {"a": deep, "b": 1}}),
     );
@@ -304,7 +303,7 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
         .is_some_and(|e| e.message.starts_with("max_depth")));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let bad = serde_json::json!({"name": "add", "kwargs": {"a": "one", "b": 2}});
-    let outputs = common::execute_json(&manager, &bad);
+    let outputs = common::run_json_value(&manager, &bad);
     let error = outputs[0].error.as_ref().expect("a type error");
     assert_eq!(covered(&bad.to_string(), error), "\"one\"");
 }

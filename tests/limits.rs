@@ -1,6 +1,7 @@
 //! Every evaluation limit of `fexpr::Limits`, in native mode, at its edge: the input just under
 //! the limit passes and the input just over it fails with a `Limit` error naming the limit.
 
+use fexpr::Input;
 use fexpr::{Context, ErrorKind, FunctionTool, Limits, ToolManager, Value};
 
 mod common;
@@ -18,7 +19,8 @@ fn manager(limits: Limits) -> ToolManager {
 /// The single output of `text`: its value or its error.
 fn run(limits: &Limits, text: &str) -> Result<Value, fexpr::Error> {
     let manager = manager(limits.clone());
-    let mut outputs = common::runtime().block_on(manager.execute(text));
+    let mut outputs =
+        common::runtime().block_on(async { manager.run(Input::expr(text)).await.outputs });
     assert_eq!(outputs.len(), 1, "{}", fexpr::error::clip(text, 80));
     let out = outputs.remove(0);
     match (out.output, out.error) {
@@ -175,10 +177,12 @@ fn calls_per_input() {
     // A list of tool calls: the limit is for the whole input, and over it nothing runs.
     let manager = manager(limits.clone());
     let list = |k: usize| format!("[{}]", vec!["echo(x=1)"; k].join(", "));
-    let outputs = common::runtime().block_on(manager.execute(&list(n)));
+    let outputs =
+        common::runtime().block_on(async { manager.run(Input::expr(list(n))).await.outputs });
     assert_eq!(outputs.len(), n);
     assert!(outputs.iter().all(|o| o.error.is_none()));
-    let outputs = common::runtime().block_on(manager.execute(&list(n + 1)));
+    let outputs =
+        common::runtime().block_on(async { manager.run(Input::expr(list(n + 1))).await.outputs });
     assert_eq!(outputs.len(), n + 1);
     for out in &outputs {
         let e = out.error.as_ref().expect("an error");

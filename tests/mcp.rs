@@ -4,6 +4,7 @@
 #![cfg(feature = "mcp")]
 
 use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};
+use fexpr::Input;
 use fexpr::{ErrorKind, FunctionOutput, FunctionTool, ToolManager, Value};
 use serde_json::{json, Value as Json};
 use std::io::{BufRead, BufReader, Write};
@@ -82,9 +83,9 @@ async fn connect(options: McpOptions) -> (ToolManager, McpTools) {
 
 async fn run(manager: &ToolManager, sandbox: bool, text: &str) -> FunctionOutput {
     let mut outs = if sandbox {
-        manager.execute_via_sandbox(text).await
+        async { manager.run(Input::expr(text)).sandboxed().await.outputs }.await
     } else {
-        manager.execute(text).await
+        async { manager.run(Input::expr(text)).await.outputs }.await
     };
     assert_eq!(outs.len(), 1, "{text}: {outs:?}");
     outs.remove(0)
@@ -156,13 +157,22 @@ async fn acceptance(manager: &ToolManager, sandbox: bool) {
 
     // Calls of one expression run together, on both servers.
     let outs = if sandbox {
-        manager
-            .execute_via_sandbox("[echo(message=\"a\"), get_sum(a=1.5, b=2)]")
-            .await
+        async {
+            manager
+                .run(Input::expr("[echo(message=\"a\"), get_sum(a=1.5, b=2)]"))
+                .sandboxed()
+                .await
+                .outputs
+        }
+        .await
     } else {
-        manager
-            .execute("[echo(message=\"a\"), get_sum(a=1.5, b=2)]")
-            .await
+        async {
+            manager
+                .run(Input::expr("[echo(message=\"a\"), get_sum(a=1.5, b=2)]"))
+                .await
+                .outputs
+        }
+        .await
     };
     assert_eq!(ok(&outs[0]), &Value::from("Echo: a"));
     assert_eq!(ok(&outs[1]), &Value::from("The sum of 1.5 and 2 is 3.5."));

@@ -11,6 +11,7 @@
 mod common;
 
 use fexpr::syntax::{parse, parse_with_ruff, BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};
+use fexpr::Input;
 use fexpr::{Limits, Span, Value};
 use num_bigint::BigInt;
 use proptest::prelude::*;
@@ -269,7 +270,7 @@ proptest! {
             format!("[{}]", calls.join(", "))
         };
         // `common::execute` runs both ways and asserts equal outputs.
-        let outputs = common::execute(&manager, &text);
+        let outputs = common::run_expr(&manager, &text);
         prop_assert_eq!(outputs.len(), calls.len(), "{}", text);
         for out in &outputs {
             prop_assert!(out.output.is_some() != out.error.is_some(), "{:?}", out);
@@ -286,8 +287,8 @@ proptest! {
     fn a_call_alone_and_in_a_list_agree(call in demo_call(), other in demo_call()) {
         let manager = fexpr::demo::manager();
         let rt = common::runtime();
-        let alone = rt.block_on(manager.execute(&call));
-        let listed = rt.block_on(manager.execute(&format!("[{call}, {other}]")));
+        let alone = rt.block_on(async { manager.run(Input::expr(&call)).await.outputs });
+        let listed = rt.block_on(async { manager.run(Input::expr(format!("[{call}, {other}]"))).await.outputs });
         prop_assert_eq!(alone.len(), 1);
         prop_assert_eq!(listed.len(), 2);
         let (a, b) = (&alone[0], &listed[0]);
@@ -424,7 +425,7 @@ proptest! {
     fn no_text_panics(text in prop_oneof![fragments(), any::<String>()]) {
         let _ = parse(&text, &Limits::default());
         let manager = fexpr::demo::manager();
-        let outputs = common::runtime().block_on(manager.execute(&text));
+        let outputs = common::runtime().block_on(async { manager.run(Input::expr(&text)).await.outputs });
         for out in &outputs {
             prop_assert!(out.output.is_some() != out.error.is_some(), "{:?}", out);
         }
@@ -438,7 +439,7 @@ proptest! {
         let _ = fexpr::wire::decode::<Vec<fexpr::eval::ToolRequest>>(&bytes);
         let _ = fexpr::wire::decode::<Value>(&bytes);
         let manager = fexpr::demo::manager();
-        let _ = common::runtime().block_on(manager.execute(&text));
+        let _ = common::runtime().block_on(async { manager.run(Input::expr(text.as_ref())).await.outputs });
     }
 }
 
@@ -478,7 +479,7 @@ proptest! {
     }
 }
 
-// --- The JSON door (`fexpr::json_input`, `ToolManager::execute_json_text`) ---
+// --- The JSON door (`fexpr::json_input`, `Input::json`) ---
 
 /// A `Function` in JSON form for the demo tools (or an unknown one), and the same call as an
 /// expression (`Function::to_expr`: values as Python literals).
@@ -589,13 +590,13 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     /// A `Function` in JSON runs exactly like the call written as an expression, natively and
-    /// (through `common::execute_json_text`) sandboxed alike: same value, same parsed call,
+    /// (through `common::run_json`) sandboxed alike: same value, same parsed call,
     /// same error.
     #[test]
     fn json_forms_run_like_their_expression((json, expr) in json_function()) {
         let manager = fexpr::demo::manager();
-        let from_json = common::execute_json_text(&manager, &json);
-        let from_expr = common::runtime().block_on(manager.execute(&expr));
+        let from_json = common::run_json(&manager, &json);
+        let from_expr = common::runtime().block_on(async { manager.run(Input::expr(&expr)).await.outputs });
         prop_assert_eq!(from_json.len(), 1);
         prop_assert_eq!(from_expr.len(), 1);
         let (a, b) = (&from_json[0], &from_expr[0]);
@@ -636,7 +637,7 @@ proptest! {
             }
         }
         let manager = fexpr::demo::manager();
-        let outputs = common::runtime().block_on(manager.execute_json_text(&text));
+        let outputs = common::runtime().block_on(async { manager.run(Input::json(&text)).await.outputs });
         prop_assert!(!outputs.is_empty());
         for out in &outputs {
             prop_assert!(out.output.is_some() != out.error.is_some(), "{:?}", out);

@@ -7,11 +7,19 @@
 mod common;
 
 use fexpr::sandbox::{Allocation, ModuleCache, Sandbox, SandboxConfig};
+use fexpr::Input;
 use fexpr::{ErrorKind, FunctionOutput, FunctionTool, Limits, ToolManager, Value};
 use std::time::{Duration, Instant};
 
 fn sandboxed(manager: &ToolManager, text: &str, limits: &Limits) -> Vec<FunctionOutput> {
-    common::runtime().block_on(manager.execute_via_sandbox_with(text, limits))
+    common::runtime().block_on(async {
+        manager
+            .run(Input::expr(text))
+            .limits(limits.clone())
+            .sandboxed()
+            .await
+            .outputs
+    })
 }
 
 fn one_sandboxed(manager: &ToolManager, text: &str, limits: &Limits) -> FunctionOutput {
@@ -64,11 +72,11 @@ fn bombs_end_in_structured_errors_in_both_modes_with_the_host_small() {
     ];
     // The first sandboxed evaluation compiles the guest (slow in a debug build when the
     // module cache is cold); that is not what the time bound below is about.
-    common::execute(&manager, "add(a=1, b=2)");
+    common::run_expr(&manager, "add(a=1, b=2)");
     for bomb in &bombs {
         let started = Instant::now();
         // Native and sandboxed outputs are asserted equal by `common::execute`.
-        let outputs = common::execute(&manager, bomb);
+        let outputs = common::run_expr(&manager, bomb);
         assert_eq!(outputs.len(), 1);
         expect_error(&outputs[0], ErrorKind::Limit, &["limit exceeded"]);
         assert!(
@@ -126,7 +134,14 @@ fn the_deadline_returns_on_time_while_a_sync_tool_runs() {
     let rt = common::runtime();
     let timed = |limits: Limits| {
         let started = Instant::now();
-        let mut outputs = rt.block_on(manager.execute_via_sandbox_with("spin(ms=700)", &limits));
+        let mut outputs = rt.block_on(async {
+            manager
+                .run(Input::expr("spin(ms=700)"))
+                .limits(limits.clone())
+                .sandboxed()
+                .await
+                .outputs
+        });
         (outputs.remove(0), started.elapsed())
     };
     let (out, took) = timed(Limits::default().deadline(Duration::from_millis(50)));
@@ -143,7 +158,8 @@ fn the_deadline_returns_on_time_while_a_sync_tool_runs() {
 fn the_memory_cap_stops_a_legal_but_large_evaluation() {
     let manager = fexpr::demo::manager();
     let text = "search(query='a' * 1000000)";
-    let natively = common::runtime().block_on(manager.execute(text));
+    let natively =
+        common::runtime().block_on(async { manager.run(Input::expr(text)).await.outputs });
     assert!(natively[0].error.is_none(), "{}", natively[0]);
     let limits = Limits::default().memory_bytes(4 << 20);
     let out = one_sandboxed(&manager, text, &limits);
@@ -195,7 +211,7 @@ fn an_impossible_memory_cap_is_refused_with_the_minimum() {
 #[test]
 fn output_size_is_bounded_the_same_way_in_both_modes() {
     let manager = fexpr::demo::manager().limits(Limits::default().max_output_bytes(10_000));
-    let outputs = common::execute(&manager, "search(query='a' * 100000)");
+    let outputs = common::run_expr(&manager, "search(query='a' * 100000)");
     expect_error(&outputs[0], ErrorKind::Limit, &["max_output_bytes"]);
 }
 
@@ -303,7 +319,14 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
     ];
     for (text, limits, word) in cases {
         for manager in [&pooled, &on_demand] {
-            let out = rt.block_on(manager.execute_via_sandbox_with(text, limits));
+            let out = rt.block_on(async {
+                manager
+                    .run(Input::expr(text))
+                    .limits(limits.clone())
+                    .sandboxed()
+                    .await
+                    .outputs
+            });
             expect_error(&out[0], ErrorKind::Limit, &[word]);
         }
     }

@@ -3,7 +3,9 @@
 //! are compile-time checks: the file does not build if one of them stops being `Send`.
 
 use fexpr::call::{Function, FunctionExpression};
-use fexpr::{Session, ToolManager, Value};
+use fexpr::repair::RepairOptions;
+use fexpr::{Input, Session, ToolManager, Value};
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 fn assert_send<T: Send + 'static>(_: T) {}
@@ -21,52 +23,64 @@ fn the_manager_is_shared_across_threads() {
 #[test]
 fn native_futures_are_send() {
     let m = manager();
-    assert_send(async move { m.execute_func_expr("add(a=1, b=2)").await });
-    let m = manager();
-    assert_send(async move { m.execute("[add(a=1, b=2)]").await });
-    let m = manager();
-    assert_send(async move { m.execute_in(Session::default(), "add(a=1, b=2)").await });
-    let m = manager();
-    assert_send(async move {
-        m.execute_func_expr_in(Session::default(), "add(a=1, b=2)")
-            .await
-    });
-    let m = manager();
+    assert_send(m.run("Sure: add(a=1, b=2)").into_future());
+    assert_send(m.run(Input::expr("[add(a=1, b=2)]")).into_future());
+    assert_send(
+        m.run(Input::expr("add(a=1, b=2)"))
+            .session(Session::default())
+            .limits(fexpr::Limits::default())
+            .repair(RepairOptions::strict())
+            .into_future(),
+    );
+    assert_send(m.run(Input::json(r#"{"name": "add"}"#)).into_future());
+    assert_send(
+        m.run(Input::openai(serde_json::json!({"name": "add"})))
+            .into_future(),
+    );
+    assert_send(m.run(Input::anthropic(serde_json::json!([]))).into_future());
     let exprs = vec![FunctionExpression::new("add(a=1, b=2)")];
-    assert_send(async move { m.execute_func_exprs(&exprs).await });
-    let m = manager();
+    assert_send(m.run(Input::func_exprs(exprs.clone())).into_future());
     let func = Function {
         name: "add".into(),
         args: vec![Value::Int(1), Value::Int(2)],
         kwargs: Default::default(),
     };
+    assert_send(m.run(Input::function(func.clone())).into_future());
+    let m = manager();
+    assert_send(async move { m.execute_func_expr("add(a=1, b=2)").await });
+    let m = manager();
+    assert_send(async move { m.execute_func_exprs(&exprs).await });
+    let m = manager();
     assert_send(async move { m.execute_func(func).await });
-    let m = manager();
-    assert_send(async move { m.execute_json_text(r#"{"name": "add"}"#).await });
-    let m = manager();
-    let json = serde_json::json!({"name": "add"});
-    assert_send(async move { m.execute_json(&json).await });
-    let m = manager();
-    assert_send(async move { m.execute_model_output("Sure: add(a=1, b=2)").await });
 }
 
 #[cfg(feature = "sandbox")]
 #[test]
 fn sandboxed_futures_are_send() {
     let m = manager();
-    assert_send(async move { m.execute_via_sandbox("add(a=1, b=2)").await });
+    assert_send(
+        m.run(Input::expr("add(a=1, b=2)"))
+            .sandboxed()
+            .into_future(),
+    );
+    assert_send(m.run("add(a=1, b=2)").sandboxed().into_future());
+    assert_send(
+        m.run(Input::json(r#"{"name": "add"}"#))
+            .sandboxed()
+            .into_future(),
+    );
     let m = manager();
     assert_send(async move { m.execute_func_expr_via_sandbox("add(a=1, b=2)").await });
     let m = manager();
     let exprs = vec![FunctionExpression::new("add(a=1, b=2)")];
     assert_send(async move { m.execute_func_exprs_via_sandbox(&exprs).await });
     let m = manager();
-    assert_send(async move { m.execute_json_text_via_sandbox(r#"{"name": "add"}"#).await });
-    let m = manager();
-    assert_send(async move {
-        m.execute_model_output_via_sandbox("add(a=1, b=2)", &Default::default())
-            .await
-    });
+    let func = Function {
+        name: "add".into(),
+        args: vec![Value::Int(1), Value::Int(2)],
+        kwargs: Default::default(),
+    };
+    assert_send(async move { m.execute_func_via_sandbox(func).await });
 }
 
 #[cfg(feature = "mcp")]
@@ -98,10 +112,7 @@ async fn spawned_requests_run_on_a_shared_manager() {
         let m = m.clone();
         async move { m.execute_func_expr("add(a=1, b=2)").await }
     });
-    let raw = tokio::spawn({
-        let m = m.clone();
-        async move { m.execute_model_output("Sure: add(a=2, b=3)").await }
-    });
+    let raw = tokio::spawn(m.run("Sure: add(a=2, b=3)").into_future());
     assert_eq!(native.await.expect("joins").output, Some(Value::Int(3)));
     let raw = raw.await.expect("joins");
     assert_eq!(raw.outputs[0].output, Some(Value::Int(5)));

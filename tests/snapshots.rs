@@ -18,9 +18,11 @@
 
 use fexpr::diagnostic::Diagnostic;
 use fexpr::repair::RepairOptions;
+use fexpr::Input;
 use fexpr::{FunctionOutput, Limits, ToolManager};
 use serde_json::Value as Json;
 use std::fmt::Write;
+use std::future::IntoFuture;
 
 /// One case's header: its name and its source (clipped).
 fn header(out: &mut String, name: &str, source: &str) {
@@ -147,9 +149,15 @@ fn run(manager: &ToolManager, form: Option<&str>, text: &str) -> Vec<FunctionOut
         .expect("a tokio runtime");
     rt.block_on(async {
         match form {
-            None => manager.execute(text).await,
-            Some("json") => manager.execute_json_text(text).await,
-            Some("model_output") => manager.execute_model_output(text).await.outputs,
+            None => async { manager.run(Input::expr(text)).await.outputs }.await,
+            Some("json") => async { manager.run(Input::json(text)).await.outputs }.await,
+            Some("model_output") => {
+                manager
+                    .run(Input::model_output(text))
+                    .into_future()
+                    .await
+                    .outputs
+            }
             Some(other) => panic!("unknown form {other}"),
         }
     })

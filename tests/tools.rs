@@ -6,6 +6,7 @@ mod common;
 
 use fexpr::pool::{EnvPool, Environment};
 use fexpr::tool::{Component, ToolError, ToolFeatures};
+use fexpr::Input;
 use fexpr::{
     CallContext, ErrorKind, EventKind, FunctionOutput, FunctionTool, Session, Tool, ToolEvent,
     ToolManager, ToolOutput, Value,
@@ -16,7 +17,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn run(manager: &ToolManager, session: Session, text: &str) -> Vec<FunctionOutput> {
-    common::runtime().block_on(manager.execute_in(session, text))
+    common::runtime().block_on(async {
+        manager
+            .run(Input::expr(text))
+            .session(session)
+            .await
+            .outputs
+    })
 }
 
 fn one(manager: &ToolManager, text: &str) -> FunctionOutput {
@@ -27,7 +34,14 @@ fn one(manager: &ToolManager, text: &str) -> FunctionOutput {
 
 #[cfg(feature = "sandbox")]
 fn sandboxed(manager: &ToolManager, session: Session, text: &str) -> Vec<FunctionOutput> {
-    common::runtime().block_on(manager.execute_via_sandbox_in(session, text))
+    common::runtime().block_on(async {
+        manager
+            .run(Input::expr(text))
+            .session(session)
+            .sandboxed()
+            .await
+            .outputs
+    })
 }
 
 /// Every definition format of every tool, as one text.
@@ -266,7 +280,7 @@ fn injected_values_reach_the_tool_and_never_the_schema() {
     let state = Arc::new(AgentState {
         messages: Mutex::new(vec![]),
     });
-    let session = Session::new().tool_call_id("call_42").state(state.clone());
+    let session = Session::new().state(state.clone());
     let outs = run(
         &manager,
         session,
@@ -274,12 +288,15 @@ fn injected_values_reach_the_tool_and_never_the_schema() {
     );
     assert_eq!(outs[0].output, Some(Value::Str("Paris: 21 °C".into())));
     // Sync tools run concurrently on the blocking pool: the messages come in either order.
+    // Each tool sees the call id of its own call, the one its output carries.
     let mut messages = state.messages.lock().unwrap().clone();
     messages.sort();
-    assert_eq!(
-        messages,
-        vec!["[call_42] Oslo: 21 °C", "[call_42] Paris: 21 °C"]
-    );
+    let mut expected = vec![
+        format!("[{}] Paris: 21 °C", outs[0].call_id),
+        format!("[{}] Oslo: 21 °C", outs[1].call_id),
+    ];
+    expected.sort();
+    assert_eq!(messages, expected);
     // Without a state the tool says what it lacks, readably.
     let out = one(&manager, "get_weather(city='Rome')");
     let e = out.error.unwrap();
@@ -297,12 +314,17 @@ fn injected_values_reach_the_tool_and_never_the_schema() {
                 .push((ctx.tool_call_id().to_string(), ctx.index()));
         },
     ));
-    run(&manager, Session::new(), "[whoami(), whoami()]");
-    run(&manager, Session::new(), "whoami()");
+    let outs = run(&manager, Session::new(), "[whoami(), whoami()]");
+    let again = run(&manager, Session::new(), "whoami()");
     let ids = ids.lock().unwrap().clone();
     assert_eq!(ids.len(), 3);
-    assert_eq!(ids[0].0, ids[1].0);
-    assert_ne!(ids[0].0, ids[2].0);
+    // Each top-level call has its own id, the one its output carries.
+    let mut seen: Vec<&str> = ids.iter().map(|(id, _)| id.as_str()).collect();
+    seen.sort();
+    let mut given = vec![&outs[0].call_id, &outs[1].call_id, &again[0].call_id];
+    given.sort();
+    assert_eq!(seen, given);
+    assert_ne!(outs[0].call_id, outs[1].call_id);
     let mut indexes = vec![ids[0].1, ids[1].1];
     indexes.sort();
     assert_eq!(indexes, vec![0, 1]);
@@ -327,7 +349,8 @@ fn an_expression_cannot_set_an_injected_value() {
         );
     }
     let json = serde_json::json!({"name": "get_weather", "kwargs": {"city": "Paris", "tool_call_id": "x"}});
-    let outs = common::runtime().block_on(manager.execute_json(&json));
+    let outs = common::runtime()
+        .block_on(async { manager.run(Input::openai(json.clone())).await.outputs });
     assert_eq!(
         outs[0].error.as_ref().map(|e| e.kind),
         Some(ErrorKind::Arguments)
@@ -343,12 +366,12 @@ fn injection_works_through_the_sandbox() {
     let state = Arc::new(AgentState {
         messages: Mutex::new(vec![]),
     });
-    let session = Session::new().tool_call_id("call_7").state(state.clone());
+    let session = Session::new().state(state.clone());
     let outs = sandboxed(&manager, session, "get_weather(city='Lima')");
     assert_eq!(outs[0].output, Some(Value::Str("Lima: 21 °C".into())));
     assert_eq!(
         *state.messages.lock().unwrap(),
-        vec!["[call_7] Lima: 21 °C"]
+        vec![format!("[{}] Lima: 21 °C", outs[0].call_id)]
     );
     let outs = sandboxed(
         &manager,
@@ -433,9 +456,23 @@ fn a_pool_never_gives_one_environment_to_two_ids() {
             let text = format!(
                 "[scratch_set(key='who', value='{id}'), scratch_set(key='n', value='{i}')]"
             );
-            let outs = manager.execute_in(session.clone(), &text).await;
+            let outs = async {
+                manager
+                    .run(Input::expr(&text))
+                    .session(session.clone())
+                    .await
+                    .outputs
+            }
+            .await;
             max_held.fetch_max(pool.held_ids().len(), Ordering::Relaxed);
-            let again = manager.execute_in(session, "scratch_get(key='who')").await;
+            let again = async {
+                manager
+                    .run(Input::expr("scratch_get(key='who')"))
+                    .session(session)
+                    .await
+                    .outputs
+            }
+            .await;
             assert!(pool.release(&id).await);
             (outs, again)
         }
@@ -503,11 +540,22 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
         EnvPool::new("scratchpad", 1, Scratchpad::default).timeout(Duration::from_millis(50));
     let manager = scratchpad_manager(pool.clone(), Arc::new(AtomicUsize::new(0)));
     let rt = common::runtime();
-    let a =
-        rt.block_on(manager.execute_in(Session::new().id("a"), "scratch_set(key='k', value='v')"));
+    let a = rt.block_on(async {
+        manager
+            .run(Input::expr("scratch_set(key='k', value='v')"))
+            .session(Session::new().id("a"))
+            .await
+            .outputs
+    });
     assert!(a[0].error.is_none());
     let started = Instant::now();
-    let b = rt.block_on(manager.execute_in(Session::new().id("b"), "scratch_get(key='k')"));
+    let b = rt.block_on(async {
+        manager
+            .run(Input::expr("scratch_get(key='k')"))
+            .session(Session::new().id("b"))
+            .await
+            .outputs
+    });
     assert!(started.elapsed() >= Duration::from_millis(50));
     let e = b[0].error.clone().unwrap();
     assert_eq!(e.kind, ErrorKind::Limit);
@@ -519,10 +567,22 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
     assert!(e.message.contains("waited 50 ms"), "{e}");
     // After `a` is released, `b` gets the environment, reset.
     assert!(rt.block_on(pool.release("a")));
-    let b = rt.block_on(manager.execute_in(Session::new().id("b"), "scratch_get(key='k')"));
+    let b = rt.block_on(async {
+        manager
+            .run(Input::expr("scratch_get(key='k')"))
+            .session(Session::new().id("b"))
+            .await
+            .outputs
+    });
     assert_eq!(b[0].output, Some(Value::None));
     // No session id: a readable error.
-    let none = rt.block_on(manager.execute_in(Session::new(), "scratch_get(key='k')"));
+    let none = rt.block_on(async {
+        manager
+            .run(Input::expr("scratch_get(key='k')"))
+            .session(Session::new())
+            .await
+            .outputs
+    });
     assert!(none[0]
         .error
         .as_ref()
@@ -579,14 +639,29 @@ fn with_events(
     text: &str,
     sandbox: bool,
 ) -> (Vec<FunctionOutput>, Vec<ToolEvent>) {
-    let (session, mut events) = Session::new().tool_call_id("call_s").events(4);
+    let (session, mut events) = Session::new().events(4);
     common::runtime().block_on(async {
         let run = async move {
             if sandbox {
                 #[cfg(feature = "sandbox")]
-                return manager.execute_via_sandbox_in(session, text).await;
+                return async {
+                    manager
+                        .run(Input::expr(text))
+                        .session(session)
+                        .sandboxed()
+                        .await
+                        .outputs
+                }
+                .await;
             }
-            manager.execute_in(session, text).await
+            async {
+                manager
+                    .run(Input::expr(text))
+                    .session(session)
+                    .await
+                    .outputs
+            }
+            .await
         };
         let collect = async {
             let mut all = Vec::new();
@@ -646,7 +721,7 @@ fn a_call_streams_status_partials_and_its_final_output() {
     // Events of one call share its index; every call has its own.
     let mut by_index: HashMap<u32, &str> = HashMap::new();
     for e in &events {
-        assert_eq!(&*e.tool_call_id, "call_s");
+        assert!(outs.iter().any(|o| *o.call_id == *e.tool_call_id), "{e:?}");
         assert_eq!(*by_index.entry(e.index).or_insert(&e.tool), &*e.tool);
     }
     assert_eq!(by_index.len(), 3);
@@ -901,11 +976,19 @@ fn whoami(ran: Arc<AtomicU32>) -> FunctionTool {
 fn alice_and_bob(manager: &ToolManager) -> [Vec<Result<Value, String>>; 2] {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
+        .enable_all()
         .build()
         .unwrap();
     let calls = (0..40).map(|i| {
         let who = ["alice", "bob"][i % 2];
-        manager.execute_in(Session::new().id(who), "whoami()")
+        async move {
+            let session = Session::new().id(who);
+            manager
+                .run(Input::expr("whoami()"))
+                .session(session)
+                .await
+                .outputs
+        }
     });
     let outs = rt.block_on(futures_util::future::join_all(calls));
     let mut by_session = [Vec::new(), Vec::new()];

@@ -2,6 +2,7 @@
 //! structured error, and nothing panics.
 #![no_main]
 
+use fexpr::Input;
 use libfuzzer_sys::fuzz_target;
 
 thread_local! {
@@ -15,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let outputs = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(m.execute(text))));
+    let outputs = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(async { m.run(Input::expr(text)).await.outputs })));
     for out in &outputs {
         assert!(
             out.output.is_some() != out.error.is_some(),

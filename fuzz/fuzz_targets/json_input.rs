@@ -1,10 +1,11 @@
 //! Any text through the JSON door: `fexpr::json_input::read` never panics, its spans lie inside
 //! the text on character boundaries, and a document it accepts is within the limits;
-//! `ToolManager::execute_json_text` (demo toolset, natively) gives every item an output or a
+//! `Input::json` run (demo toolset, natively) gives every item an output or a
 //! structured error; and when every item is a valid call form, running the JSON gives the same
 //! values and error kinds as running the equivalent expression (the units printed as Python).
 #![no_main]
 
+use fexpr::Input;
 use fexpr::syntax::{Expr, ExprKind};
 use fexpr::Limits;
 use libfuzzer_sys::fuzz_target;
@@ -77,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let outputs = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(m.execute_json_text(text))));
+    let outputs = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(async { m.run(Input::json(text)).await.outputs })));
     assert!(!outputs.is_empty(), "{text:?}");
     for out in &outputs {
         assert!(
@@ -112,7 +113,7 @@ fuzz_target!(|data: &[u8]| {
         printed.push(text);
     }
     let source = format!("[{}]", printed.join(", "));
-    let expected = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(m.execute(&source))));
+    let expected = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(async { m.run(Input::expr(&source)).await.outputs })));
     if expected.len() != outputs.len() {
         return; // a list of one non-call unit: the expression is that list
     }

@@ -370,10 +370,11 @@ fn complete(
             None => Outputs::Many(Vec::new()),
         },
         (None, Shape::Many) => Outputs::Many(failed.into_iter().map(|(_, o)| o).collect()),
-        (None, Shape::Run) => Outputs::Run(fexpr::check::Executed {
-            outputs: failed.into_iter().map(|(_, o)| o).collect(),
-            ignored: Vec::new(),
-        }),
+        (None, Shape::Run) => {
+            let mut response = fexpr::Response::default();
+            response.outputs = failed.into_iter().map(|(_, o)| o).collect();
+            Outputs::Run(response)
+        }
     }
 }
 

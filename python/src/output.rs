@@ -534,7 +534,7 @@ pub struct Executed {
 impl Executed {
     pub fn new(
         py: Python<'_>,
-        run: fexpr::check::Executed,
+        run: fexpr::Response,
         state: Option<&RequestState>,
         records: &Arc<Records>,
     ) -> PyResult<Executed> {

@@ -2,9 +2,9 @@
 //! ([`Call`]) and how the [`fexpr::ToolManager`] runs it. The rest of the binding builds a
 //! `Call` and hands back the [`Outputs`].
 
-use fexpr::check::{Checked, Executed};
+use fexpr::check::Checked;
 use fexpr::repair::RepairOptions;
-use fexpr::{Error, Function, FunctionExpression, FunctionOutput, ToolManager};
+use fexpr::{Error, Function, FunctionExpression, FunctionOutput, Input, Response, ToolManager};
 
 /// What to run.
 pub enum Call {
@@ -34,45 +34,48 @@ pub enum Call {
 pub enum Outputs {
     One(Box<FunctionOutput>),
     Many(Vec<FunctionOutput>),
-    Run(Executed),
+    Run(Response),
 }
 
-/// Run `call` with `manager`. The future is not `Send` (the engine's native futures are not
-/// yet): callers poll it where it is created. Each engine future is boxed: they are a few KiB,
-/// and this one is moved into the executor.
+/// Run `call` with `manager`: one [`fexpr::Request`] per call. Each engine future is boxed:
+/// they are a few KiB, and this one is moved into the executor.
 pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
-    match call {
-        Call::Func(func) => Outputs::One(Box::new(Box::pin(manager.execute_func(func)).await)),
-        Call::FuncExpr { text, sandboxed } => Outputs::One(Box::new(if sandboxed {
-            Box::pin(manager.execute_func_expr_via_sandbox(&text)).await
-        } else {
-            Box::pin(manager.execute_func_expr(&text)).await
-        })),
-        Call::FuncExprs { exprs, sandboxed } => Outputs::Many(if sandboxed {
-            Box::pin(manager.execute_func_exprs_via_sandbox(&exprs)).await
-        } else {
-            Box::pin(manager.execute_func_exprs(&exprs)).await
-        }),
-        Call::Expr { text, sandboxed } => Outputs::Many(if sandboxed {
-            Box::pin(manager.execute_via_sandbox(&text)).await
-        } else {
-            Box::pin(manager.execute(&text)).await
-        }),
-        Call::Json { text, sandboxed } => Outputs::Many(if sandboxed {
-            Box::pin(manager.execute_json_text_via_sandbox(&text)).await
-        } else {
-            Box::pin(manager.execute_json_text(&text)).await
-        }),
+    let (input, sandboxed) = match call {
+        Call::Func(func) => {
+            return Outputs::One(Box::new(Box::pin(manager.execute_func(func)).await))
+        }
+        Call::FuncExpr { text, sandboxed } => {
+            return Outputs::One(Box::new(if sandboxed {
+                Box::pin(manager.execute_func_expr_via_sandbox(&text)).await
+            } else {
+                Box::pin(manager.execute_func_expr(&text)).await
+            }))
+        }
+        Call::FuncExprs { exprs, sandboxed } => {
+            return Outputs::Many(if sandboxed {
+                Box::pin(manager.execute_func_exprs_via_sandbox(&exprs)).await
+            } else {
+                Box::pin(manager.execute_func_exprs(&exprs)).await
+            })
+        }
+        Call::Expr { text, sandboxed } => (manager.run(Input::expr(text)), sandboxed),
+        Call::Json { text, sandboxed } => (manager.run(Input::json(text)), sandboxed),
         Call::ModelOutput {
             text,
             repairs,
             sandboxed,
-        } => Outputs::Run(if sandboxed {
-            Box::pin(manager.execute_model_output_via_sandbox(&text, &repairs)).await
-        } else {
-            Box::pin(manager.execute_model_output_with(&text, &repairs)).await
-        }),
-    }
+        } => {
+            let request = manager.run(Input::model_output(text)).repair(repairs);
+            let request = if sandboxed {
+                request.sandboxed()
+            } else {
+                request
+            };
+            return Outputs::Run(request.await);
+        }
+    };
+    let request = if sandboxed { input.sandboxed() } else { input };
+    Outputs::Many(request.await.outputs)
 }
 
 /// Parse one call expression and evaluate its arguments without running anything.
@@ -82,5 +85,8 @@ pub fn parse_func_expr(manager: &ToolManager, text: &str) -> Result<Function, Er
 
 /// Check the calls in a model's raw output against the tools, without running them.
 pub fn check_model_output(manager: &ToolManager, text: &str, repairs: &RepairOptions) -> Checked {
-    manager.check_model_output_with(text, repairs)
+    manager
+        .run(Input::model_output(text))
+        .repair(*repairs)
+        .check()
 }

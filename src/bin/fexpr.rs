@@ -38,7 +38,8 @@ use fexpr::check::{Checked, Verdict};
 use fexpr::diagnostic::Diagnostic;
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
-use fexpr::{Error, ErrorKind, FunctionOutput, LimitKind, Span, ToolManager};
+use fexpr::{Error, ErrorKind, FunctionOutput, Input, LimitKind, Span, ToolManager};
+use std::future::IntoFuture;
 use std::io::{BufWriter, IsTerminal, Read, Stderr, StdoutLock, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -644,11 +645,10 @@ fn exec(
             Ok(text) => {
                 // Not trimmed: the size limit counts every byte given, and spans index the
                 // text as given.
-                let run = if sandbox {
-                    runtime.block_on(manager.execute_model_output_via_sandbox(&text, &options))
-                } else {
-                    runtime.block_on(manager.execute_model_output_with(&text, &options))
-                };
+                let request = manager
+                    .run(Input::model_output(text.as_str()))
+                    .repair(options);
+                let run = runtime.block_on(in_sandbox(request, sandbox).into_future());
                 (text, run.outputs, run.ignored)
             }
             Err(e) => (
@@ -699,11 +699,21 @@ fn exec(
 /// expression (a call or a list of calls). With `sandbox`, evaluated in the wasm guest.
 async fn run_expression(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
     // Not trimmed: the size limit counts every byte given, and spans index the text as given.
-    match (fexpr::json_input::looks_like_json(text), sandbox) {
-        (true, true) => manager.execute_json_text_via_sandbox(text).await,
-        (true, false) => manager.execute_json_text(text).await,
-        (false, true) => manager.execute_via_sandbox(text).await,
-        (false, false) => manager.execute(text).await,
+    let input = if fexpr::json_input::looks_like_json(text) {
+        Input::json(text)
+    } else {
+        Input::expr(text)
+    };
+    let request = manager.run(input).repair(repair_options(true));
+    in_sandbox(request, sandbox).await.outputs
+}
+
+/// `request`, evaluated in the sandbox when `sandbox` is set.
+fn in_sandbox(request: fexpr::Request, sandbox: bool) -> fexpr::Request {
+    if sandbox {
+        request.sandboxed()
+    } else {
+        request.native()
     }
 }
 

@@ -3,11 +3,12 @@
 //! them exactly as the native path does.
 
 use super::{HostCalls, Sandbox, SandboxConfig};
-use crate::call::{FunctionExpression, FunctionOutput};
-use crate::error::{clip, Error, ErrorKind, LimitKind};
+use crate::call::{Function, FunctionExpression, FunctionOutput};
+use crate::error::{Error, ErrorKind, LimitKind};
 use crate::eval::{Dispatch, ToolRequest};
 use crate::limits::Limits;
-use crate::manager::{single_output, NativeDispatch, Scope, ToolManager};
+use crate::manager::{NativeDispatch, Scope, ToolManager};
+use crate::request::Input;
 use crate::session::Session;
 use crate::value::Value;
 use crate::wire::{self, GuestResponse, SourceForm};
@@ -52,25 +53,26 @@ impl ToolManager {
     /// Evaluate in `sandbox` (for instance one with its own [`SandboxConfig`]) instead of the
     /// process-wide default one.
     pub fn sandbox(mut self, sandbox: Sandbox) -> ToolManager {
-        self.sandboxed.sandbox = Some(sandbox);
+        Arc::make_mut(&mut self.inner).sandboxed.sandbox = Some(sandbox);
         self
     }
 
     /// The sandbox this manager evaluates in: its own, or the process-wide default, built on
     /// first use (compiling the guest, or loading it from the disk cache).
     pub fn get_sandbox(&self) -> Result<Sandbox, Error> {
-        match &self.sandboxed.sandbox {
+        match &self.inner.sandboxed.sandbox {
             Some(sandbox) => Ok(sandbox.clone()),
             None => shared_sandbox(),
         }
     }
 
     fn prepared(&self) -> Arc<Prepared> {
-        self.sandboxed
+        self.inner
+            .sandboxed
             .prepared
             .get_or_init(|| {
                 let mut host = self.clone();
-                host.sandboxed.reset();
+                Arc::make_mut(&mut host.inner).sandboxed.reset();
                 Arc::new(Prepared {
                     host: Arc::new(host),
                     context: wire::encode_context(self.get_context()),
@@ -79,62 +81,25 @@ impl ToolManager {
             .clone()
     }
 
-    /// [`execute`](ToolManager::execute) inside the sandbox: the text is parsed and
-    /// evaluated in a fresh guest instance within the manager's [`Limits`]; tool calls run on
-    /// the host. The outputs are those of the native path, each with the evaluation's
-    /// [`Receipt`](crate::call::Receipt).
-    ///
-    /// ```
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Runtime::new().unwrap();
-    /// let outputs = rt.block_on(manager.execute_via_sandbox("[add(a=2, b=3), multiply(a=2, b=x)]"));
-    /// assert_eq!(outputs[0].output, Some(fexpr::Value::Int(5)));
-    /// assert_eq!(outputs[1].output, Some(fexpr::Value::Int(4)));
-    /// assert_eq!(outputs[0].receipt.as_ref().unwrap().host_calls, 1);
-    /// ```
-    pub async fn execute_via_sandbox(&self, text: &str) -> Vec<FunctionOutput> {
-        self.execute_via_sandbox_with(text, self.get_limits()).await
-    }
-
-    /// [`execute_via_sandbox`](ToolManager::execute_via_sandbox) with other limits for this
-    /// call (fuel, deadline, memory, host calls, output size, and the evaluator's limits).
-    ///
-    /// ```
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Runtime::new().unwrap();
-    /// let tight = fexpr::Limits::default().fuel(1_000);
-    /// let outputs = rt.block_on(manager.execute_via_sandbox_with("add(a=2, b=3)", &tight));
-    /// assert_eq!(outputs[0].error.as_ref().unwrap().kind, fexpr::ErrorKind::Limit);
-    /// ```
-    pub async fn execute_via_sandbox_with(
-        &self,
-        text: &str,
-        limits: &Limits,
-    ) -> Vec<FunctionOutput> {
-        self.run_sandboxed(Session::default(), text, SourceForm::Expression, limits)
-            .await
-    }
-
-    /// [`execute_via_sandbox`](ToolManager::execute_via_sandbox) for `session` (see
-    /// [`execute_in`](ToolManager::execute_in)): the host runs the guest's tool calls with
-    /// the session's id, state, availability and events.
-    pub async fn execute_via_sandbox_in(
+    /// Evaluate `text` (JSON in fexpr's forms with `json`, else an expression) in a fresh
+    /// guest instance within `limits`, the guest's
+    /// tool calls running on the host with `session`; `id` is the call id of the text's one
+    /// top-level call, when known. Every output carries the evaluation's receipt.
+    pub(crate) async fn run_sandboxed(
         &self,
         session: Session,
         text: &str,
-    ) -> Vec<FunctionOutput> {
-        self.run_sandboxed(session, text, SourceForm::Expression, self.get_limits())
-            .await
-    }
-
-    async fn run_sandboxed(
-        &self,
-        session: Session,
-        text: &str,
-        form: SourceForm,
+        json: bool,
         limits: &Limits,
+        id: Option<String>,
     ) -> Vec<FunctionOutput> {
-        let failed = |error: Error| vec![FunctionOutput::failed(clip(text, 60), text, error)];
+        let form = if json {
+            SourceForm::Json
+        } else {
+            SourceForm::Expression
+        };
+        let scope = Arc::new(Scope::new(session, limits, id));
+        let failed = |error: Error| vec![scope.failed(text, error)];
         if let Err(error) = limits.check() {
             return failed(error);
         }
@@ -151,7 +116,6 @@ impl ToolManager {
             Ok(request) => request,
             Err(error) => return failed(error),
         };
-        let scope = Arc::new(Scope::new(session, limits));
         let host = Arc::new(HostSide {
             manager: prepared.host.clone(),
             max_calls: limits.max_calls,
@@ -197,8 +161,23 @@ impl ToolManager {
         outputs
     }
 
+    /// [`execute_func`](ToolManager::execute_func) inside the sandbox: the call's JSON form
+    /// is evaluated in a fresh guest instance: `run(Input::function(func)).sandboxed()`.
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let func = fexpr::Function::from_json(&serde_json::json!({"name": "add", "args": [2, 3]})).unwrap();
+    /// let out = rt.block_on(manager.execute_func_via_sandbox(func));
+    /// assert_eq!(out.output, Some(fexpr::Value::Int(5)));
+    /// assert!(out.receipt.is_some());
+    /// ```
+    pub async fn execute_func_via_sandbox(&self, func: Function) -> FunctionOutput {
+        self.run(Input::function(func)).sandboxed().one().await
+    }
+
     /// [`execute_func_expr`](ToolManager::execute_func_expr) inside the sandbox: one call
-    /// expression in a fresh guest instance.
+    /// expression in a fresh guest instance: `run(Input::expr(expr)).sandboxed()`.
     ///
     /// ```
     /// let manager = fexpr::demo::manager();
@@ -209,56 +188,29 @@ impl ToolManager {
     /// assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
     /// ```
     pub async fn execute_func_expr_via_sandbox(&self, expr: impl AsRef<str>) -> FunctionOutput {
-        let text = expr.as_ref();
-        let outputs = self.execute_via_sandbox(text).await;
-        single_output(text, outputs)
+        self.run(Input::expr(expr.as_ref())).sandboxed().one().await
     }
 
     /// [`execute_func_exprs`](ToolManager::execute_func_exprs) inside the sandbox: each
-    /// expression in its own fresh instance, all concurrently; outputs in the same order.
+    /// expression in its own fresh instance, all concurrently; outputs in the same order:
+    /// `run(Input::func_exprs(exprs)).sandboxed()`.
+    ///
+    /// ```
+    /// use fexpr::FunctionExpression;
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let exprs = [FunctionExpression::new("add(a=1, b=2)"), FunctionExpression::new("multiply(a=2, b=3)")];
+    /// let outs = rt.block_on(manager.execute_func_exprs_via_sandbox(&exprs));
+    /// assert_eq!(outs[0].output, Some(fexpr::Value::Int(3)));
+    /// ```
     pub async fn execute_func_exprs_via_sandbox(
         &self,
         exprs: &[FunctionExpression],
     ) -> Vec<FunctionOutput> {
-        let runs = exprs
-            .iter()
-            .map(|expr| self.execute_func_expr_via_sandbox(expr));
-        futures_util::future::join_all(runs).await
-    }
-}
-
-impl ToolManager {
-    /// [`execute_json_text`](ToolManager::execute_json_text) inside the sandbox: the JSON text
-    /// is read (within the same limits) and every call evaluated in one fresh guest instance,
-    /// exactly as an expression is; tools run on the host. The outputs are those of the native
-    /// path, each with the evaluation's [`Receipt`](crate::call::Receipt).
-    ///
-    /// ```
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Runtime::new().unwrap();
-    /// let outputs = rt.block_on(manager.execute_json_text_via_sandbox(r#"[{"name": "add", "kwargs": {"a": 2, "b": 3}}, {"action": "multiply(a=2, b=x)"}]"#));
-    /// assert_eq!(outputs[0].output, Some(fexpr::Value::Int(5)));
-    /// assert_eq!(outputs[1].output, Some(fexpr::Value::Int(4)));
-    /// assert_eq!(outputs[1].receipt.as_ref().unwrap().host_calls, 1);
-    /// ```
-    pub async fn execute_json_text_via_sandbox(&self, text: &str) -> Vec<FunctionOutput> {
-        self.run_sandboxed(
-            Session::default(),
-            text,
-            SourceForm::Json,
-            self.get_limits(),
-        )
-        .await
-    }
-
-    /// [`execute_json`](ToolManager::execute_json) inside the sandbox: the document is written
-    /// out as compact JSON (refused past `max_depth` or `max_source_bytes`) and evaluated by
-    /// [`execute_json_text_via_sandbox`](ToolManager::execute_json_text_via_sandbox).
-    pub async fn execute_json_via_sandbox(&self, json: &serde_json::Value) -> Vec<FunctionOutput> {
-        match crate::json_input::to_text(json, self.get_limits()) {
-            Ok(text) => self.execute_json_text_via_sandbox(&text).await,
-            Err(e) => vec![FunctionOutput::failed("", "", e)],
-        }
+        self.run(Input::func_exprs(exprs.to_vec()))
+            .sandboxed()
+            .await
+            .outputs
     }
 }
 
@@ -326,7 +278,7 @@ mod tests {
             max_calls,
             max_host_calls: u32::MAX,
             calls: AtomicUsize::new(0),
-            scope: Arc::new(Scope::new(Session::default(), &Limits::default())),
+            scope: Arc::new(Scope::new(Session::default(), &Limits::default(), None)),
         }
     }
 

@@ -3,7 +3,7 @@
 //! Every expression of the native suites is thereby a differential test of the sandbox.
 #![allow(dead_code)]
 
-use fexpr::{FunctionOutput, ToolManager};
+use fexpr::{FunctionOutput, Input, ToolManager};
 
 /// A runtime for one test.
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -13,47 +13,43 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// `manager.execute(text)`, checked against `manager.execute_via_sandbox(text)`.
-pub fn execute(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
+/// `manager.run(input)` natively, checked against the same request `.sandboxed()`; every
+/// sandboxed output of an input that was evaluated has a receipt.
+pub fn run(manager: &ToolManager, input: Input) -> Vec<FunctionOutput> {
     let rt = runtime();
-    let native = rt.block_on(manager.execute(text));
+    #[cfg(feature = "sandbox")]
+    let shown = format!("{input:?}");
+    #[cfg(feature = "sandbox")]
+    let again = input.clone();
+    let native = rt.block_on(async { manager.run(input).await.outputs });
     #[cfg(feature = "sandbox")]
     {
-        let sandboxed = rt.block_on(manager.execute_via_sandbox(text));
-        assert_same(text, &native, &sandboxed);
-    }
-    native
-}
-
-/// `manager.execute_json_text(text)`, checked against
-/// `manager.execute_json_text_via_sandbox(text)`; every sandboxed output has a receipt.
-pub fn execute_json_text(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
-    let rt = runtime();
-    let native = rt.block_on(manager.execute_json_text(text));
-    #[cfg(feature = "sandbox")]
-    {
-        let sandboxed = rt.block_on(manager.execute_json_text_via_sandbox(text));
+        let sandboxed = rt.block_on(async { manager.run(again).sandboxed().await.outputs });
         assert!(
-            sandboxed.iter().all(|o| o.receipt.is_some()),
+            sandboxed
+                .iter()
+                .all(|o| o.receipt.is_some() || o.input.is_empty()),
             "{sandboxed:?}"
         );
-        assert_same(text, &native, &sandboxed);
+        assert_same(&shown, &native, &sandboxed);
     }
     native
 }
 
-/// `manager.execute_json(json)`, checked against `manager.execute_json_via_sandbox(json)`.
-pub fn execute_json(manager: &ToolManager, json: &serde_json::Value) -> Vec<FunctionOutput> {
-    let rt = runtime();
-    let native = rt.block_on(manager.execute_json(json));
-    #[cfg(feature = "sandbox")]
-    {
-        let sandboxed = rt.block_on(manager.execute_json_via_sandbox(json));
-        assert_same(&json.to_string(), &native, &sandboxed);
-    }
-    native
+/// [`run`] of `Input::expr(text)`.
+pub fn run_expr(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
+    run(manager, Input::expr(text))
 }
 
+/// [`run`] of `Input::json(text)`.
+pub fn run_json(manager: &ToolManager, text: &str) -> Vec<FunctionOutput> {
+    run(manager, Input::json(text))
+}
+
+/// [`run`] of `Input::openai(json)` (any JSON form already parsed).
+pub fn run_json_value(manager: &ToolManager, json: &serde_json::Value) -> Vec<FunctionOutput> {
+    run(manager, Input::openai(json.clone()))
+}
 /// The sandboxed outputs equal the native ones in everything but the receipt and the
 /// generated call ids (each run generates its own), and every sandboxed evaluation has one.
 #[cfg(feature = "sandbox")]

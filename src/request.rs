@@ -1,0 +1,630 @@
+//! One way to run: [`ToolManager::run`] takes an [`Input`] (expression text, raw model output,
+//! `Function`s, `FunctionExpression`s, JSON in any form, OpenAI or Anthropic messages) and gives
+//! a [`Request`]; its options (session, limits, repairs, native or sandboxed) are set with
+//! builder methods, and awaiting it gives a [`Response`]. Every input form goes through the
+//! same limits and the same tools, natively or inside the sandbox, with the same outputs.
+//!
+//! ```
+//! use fexpr::{Input, Session};
+//!
+//! let manager = fexpr::demo::manager();
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! let response = rt.block_on(async {
+//!     manager.run("Sure:\n```python\n[add(a=2.0, b=3), multiply(a=2, b=x)]\n```")
+//!         .session(Session::new().id("trajectory-7"))
+//!         .await
+//! });
+//! assert_eq!(response.outputs[0].output, Some(fexpr::Value::Int(5)));
+//! assert_eq!(response.outputs[0].repairs[0].from, "2.0");
+//! assert_eq!(response.outputs[1].output, Some(fexpr::Value::Int(4)));
+//! assert_eq!(response.ignored.len(), 3); // the prose and the two fence markers
+//! let strict = rt.block_on(manager.run(Input::expr("add(a=2.0, b=3)")).into_future());
+//! assert_eq!(strict.outputs[0].error.as_ref().unwrap().kind, fexpr::ErrorKind::Type);
+//! # use std::future::IntoFuture;
+//! ```
+
+use serde_json::{json, Value as Json};
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+use crate::call::{Function, FunctionExpression, FunctionOutput};
+use crate::check::{check_text, plan, Checked};
+use crate::error::{clip, Error, ErrorKind};
+use crate::front::Ignored;
+use crate::json_input;
+use crate::limits::Limits;
+use crate::manager::{single_output, Scope, ToolManager};
+use crate::repair::{Repair, RepairOptions};
+use crate::session::Session;
+
+/// What a [`Request`] runs. Build one with its constructors; `&str` and `String` convert to
+/// [`Input::model_output`], the forgiving front door, and a [`Function`] to
+/// [`Input::function`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Input(Form);
+
+/// The forms of input, behind [`Input`]'s constructors (so new forms can be added).
+#[derive(Clone, Debug, PartialEq)]
+enum Form {
+    /// Python expression text: one call, or a list/tuple of calls, exactly as written.
+    Expr(String),
+    /// Raw model text, read by the front-end ([`crate::front`]).
+    ModelOutput(String),
+    /// Calls with evaluated arguments.
+    Functions(Vec<Function>),
+    /// Call expressions, one output each.
+    FuncExprs(Vec<FunctionExpression>),
+    /// JSON text in any JSON form.
+    Json(String),
+    /// JSON already parsed (an OpenAI or Anthropic message, or any JSON form).
+    JsonValue(Json),
+}
+
+impl Input {
+    /// Python expression text: one call or a list/tuple of calls, evaluated exactly as
+    /// written — no extraction, and no repairs unless [`Request::repair`] asks for them.
+    pub fn expr(text: impl Into<String>) -> Input {
+        Input(Form::Expr(text.into()))
+    }
+
+    /// Raw model text: prose, fences, tags, chat tokens, JSON forms (fexpr's, OpenAI's,
+    /// Anthropic's, ...), lists of calls ([`crate::front::extract`]). Every repair is on unless
+    /// [`Request::repair`] says otherwise; every stretch not used is in [`Response::ignored`].
+    /// A plain expression gives what [`Input::expr`] gives (plus any repairs).
+    pub fn model_output(text: impl Into<String>) -> Input {
+        Input(Form::ModelOutput(text.into()))
+    }
+
+    /// One call the program built (name + evaluated arguments). Its arguments are values,
+    /// not text: repairs do not apply.
+    pub fn function(func: Function) -> Input {
+        Input(Form::Functions(vec![func]))
+    }
+
+    /// Several calls the program built, run concurrently; one output each, in order.
+    pub fn functions(funcs: Vec<Function>) -> Input {
+        Input(Form::Functions(funcs))
+    }
+
+    /// Several call expressions, each read as [`Input::expr`], run concurrently; one output
+    /// per expression, in order (an expression holding several calls gives an error output).
+    pub fn func_exprs(exprs: Vec<FunctionExpression>) -> Input {
+        Input(Form::FuncExprs(exprs))
+    }
+
+    /// JSON text in any JSON form: a `Function` (`{"name", "args", "kwargs"}`), a
+    /// `FunctionExpression` (`{"action"}`), lists of them, an OpenAI assistant message, its
+    /// `tool_calls` or one tool call, Anthropic `tool_use` blocks or a message holding them.
+    /// Read by [`crate::json_input`] within the limits (a duplicate key is an error). fexpr's
+    /// own forms are evaluated as written, like an expression's list of calls (spans index the
+    /// text; no repairs); the other forms go through the front-end as
+    /// [`Input::model_output`] does, each call repaired (unless [`Request::repair`] says
+    /// otherwise) and keeping the model's `id` as its output's `call_id` (a `Function` with
+    /// an `id` field too). Text that is not JSON gets the JSON reader's error.
+    pub fn json(text: impl Into<String>) -> Input {
+        Input(Form::Json(text.into()))
+    }
+
+    /// An OpenAI assistant message (or its `tool_calls`, or one tool call) already parsed.
+    /// It is written out as compact JSON (refused past `max_depth` or `max_source_bytes`) and
+    /// read as [`Input::json`] reads text, so the same limits apply; duplicate keys cannot be
+    /// seen in a `serde_json::Value` (the last one won). Spans index `value.to_string()`.
+    pub fn openai(value: Json) -> Input {
+        Input(Form::JsonValue(value))
+    }
+
+    /// An Anthropic message (or its `content`, or one `tool_use` block) already parsed; see
+    /// [`Input::openai`].
+    pub fn anthropic(value: Json) -> Input {
+        Input(Form::JsonValue(value))
+    }
+
+    /// The repairs an input of this form gets when the request names none: every repair for
+    /// model output and JSON, none for expressions and `Function`s.
+    fn default_repairs(&self) -> RepairOptions {
+        match &self.0 {
+            Form::ModelOutput(_) | Form::Json(_) | Form::JsonValue(_) => RepairOptions::default(),
+            _ => RepairOptions::strict(),
+        }
+    }
+}
+
+impl From<&str> for Input {
+    /// [`Input::model_output`].
+    fn from(text: &str) -> Input {
+        Input::model_output(text)
+    }
+}
+
+impl From<String> for Input {
+    /// [`Input::model_output`].
+    fn from(text: String) -> Input {
+        Input::model_output(text)
+    }
+}
+
+impl From<Function> for Input {
+    /// [`Input::function`].
+    fn from(func: Function) -> Input {
+        Input::function(func)
+    }
+}
+
+/// What running a request produced: one output per call, and the text not used.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Response {
+    /// One output per call, in order (repairs recorded on each).
+    pub outputs: Vec<FunctionOutput>,
+    /// Text of a model's output that was not used, with reasons ([`Input::model_output`] and
+    /// the JSON forms).
+    pub ignored: Vec<Ignored>,
+}
+
+impl Response {
+    /// The OpenAI `role: tool` messages answering the calls: `{"role": "tool",
+    /// "tool_call_id": output.call_id, "content": manager.observation(output)}`, in order.
+    ///
+    /// ```
+    /// use fexpr::Input;
+    /// let manager = fexpr::demo::manager();
+    /// let message = serde_json::json!({"role": "assistant", "tool_calls": [{"id": "call_a",
+    ///     "type": "function", "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}}]});
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let response = rt.block_on(async { manager.run(Input::openai(message)).await });
+    /// assert_eq!(response.openai_messages(&manager), [serde_json::json!(
+    ///     {"role": "tool", "tool_call_id": "call_a", "content": "3"})]);
+    /// ```
+    pub fn openai_messages(&self, manager: &ToolManager) -> Vec<Json> {
+        self.outputs
+            .iter()
+            .map(|out| {
+                json!({"role": "tool", "tool_call_id": out.call_id, "content": manager.observation(out)})
+            })
+            .collect()
+    }
+
+    /// The Anthropic `tool_result` blocks answering the calls: `{"type": "tool_result",
+    /// "tool_use_id": output.call_id, "content": manager.observation(output), "is_error"}`,
+    /// in order (put them in one `user` message).
+    pub fn anthropic_blocks(&self, manager: &ToolManager) -> Vec<Json> {
+        self.outputs
+            .iter()
+            .map(|out| {
+                json!({
+                    "type": "tool_result",
+                    "tool_use_id": out.call_id,
+                    "content": manager.observation(out),
+                    "is_error": out.error.is_some(),
+                })
+            })
+            .collect()
+    }
+}
+
+impl IntoIterator for Response {
+    type Item = FunctionOutput;
+    type IntoIter = std::vec::IntoIter<FunctionOutput>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.outputs.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Response {
+    type Item = &'a FunctionOutput;
+    type IntoIter = std::slice::Iter<'a, FunctionOutput>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.outputs.iter()
+    }
+}
+
+/// One request to a [`ToolManager`]: made by [`ToolManager::run`], configured with the
+/// builder methods, run by awaiting it (`IntoFuture`, output [`Response`]). The request owns a
+/// clone of the manager, so its future is `Send + 'static`:
+/// `tokio::spawn(manager.run(text).into_future())` works.
+#[must_use = "a request does nothing until it is awaited"]
+pub struct Request {
+    manager: ToolManager,
+    input: Input,
+    session: Session,
+    limits: Option<Limits>,
+    repair: Option<RepairOptions>,
+    sandboxed: bool,
+}
+
+impl ToolManager {
+    /// A request to run `input` (anything that converts to an [`Input`]; text is
+    /// [`Input::model_output`]), natively, without a session, with the manager's limits and
+    /// the input's default repairs until the builder methods say otherwise. Await it.
+    ///
+    /// ```
+    /// use fexpr::{CallContext, FunctionTool, Input, Session, ToolManager};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let manager = ToolManager::new().tool(FunctionTool::with_context("count", [], |ctx: CallContext| {
+    ///     let state = ctx.state::<Mutex<i64>>().map_err(fexpr::tool::ToolError::from)?;
+    ///     let mut n = state.lock().unwrap();
+    ///     *n += 1;
+    ///     Ok::<i64, fexpr::tool::ToolError>(*n)
+    /// }));
+    /// let state = Arc::new(Mutex::new(0_i64));
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let response = rt.block_on(async {
+    ///     manager.run("I will count twice: [count(), count()]")
+    ///         .session(Session::new().state(state.clone()))
+    ///         .limits(fexpr::Limits::default().max_calls(10))
+    ///         .await
+    /// });
+    /// assert_eq!(response.outputs.len(), 2);
+    /// assert_eq!(*state.lock().unwrap(), 2);
+    /// ```
+    pub fn run(&self, input: impl Into<Input>) -> Request {
+        Request {
+            manager: self.clone(),
+            input: input.into(),
+            session: Session::default(),
+            limits: None,
+            repair: None,
+            sandboxed: false,
+        }
+    }
+
+    /// Run a [`Function`] the program built (name + evaluated arguments): `run(Input::function(func))`.
+    /// For JSON a model wrote, use [`Input::json`]: it reads the text within the limits first.
+    ///
+    /// ```
+    /// use fexpr::{Function, Value};
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let func = Function::from_json(&serde_json::json!({"name": "add", "kwargs": {"a": 2, "b": 3}})).unwrap();
+    /// assert_eq!(rt.block_on(manager.execute_func(func)).output, Some(Value::Int(5)));
+    /// ```
+    pub async fn execute_func(&self, func: Function) -> FunctionOutput {
+        self.run(Input::function(func)).one().await
+    }
+
+    /// Parse and run one call expression, exactly as written: its text (`&str`, `String`) or
+    /// a [`FunctionExpression`] (its `action`): `run(Input::expr(expr))`. A text holding
+    /// several calls gives one error output (use [`run`](ToolManager::run) for a list).
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let out = rt.block_on(manager.execute_func_expr("add(a=2, b=x)"));
+    /// assert_eq!(out.output, Some(fexpr::Value::Int(4)));
+    /// ```
+    pub async fn execute_func_expr(&self, expr: impl AsRef<str>) -> FunctionOutput {
+        self.run(Input::expr(expr.as_ref())).one().await
+    }
+
+    /// Run several call expressions concurrently, each exactly as written; one output per
+    /// expression, in the same order: `run(Input::func_exprs(exprs))`.
+    ///
+    /// ```
+    /// use fexpr::FunctionExpression;
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let exprs = [FunctionExpression::new("add(a=1, b=2)"), FunctionExpression::new("multiply(a=2, b=3)")];
+    /// let outs = rt.block_on(manager.execute_func_exprs(&exprs));
+    /// assert_eq!(outs[1].output, Some(fexpr::Value::Int(6)));
+    /// ```
+    pub async fn execute_func_exprs(&self, exprs: &[FunctionExpression]) -> Vec<FunctionOutput> {
+        self.run(Input::func_exprs(exprs.to_vec())).await.outputs
+    }
+
+    /// Validate `input` against the tools' signatures without running anything
+    /// (`run(input).check()`): per call, whether it fits, with its error, repairs and the
+    /// arguments as written.
+    ///
+    /// ```
+    /// let manager = fexpr::demo::manager();
+    /// let checked = manager.check("add(a=1, c=2)<|eot_id|>");
+    /// assert!(!checked.verdicts[0].valid);
+    /// assert_eq!(checked.ignored.len(), 1);
+    /// ```
+    pub fn check(&self, input: impl Into<Input>) -> Checked {
+        self.run(input).check()
+    }
+}
+
+impl Request {
+    /// Run with `session`: its id, state and events reach the tools that take a
+    /// [`CallContext`](crate::CallContext), and its availability decides which tools may run.
+    pub fn session(mut self, session: Session) -> Request {
+        self.session = session;
+        self
+    }
+
+    /// Run within `limits` instead of the manager's.
+    pub fn limits(mut self, limits: Limits) -> Request {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Repair with `options` instead of the input's default (every repair for model output
+    /// and JSON, none for expressions). Repairs on an [`Input::expr`] read the text as
+    /// [`Input::model_output`] reads a plain call; `Function`s hold values, not text, and are
+    /// never repaired.
+    pub fn repair(mut self, options: RepairOptions) -> Request {
+        self.repair = Some(options);
+        self
+    }
+
+    /// Evaluate inside the wasmtime sandbox: expression text is parsed and evaluated in a
+    /// fresh guest instance; for model output and JSON, extraction, repairs and checking run
+    /// on the host (they evaluate literals only and run no tool) and each call is then
+    /// evaluated in its own guest instance. Tools run on the host either way. Every output
+    /// carries its evaluation's [`Receipt`](crate::call::Receipt); otherwise the outputs are
+    /// those of [`native`](Request::native).
+    #[cfg(feature = "sandbox")]
+    pub fn sandboxed(mut self) -> Request {
+        self.sandboxed = true;
+        self
+    }
+
+    /// Evaluate natively on the caller's runtime (the default).
+    pub fn native(mut self) -> Request {
+        self.sandboxed = false;
+        self
+    }
+
+    /// Validate the input without running anything; see [`ToolManager::check`].
+    pub fn check(self) -> Checked {
+        let limits = self.limits.as_ref().unwrap_or(self.manager.get_limits());
+        let options = self.repair.unwrap_or_else(|| self.input.default_repairs());
+        let ctx = self.manager.get_context();
+        let check = |text: &str| check_text(text, ctx, limits, &options);
+        let join = |all: Vec<Checked>| {
+            all.into_iter().fold(Checked::default(), |mut acc, c| {
+                acc.verdicts.extend(c.verdicts);
+                acc.ignored.extend(c.ignored);
+                acc.error = acc.error.or(c.error);
+                acc
+            })
+        };
+        match &self.input.0 {
+            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => check(text),
+            Form::Functions(funcs) => join(funcs.iter().map(|f| check(&f.to_expr())).collect()),
+            Form::FuncExprs(exprs) => join(exprs.iter().map(|e| check(&e.action)).collect()),
+            Form::JsonValue(value) => match json_input::to_text(value, limits) {
+                Ok(text) => check(&text),
+                Err(error) => Checked {
+                    error: Some(error),
+                    ..Checked::default()
+                },
+            },
+        }
+    }
+
+    /// Run the request to its response (the future [`IntoFuture`] boxes); `Function`s are
+    /// taken out of the input, the rest is read in place.
+    pub(crate) async fn respond(&mut self) -> Response {
+        let limits = match &self.limits {
+            Some(limits) => limits.clone(),
+            None => self.manager.get_limits().clone(),
+        };
+        let run = Run {
+            manager: &self.manager,
+            session: &self.session,
+            limits: &limits,
+            sandboxed: self.sandboxed,
+        };
+        let repair = self.repair;
+        let default_repairs = self.input.default_repairs();
+        match &mut self.input.0 {
+            Form::Expr(text) => match repair {
+                Some(options) if options != RepairOptions::strict() => {
+                    run.model_output(text, &options, false).await
+                }
+                _ => Response {
+                    outputs: run.text(text, false, None).await,
+                    ignored: Vec::new(),
+                },
+            },
+            Form::ModelOutput(text) => {
+                run.model_output(text, &repair.unwrap_or(default_repairs), false)
+                    .await
+            }
+            Form::Json(text) => {
+                run.model_output(text, &repair.unwrap_or(default_repairs), true)
+                    .await
+            }
+            Form::JsonValue(value) => match json_input::to_text(value, &limits) {
+                Ok(text) => {
+                    run.model_output(&text, &repair.unwrap_or(default_repairs), true)
+                        .await
+                }
+                Err(error) => Response {
+                    outputs: vec![FunctionOutput::failed("", "", error)],
+                    ignored: Vec::new(),
+                },
+            },
+            Form::Functions(funcs) => {
+                let runs = std::mem::take(funcs).into_iter().map(|f| run.function(f));
+                Response {
+                    outputs: futures_util::future::join_all(runs).await,
+                    ignored: Vec::new(),
+                }
+            }
+            Form::FuncExprs(exprs) => {
+                let runs = exprs.iter().map(|e| async {
+                    let text = e.action.as_str();
+                    let outputs = match repair {
+                        Some(options) if options != RepairOptions::strict() => {
+                            run.model_output(text, &options, false).await.outputs
+                        }
+                        _ => run.text(text, false, None).await,
+                    };
+                    single_output(text, outputs)
+                });
+                Response {
+                    outputs: futures_util::future::join_all(runs).await,
+                    ignored: Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// The request's one output (an error output if it had several calls).
+    pub(crate) async fn one(mut self) -> FunctionOutput {
+        let outputs = self.respond().await.outputs;
+        let text = match &self.input.0 {
+            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.as_str(),
+            _ => "",
+        };
+        single_output(text, outputs)
+    }
+}
+
+impl IntoFuture for Request {
+    type Output = Response;
+    type IntoFuture = Pin<Box<dyn Future<Output = Response> + Send + 'static>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let mut request = self;
+        Box::pin(async move { request.respond().await })
+    }
+}
+
+/// What every part of one request runs with.
+struct Run<'r> {
+    manager: &'r ToolManager,
+    session: &'r Session,
+    limits: &'r Limits,
+    #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
+    sandboxed: bool,
+}
+
+impl Run<'_> {
+    /// Evaluate `text` (an expression, or with `json` JSON in fexpr's forms) natively or in
+    /// the sandbox; `id` is the call id of its one top-level call, when known.
+    async fn text(&self, text: &str, json: bool, id: Option<String>) -> Vec<FunctionOutput> {
+        #[cfg(feature = "sandbox")]
+        if self.sandboxed {
+            let session = self.session.clone();
+            return self
+                .manager
+                .run_sandboxed(session, text, json, self.limits, id)
+                .await;
+        }
+        let scope = Scope::new(self.session.clone(), self.limits, id);
+        if json {
+            self.manager.run_json(text, &scope).await
+        } else {
+            self.manager.run_expr(text, &scope).await
+        }
+    }
+
+    /// Run one [`Function`].
+    async fn function(&self, func: Function) -> FunctionOutput {
+        let id = crate::call::fresh_call_id();
+        #[cfg(feature = "sandbox")]
+        if self.sandboxed {
+            let text = func.to_json().to_string();
+            let outputs = self.text(&text, true, Some(id)).await;
+            return single_output(&text, outputs);
+        }
+        let scope = Scope::new(self.session.clone(), self.limits, Some(id));
+        self.manager.run_function(func, &scope).await
+    }
+
+    /// Run the calls in a model's output (`json`: the text must be JSON): each repaired with
+    /// `options` against its tool's signature and run concurrently, as [`check::plan`]
+    /// (crate::check::plan) allows. A call whose verdict is invalid does not run: its output
+    /// keeps the call as written (`parsed_input`) with the verdict's error. A plain expression
+    /// runs as written. A text in which no call is found gets one error output saying why
+    /// (the expression parser's, or for JSON the JSON reader's).
+    async fn model_output(&self, text: &str, options: &RepairOptions, json: bool) -> Response {
+        let is_json = json || json_input::looks_like_json(text);
+        if json && (!json_input::looks_like_json(text) || fexpr_forms(text, self.limits)) {
+            return Response {
+                outputs: self.text(text, true, None).await,
+                ignored: Vec::new(),
+            };
+        }
+        let plan = plan(text, self.manager.get_context(), self.limits, options);
+        if plan.plain {
+            return Response {
+                outputs: self.text(text, false, None).await,
+                ignored: Vec::new(),
+            };
+        }
+        if let Some(error) = plan.error {
+            return Response {
+                outputs: vec![FunctionOutput::failed(clip(text, 60), text, error)],
+                ignored: plan.ignored,
+            };
+        }
+        // No call at all: the reader's error says why nothing ran (it runs nothing).
+        if plan.calls.is_empty() && !text.trim().is_empty() {
+            return Response {
+                outputs: self.text(text, is_json, None).await,
+                ignored: plan.ignored,
+            };
+        }
+        let runs = plan.calls.into_iter().map(|p| async move {
+            let Some(source) = p.run else {
+                let error = p
+                    .verdict
+                    .error
+                    .unwrap_or_else(|| Error::new(ErrorKind::Unsupported, "this call cannot run"));
+                let mut out = FunctionOutput::failed(p.verdict.name, p.verdict.input, error);
+                out.parsed_input = Some(p.call);
+                out.repairs = p.verdict.repairs;
+                if let Some(id) = p.id {
+                    out.call_id = id;
+                }
+                return out;
+            };
+            let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
+            let outputs = self.text(&source, false, Some(id.clone())).await;
+            with_repairs(outputs, &source, p.verdict.repairs, id)
+        });
+        Response {
+            outputs: futures_util::future::join_all(runs).await,
+            ignored: plan.ignored,
+        }
+    }
+}
+
+/// Whether JSON `text` is in fexpr's own forms, which [`json_input::run`] evaluates as one
+/// input (as an expression's list of calls) with spans into the text: a `Function`
+/// (`{"name", "args", "kwargs"}`), a `FunctionExpression` (`{"action"}`) or a list of them —
+/// an object with `action`, `args` or `kwargs` and no `id`, or with only `name` (and
+/// `thought`). Other JSON forms (OpenAI, Anthropic, Llama, calls with an `id`) and JSON that
+/// cannot be read go through the front-end, which keeps their ids.
+fn fexpr_forms(text: &str, limits: &Limits) -> bool {
+    use crate::syntax::ExprKind;
+    let Ok(tree) = json_input::read(text, limits) else {
+        return true;
+    };
+    let is_form = |node: &crate::syntax::Expr| {
+        let ExprKind::Dict(pairs) = &node.kind else {
+            return false;
+        };
+        let has = |key: &str| json_input::get(pairs, key).is_some();
+        let only_name = pairs
+            .iter()
+            .all(|(k, _)| json_input::as_str(k).is_some_and(|k| k == "name" || k == "thought"));
+        !has("id") && (has("action") || has("args") || has("kwargs") || only_name)
+    };
+    match &tree.kind {
+        ExprKind::List(items) => !items.is_empty() && items.iter().any(is_form),
+        _ => is_form(&tree),
+    }
+}
+
+/// The one output of one call's source, with its repairs and id.
+fn with_repairs(
+    outputs: Vec<FunctionOutput>,
+    source: &str,
+    repairs: Vec<Repair>,
+    id: String,
+) -> FunctionOutput {
+    let mut out = single_output(source, outputs);
+    out.repairs = repairs;
+    out.call_id = id;
+    out
+}
