@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::call::{Function, FunctionOutput};
 use crate::context::{Context, Entry};
-use crate::error::{clip, closest, Error, ErrorKind, LimitKind, Span};
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::json_input;
 use crate::limits::Limits;
@@ -349,16 +349,12 @@ impl ToolManager {
     /// Bind, check and run one request against the registered tool.
     async fn run_request(&self, request: ToolRequest, scope: &Scope) -> Result<ToolOutput, Error> {
         let Some(tool) = self.inner.tools.get(&request.name) else {
-            let mut e = Error::new(
+            return Err(Error::new(
                 ErrorKind::UnknownTool,
                 format!("tool `{}` is not defined", clip(&request.name, 60)),
             )
-            .at(request.span);
-            if let Some(near) = closest(&request.name, self.inner.tools.keys().map(String::as_str))
-            {
-                e = e.with_hint(format!("did you mean `{near}`?"));
-            }
-            return Err(e);
+            .at(request.span)
+            .suggest(&request.name, self.inner.tools.keys().map(String::as_str)));
         };
         tool.check().map_err(|e| e.at(request.span))?;
         if tool.features().is_none() && scope.session.events.is_none() {
