@@ -191,7 +191,7 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
         && crate::syntax::parse(text, limits).is_ok();
     Plan {
         calls: calls
-            .iter()
+            .into_iter()
             .map(|c| plan_call(c, ctx, limits, options))
             .collect(),
         ignored,
@@ -207,12 +207,12 @@ pub fn check_call(
     limits: &Limits,
     options: &RepairOptions,
 ) -> Verdict {
-    plan_call(found, ctx, limits, options).verdict
+    plan_call(found.clone(), ctx, limits, options).verdict
 }
 
-/// Repair, check and plan one extracted call.
+/// Repair, check and plan one extracted call (taken: its parsed tree is repaired in place).
 fn plan_call(
-    found: &FoundCall,
+    found: FoundCall,
     ctx: &Context,
     limits: &Limits,
     options: &RepairOptions,
@@ -235,10 +235,10 @@ fn plan_call(
         run: None,
         id: found.id.clone(),
     };
-    let mut expr = match &found.parsed {
-        Ok(expr) => expr.clone(),
+    let mut expr = match found.parsed {
+        Ok(expr) => expr,
         Err(e) => {
-            planned.verdict.error = Some(e.clone());
+            planned.verdict.error = Some(e);
             return planned;
         }
     };
