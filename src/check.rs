@@ -211,12 +211,7 @@ pub fn check_call(
 }
 
 /// Repair, check and plan one extracted call (taken: its parsed tree is repaired in place).
-fn plan_call(
-    found: FoundCall,
-    ctx: &Context,
-    limits: &Limits,
-    options: &RepairOptions,
-) -> Planned {
+fn plan_call(found: FoundCall, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Planned {
     let mut planned = Planned {
         verdict: Verdict {
             name: found.name.clone(),
