@@ -540,6 +540,9 @@ impl Type {
     fn takes_as_is(&self, value: &Value) -> bool {
         match self {
             Type::Any => true,
+            // A result outside the bounds is kept as it is too (`coerce_result` never fails),
+            // so only the shape matters here.
+            Type::Bounded(inner, _) => inner.takes_as_is(value),
             Type::None | Type::Bool | Type::Int | Type::Float | Type::Str | Type::Bytes => {
                 exact_match(self, value)
             }
