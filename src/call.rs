@@ -324,15 +324,19 @@ pub fn fresh_call_id() -> String {
     };
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    let mut id = String::with_capacity(29);
-    id.push_str("call_");
+    let mut digits = [0u8; 24];
     // 62^12 > 2^64: twelve digits hold a whole word.
-    for mut word in [mix(n ^ a), mix(n.wrapping_add(b))] {
-        for _ in 0..12 {
-            id.push(char::from(DIGITS[(word % 62) as usize]));
+    let words = [mix(n ^ a), mix(n.wrapping_add(b))];
+    for (chunk, mut word) in digits.chunks_mut(12).zip(words) {
+        for digit in chunk {
+            *digit = DIGITS[(word % 62) as usize];
             word /= 62;
         }
     }
+    let mut id = String::with_capacity(29);
+    id.push_str("call_");
+    // Every digit is ASCII: the conversion cannot fail.
+    id.push_str(std::str::from_utf8(&digits).unwrap_or_default());
     id
 }
 

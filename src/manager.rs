@@ -300,8 +300,8 @@ impl ToolManager {
         }
         .dispatch_one(request)
         .await;
-        let mut out = output(func.name.clone(), input, Some(func), result);
-        out.call_id = scope.output_id(span);
+        let call_id = scope.output_id(span);
+        let mut out = output(call_id, func.name.clone(), input, Some(func), result);
         scope.attach(&mut out, span);
         out
     }
@@ -658,8 +658,7 @@ impl Scope {
     /// [`unit_output`] with the unit's call id and observation.
     pub(crate) fn unit_output(&self, source: &str, outcome: UnitOutcome) -> FunctionOutput {
         let span = outcome.span;
-        let mut out = unit_output(source, outcome);
-        out.call_id = self.output_id(span);
+        let mut out = unit_output(source, outcome, self.output_id(span));
         self.attach(&mut out, span);
         out
     }
@@ -688,8 +687,8 @@ pub(crate) fn single_output(text: &str, mut outputs: Vec<FunctionOutput>) -> Fun
     )
 }
 
-/// Turn a unit's outcome into the output a caller sees.
-pub(crate) fn unit_output(source: &str, outcome: UnitOutcome) -> FunctionOutput {
+/// Turn a unit's outcome into the output a caller sees, with its call id.
+fn unit_output(source: &str, outcome: UnitOutcome, call_id: String) -> FunctionOutput {
     let input = source
         .get(outcome.span.range())
         .unwrap_or(source)
@@ -698,10 +697,11 @@ pub(crate) fn unit_output(source: &str, outcome: UnitOutcome) -> FunctionOutput 
         .call
         .as_ref()
         .map_or_else(|| clip(&input, 60), |f| f.name.clone());
-    output(name, input, outcome.call, outcome.result)
+    output(call_id, name, input, outcome.call, outcome.result)
 }
 
 fn output(
+    call_id: String,
     name: String,
     input: String,
     call: Option<Function>,
@@ -712,7 +712,7 @@ fn output(
         Err(e) => (None, None, Some(e)),
     };
     FunctionOutput {
-        call_id: crate::call::fresh_call_id(),
+        call_id,
         name,
         input,
         parsed_input: call,
