@@ -51,9 +51,9 @@ fn main() {
         let mcp = McpTools::connect(&config, McpOptions::default())
             .await
             .expect("server-everything starts");
-        let mut manager = ToolManager::new();
+        let mut manager = ToolManager::builder();
         mcp.register(&mut manager);
-        (manager, mcp)
+        (manager.build().unwrap(), mcp)
     });
     let server = mcp.servers()[0].clone();
     let peer = rt.block_on(server.peer()).expect("a connection");

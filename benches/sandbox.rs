@@ -116,7 +116,10 @@ fn native_and_sandboxed(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let manager = fexpr::demo::manager();
-    let on_demand = fexpr::demo::manager().sandbox(on_demand_sandbox());
+    let on_demand = fexpr::demo::builder()
+        .sandbox(on_demand_sandbox())
+        .build()
+        .unwrap();
     let mut group = c.benchmark_group("execute");
     for (name, text) in CALLS {
         let native = rt.block_on(manager.execute_func_expr(text));
@@ -152,7 +155,10 @@ fn cold_start_child(how: &std::ffi::OsStr) {
         .build()
         .expect("runtime");
     let manager = match how.to_str() {
-        Some("on_demand") => fexpr::demo::manager().sandbox(on_demand_sandbox()),
+        Some("on_demand") => fexpr::demo::builder()
+            .sandbox(on_demand_sandbox())
+            .build()
+            .unwrap(),
         _ => fexpr::demo::manager(),
     };
     let out = rt.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));

@@ -53,7 +53,7 @@ fn stages(c: &mut Criterion) {
         let ExprKind::Call(call) = parsed.kind else {
             panic!("{name} is a call")
         };
-        let ctx = manager.get_context();
+        let ctx = manager.context();
         group.bench_function(name, |b| {
             b.iter(|| {
                 call.kwargs
@@ -74,7 +74,7 @@ fn stages(c: &mut Criterion) {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone(), Span::default()))
             .collect();
-        let tool = manager.get_tool(name).expect("demo tool");
+        let tool = manager.tool(name).expect("demo tool");
         let signature = tool.definition().signature.clone();
         group.bench_function(name, |b| {
             b.iter_batched(
@@ -93,7 +93,7 @@ fn stages(c: &mut Criterion) {
     let mut group = c.benchmark_group("tool_call");
     for (name, text) in CALLS {
         let function = manager.parse_func_expr(text).expect("parses");
-        let tool = manager.get_tool(name).expect("demo tool");
+        let tool = manager.tool(name).expect("demo tool");
         let kwargs: Kwargs = function
             .kwargs
             .iter()
@@ -132,7 +132,7 @@ fn stages(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("wire");
-    let context = fexpr::wire::encode_context(manager.get_context()).expect("encodes");
+    let context = fexpr::wire::encode_context(manager.context()).expect("encodes");
     for (name, text) in CALLS {
         group.bench_function(format!("request/{name}"), |b| {
             b.iter(|| {

@@ -23,10 +23,12 @@ fn sleepy(name: &'static str) -> FunctionTool {
 /// Three async tools that each wait 100 ms, called in one response, against the same three
 /// called one response after another.
 fn parallel(c: &mut Criterion) {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(sleepy("a"))
         .tool(sleepy("b"))
-        .tool(sleepy("c"));
+        .tool(sleepy("c"))
+        .build()
+        .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -60,26 +62,36 @@ fn parallel(c: &mut Criterion) {
 
 /// `add(a=2, b=3)` through the plain path and through tools using the new features.
 fn overhead(c: &mut Criterion) {
-    let plain =
-        ToolManager::new().tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b));
-    let with_context =
-        ToolManager::new()
-            .dependency(Arc::new(7_i64))
-            .tool(FunctionTool::with_context(
-                "add",
-                ["a", "b"],
-                |ctx: CallContext, a: i64, b: i64| {
-                    black_box(ctx.tool_call_id());
-                    a + b
-                },
-            ));
-    let featured = ToolManager::new().tool(
-        FunctionTool::with_context("add", ["a", "b"], |_ctx: CallContext, a: i64, b: i64| a + b)
+    let plain = ToolManager::builder()
+        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b))
+        .build()
+        .unwrap();
+    let with_context = ToolManager::builder()
+        .dependency(Arc::new(7_i64))
+        .tool(FunctionTool::with_context(
+            "add",
+            ["a", "b"],
+            |ctx: CallContext, a: i64, b: i64| {
+                black_box(ctx.tool_call_id());
+                a + b
+            },
+        ))
+        .build()
+        .unwrap();
+    let featured = ToolManager::builder()
+        .tool(
+            FunctionTool::with_context("add", ["a", "b"], |_ctx: CallContext, a: i64, b: i64| {
+                a + b
+            })
             .observe(|v: &Value| format!("the sum is {}", v.repr()))
             .available_when(|_s: &Session| true, "always"),
-    );
-    let cached = ToolManager::new()
-        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).cached(100));
+        )
+        .build()
+        .unwrap();
+    let cached = ToolManager::builder()
+        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).cached(100))
+        .build()
+        .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");

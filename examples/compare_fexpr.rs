@@ -215,7 +215,8 @@ fn once(how: &str) -> Result<String, String> {
         "sandbox" => {
             use fexpr::sandbox::{Sandbox, SandboxConfig};
             let sandbox = Sandbox::new(SandboxConfig::on_demand()).map_err(|e| e.to_string())?;
-            (Mode::Sandbox, manager.sandbox(sandbox))
+            let manager = fexpr::demo::builder().sandbox(sandbox).build();
+            (Mode::Sandbox, manager.map_err(|e| e.to_string())?)
         }
         #[cfg(feature = "sandbox")]
         "sandbox-pooled" => (Mode::Sandbox, manager),

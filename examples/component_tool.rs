@@ -80,7 +80,10 @@ fn main() {
             .collect(),
         queries: AtomicU32::new(0),
     });
-    let manager = ToolManager::new().component(component.clone());
+    let manager = ToolManager::builder()
+        .component(component.clone())
+        .build()
+        .expect("the tools are well-formed");
 
     println!("What the model is shown:\n{}\n", manager.yaml_definitions());
 

@@ -24,7 +24,7 @@ impl Environment for Scratchpad {
 
 fn manager(pool: &EnvPool<Scratchpad>) -> ToolManager {
     let (write_pool, read_pool) = (pool.clone(), pool.clone());
-    ToolManager::new()
+    ToolManager::builder()
         .tool(
             FunctionTool::with_context_async(
                 "note",
@@ -57,6 +57,8 @@ fn manager(pool: &EnvPool<Scratchpad>) -> ToolManager {
             })
             .description("Read your scratchpad."),
         )
+        .build()
+        .expect("the tools are well-formed")
 }
 
 fn main() {

@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new(&dir);
     std::fs::create_dir_all(dir)?;
     let manager = fexpr::demo::manager();
-    let context = wire::encode_context(manager.get_context())?;
+    let context = wire::encode_context(manager.context())?;
     let mut seeds: Vec<Vec<u8>> = Vec::new();
     let inputs = EXPRESSIONS
         .iter()

@@ -20,13 +20,16 @@ use std::time::Duration;
 
 /// The demo tools plus `lookup(city)`, which waits 100 ms as a remote API would.
 pub fn manager() -> ToolManager {
-    fexpr::demo::manager().tool(
-        FunctionTool::new_async("lookup", ["city"], |city: String| async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            format!("sunny in {city}")
-        })
-        .description("Look up the weather of a city."),
-    )
+    fexpr::demo::builder()
+        .tool(
+            FunctionTool::new_async("lookup", ["city"], |city: String| async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                format!("sunny in {city}")
+            })
+            .description("Look up the weather of a city."),
+        )
+        .build()
+        .expect("the tools are well-formed")
 }
 
 /// The routes, sharing `manager` (a `ToolManager` is `Clone + Send + Sync`; every future it

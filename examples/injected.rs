@@ -48,9 +48,11 @@ fn get_weather(ctx: CallContext, city: String) -> Result<String, ToolError> {
 }
 
 fn main() {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .dependency(Arc::new(WeatherService { unit: "°C" }))
-        .tool(get_weather_tool());
+        .tool(get_weather_tool())
+        .build()
+        .expect("the tools are well-formed");
 
     println!("The model sees only `city`:\n{}", manager.openai_tools());
 

@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let sandbox = Sandbox::new(SandboxConfig::on_demand())?;
     let built = started.elapsed();
-    let manager = fexpr::demo::manager().sandbox(sandbox.clone());
+    let manager = fexpr::demo::builder().sandbox(sandbox.clone()).build()?;
     let out = runtime.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));
     println!("{}", out.to_json());
     eprintln!(

@@ -19,7 +19,7 @@ struct TreeData {
 }
 
 fn main() {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(
             FunctionTool::with_context_async(
                 "query",
@@ -61,7 +61,9 @@ fn main() {
                 "once `query` has retrieved objects",
             ),
         )
-        .tool(FunctionTool::new("text_response", ["text"], |text: String| text).ends_turn());
+        .tool(FunctionTool::new("text_response", ["text"], |text: String| text).ends_turn())
+        .build()
+        .expect("the tools are well-formed");
 
     let tree = Arc::new(TreeData::default());
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -171,7 +171,7 @@ pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOp
 /// use fexpr::repair::RepairOptions;
 ///
 /// let manager = fexpr::demo::manager();
-/// let plan = plan("Sure!\n[add(a=2.0, b=3), add(a=1, c=2)]", manager.get_context(), manager.get_limits(), &RepairOptions::default());
+/// let plan = plan("Sure!\n[add(a=2.0, b=3), add(a=1, c=2)]", manager.context(), manager.limits(), &RepairOptions::default());
 /// assert_eq!(plan.calls[0].run.as_deref(), Some("add(a=2, b=3)"));
 /// assert_eq!(plan.calls[1].run, None);
 /// assert_eq!(plan.calls[1].call.to_expr(), "add(a=1, c=2)");

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::context::Context;
-use crate::manager::ToolManager;
+use crate::manager::{ToolManager, ToolManagerBuilder};
 use crate::tool::{FunctionTool, ToolError};
 use crate::value::NdArray;
 
@@ -85,7 +85,19 @@ pub fn add_points(p1: Point, p2: Point) -> Point {
 /// assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
 /// ```
 pub fn manager() -> ToolManager {
-    ToolManager::new()
+    // The demo's tools and context are constants, checked by `demo_builds` below.
+    builder().build().expect("the demo tools are well-formed")
+}
+
+/// The builder of [`manager`], to add tools or settings to the demo.
+///
+/// ```
+/// let m = fexpr::demo::builder().limits(fexpr::Limits::default().max_calls(4)).build()?;
+/// assert_eq!(m.limits().max_calls, 4);
+/// # Ok::<(), fexpr::manager::BuildError>(())
+/// ```
+pub fn builder() -> ToolManagerBuilder {
+    ToolManager::builder()
         .tool(
             FunctionTool::new("multiply", ["a", "b"], multiply)
                 .description("Multiply two numbers.")
@@ -124,4 +136,12 @@ pub fn context() -> Context {
         .variable("y", 0)
         .numpy("np")
         .record::<Point>()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn demo_builds() {
+        assert!(super::builder().build().is_ok());
+    }
 }

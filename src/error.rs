@@ -60,10 +60,11 @@ pub enum ErrorKind {
     ToolFailed,
     /// The sandbox itself failed: a trap other than a limit, or a broken guest reply.
     Sandbox,
-    /// The program's configuration cannot work: a tool registered twice or under a name that
-    /// is not a Python identifier, a default of the wrong type, a context name that shadows
-    /// a tool, a limit no evaluation can meet. Reported when the manager is built (or, for a
-    /// request's own limits, by that request), never for something a model wrote.
+    /// The program's configuration cannot work: a default of the wrong type or for a parameter
+    /// the tool does not have, a cached tool that reads its context, a limit no evaluation can
+    /// meet. Reported when the manager is built
+    /// ([`ToolManagerBuilder::build`](crate::manager::ToolManagerBuilder::build)) or, for a
+    /// request's own limits, by that request; never for something a model wrote.
     Config,
 }
 

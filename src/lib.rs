@@ -13,12 +13,14 @@
 //! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 //! struct Point { x: i64, y: i64 }
 //!
-//! let manager = ToolManager::new()
+//! let manager = ToolManager::builder()
 //!     .tool(FunctionTool::new("add_points", ["p1", "p2"], |p1: Point, p2: Point| Point { x: p1.x + p2.x, y: p1.y + p2.y }))
-//!     .context(Context::new().record::<Point>());
-//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//!     .context(Context::new().record::<Point>())
+//!     .build()?;
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let out = rt.block_on(manager.execute_func_expr("add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})"));
 //! assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod builtins;
@@ -121,7 +123,7 @@ pub use tool::{FunctionTool, Tool, ToolDefinition, ToolOutput};
 ///     a + b
 /// }
 ///
-/// let manager = ToolManager::new().tool(weather_tool()).tool(add_tool());
+/// let manager = ToolManager::builder().tool(weather_tool()).tool(add_tool()).build().unwrap();
 /// let definition = weather_tool();
 /// assert_eq!(definition.definition().python_signature(), "weather(city: str, unit: str = 'C') -> str");
 /// assert_eq!(definition.definition().description, "Today's weather in a city.");
@@ -136,7 +138,7 @@ pub use fexpr_macros::tool;
 
 /// Methods as tools: on an inherent `impl` block, makes every method marked `#[tool]` (or
 /// `#[tool(inline)]`, `#[tool(name = "..")]`) a tool of the type, by implementing
-/// [`Component`](tool::Component): `ToolManager::component(Arc::new(value))` registers them,
+/// [`Component`](tool::Component): `ToolManager::builder().component(Arc::new(value))` registers them,
 /// each holding a clone of the `Arc`. Configuration, clients and state stay in the struct,
 /// hidden from the model. Each method is read as [`tool`](macro@tool) reads a function; it
 /// takes `&self` (calls may run concurrently: keep mutable state behind a `Mutex` or an
@@ -164,7 +166,10 @@ pub use fexpr_macros::tool;
 ///     }
 /// }
 ///
-/// let manager = ToolManager::new().component(Arc::new(Counter { step: 2, total: AtomicI64::new(0) }));
+/// let manager = ToolManager::builder()
+///     .component(Arc::new(Counter { step: 2, total: AtomicI64::new(0) }))
+///     .build()
+///     .unwrap();
 /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 /// for (call, total) in [("bump()", "2"), ("bump(times=3)", "8"), ("total()", "8")] {
 ///     let out = rt.block_on(manager.execute_func_expr(call));

@@ -21,22 +21,26 @@ use crate::syntax;
 use crate::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::value::Value;
 
-/// Tools, the context expressions may use, and limits.
+/// Tools, the context expressions may use, and limits: built once with
+/// [`ToolManager::builder`], then shared.
 ///
 /// ```
 /// use fexpr::{Context, FunctionTool, ToolManager};
-/// let manager = ToolManager::new()
+/// let manager = ToolManager::builder()
 ///     .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b))
-///     .context(Context::new().variable("x", 2));
-/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+///     .context(Context::new().variable("x", 2))
+///     .build()?;
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 /// let out = rt.block_on(manager.execute_func_expr("add(a=x, b=3)"));
 /// assert_eq!(out.output, Some(fexpr::Value::Int(5)));
 /// let bad = rt.block_on(manager.execute_func_expr("add(a=1, c=2)"));
 /// assert_eq!(bad.error.unwrap().kind, fexpr::ErrorKind::Arguments);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// A manager is immutable once built and cheap to clone (one `Arc`): clones share the tools,
-/// context and limits, so a server keeps one and hands a clone to every request.
+/// context and limits, so a server keeps one and hands a clone to every request. To derive
+/// another manager from it, start from [`to_builder`](ToolManager::to_builder).
 #[derive(Clone, Default)]
 pub struct ToolManager {
     pub(crate) inner: Arc<Inner>,
@@ -56,32 +60,55 @@ pub(crate) struct Inner {
     pub(crate) sandboxed: crate::sandbox::ManagerSandbox,
 }
 
-impl ToolManager {
-    /// A manager with no tools, an empty context and default limits.
-    pub fn new() -> ToolManager {
-        ToolManager::default()
+/// Builds a [`ToolManager`]: tools, context, dependencies and limits, then
+/// [`build`](ToolManagerBuilder::build), which checks every registration at once.
+///
+/// ```
+/// use fexpr::{FunctionTool, ToolManager};
+/// let result = ToolManager::builder()
+///     .tool(FunctionTool::new("f", ["n"], |n: Option<i64>| n).default("n", "one"))
+///     .tool(FunctionTool::new("g", ["n", "k"], |n: i64, k: i64| n + k).default("m", 1))
+///     .build();
+/// let problems = result.err().unwrap();
+/// assert_eq!(problems.problems().len(), 2);
+/// assert_eq!(problems.problems()[0].message, "tool `f`: default for `n` is 'one', not an int | None");
+/// ```
+#[derive(Clone, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ToolManagerBuilder {
+    inner: Inner,
+}
+
+impl ToolManagerBuilder {
+    /// Drop what the manager this builder came from prepared from its settings.
+    fn forget_prepared(&mut self) {
+        #[cfg(feature = "sandbox")]
+        self.inner.sandboxed.reset();
+    }
+
+    /// The names registered so far: tools, variables, record types, functions.
+    pub fn names(&self) -> &Context {
+        &self.inner.context
     }
 
     /// Add (or replace) a tool.
-    pub fn tool(mut self, tool: impl Tool + 'static) -> ToolManager {
+    pub fn tool(mut self, tool: impl Tool + 'static) -> ToolManagerBuilder {
         self.add_tool(Arc::new(tool));
         self
     }
 
-    /// Add (or replace) a shared tool.
-    pub fn add_tool(&mut self, tool: Arc<dyn Tool>) -> &mut ToolManager {
+    /// Add (or replace) a shared tool, for tools registered in a loop.
+    pub fn add_tool(&mut self, tool: Arc<dyn Tool>) -> &mut ToolManagerBuilder {
         let def = tool.definition();
-        let inner = Arc::make_mut(&mut self.inner);
-        inner
+        self.inner
             .context
             .insert(def.name.clone(), Entry::Tool(def.signature.clone()));
-        inner.tools.insert(def.name.clone(), tool);
-        self.changed();
+        self.inner.tools.insert(def.name.clone(), tool);
         self
     }
 
     /// Add every tool of a [`Component`] (a struct whose methods are tools).
-    pub fn component<C: Component>(mut self, component: Arc<C>) -> ToolManager {
+    pub fn component<C: Component>(mut self, component: Arc<C>) -> ToolManagerBuilder {
         for tool in component.tools() {
             self.add_tool(Arc::new(tool));
         }
@@ -91,17 +118,155 @@ impl ToolManager {
     /// Register a dependency: tools made with
     /// [`FunctionTool::with_context`](crate::FunctionTool::with_context) get it with
     /// [`CallContext::dependency::<T>()`](CallContext::dependency). It is never a parameter.
-    pub fn dependency<T: std::any::Any + Send + Sync>(mut self, value: Arc<T>) -> ToolManager {
-        Arc::make_mut(&mut Arc::make_mut(&mut self.inner).dependencies).insert(value);
-        self.changed();
+    pub fn dependency<T: std::any::Any + Send + Sync>(
+        mut self,
+        value: Arc<T>,
+    ) -> ToolManagerBuilder {
+        Arc::make_mut(&mut self.inner.dependencies).insert(value);
         self
     }
 
     /// Bound observations to `max_chars` characters (default [`DEFAULT_OBSERVATION_CHARS`]).
-    pub fn observation_limit(mut self, max_chars: usize) -> ToolManager {
-        Arc::make_mut(&mut self.inner).observation_chars = Some(max_chars);
-        self.changed();
+    pub fn observation_limit(mut self, max_chars: usize) -> ToolManagerBuilder {
+        self.inner.observation_chars = Some(max_chars);
         self
+    }
+
+    /// Add the names of `context` (variables, record types, functions); tools stay.
+    pub fn context(mut self, context: Context) -> ToolManagerBuilder {
+        for (name, entry) in context.entries() {
+            self.inner.context.insert(name, entry.clone());
+        }
+        self
+    }
+
+    /// Replace the limits (a request may still narrow or widen them:
+    /// [`Request::limits`](crate::Request::limits)).
+    pub fn limits(mut self, limits: Limits) -> ToolManagerBuilder {
+        self.inner.limits = limits;
+        self
+    }
+
+    /// Evaluate in `sandbox` (for instance one with its own
+    /// [`SandboxConfig`](crate::sandbox::SandboxConfig)) instead of the process-wide default one.
+    #[cfg(feature = "sandbox")]
+    pub fn sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> ToolManagerBuilder {
+        self.inner.sandboxed.set(sandbox);
+        self
+    }
+
+    /// The manager, or every registration problem at once: a default of the wrong type or
+    /// for a parameter the tool does not have, a description of a missing parameter, a cached
+    /// tool that reads its call's context ([`Tool::check`]), a context entry added after a tool
+    /// under the tool's name, limits that cannot work ([`Limits::check`]).
+    pub fn build(self) -> Result<ToolManager, BuildError> {
+        let mut problems: Vec<Error> = self
+            .inner
+            .tools
+            .values()
+            .filter_map(|tool| tool.check().err())
+            .collect();
+        for name in self.inner.tools.keys() {
+            if !matches!(self.inner.context.get(name), Some(Entry::Tool(_))) {
+                problems.push(
+                    Error::new(
+                        ErrorKind::Config,
+                        format!("the context's `{name}` hides the tool `{name}`"),
+                    )
+                    .with_hint("rename the context entry or the tool"),
+                );
+            }
+        }
+        if let Err(e) = self.inner.limits.check() {
+            problems.push(e);
+        }
+        if problems.is_empty() {
+            Ok(ToolManager {
+                inner: Arc::new(self.inner),
+            })
+        } else {
+            Err(BuildError { problems })
+        }
+    }
+}
+
+/// Why [`ToolManagerBuilder::build`] refused: every problem found, in registration order
+/// (tools first, then the limits).
+#[derive(Clone, Debug)]
+pub struct BuildError {
+    problems: Vec<Error>,
+}
+
+impl BuildError {
+    /// The problems, each an [`ErrorKind::Config`] error with its hint.
+    pub fn problems(&self) -> &[Error] {
+        &self.problems
+    }
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.problems.as_slice() {
+            [one] => write!(f, "cannot build the tool manager: {}", one.message)?,
+            many => {
+                write!(f, "cannot build the tool manager: {} problems", many.len())?;
+                for problem in many {
+                    write!(f, "\n- {}", problem.message)?;
+                    if let Some(hint) = &problem.hint {
+                        write!(f, " ({hint})")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl From<BuildError> for Error {
+    /// One `Config` error whose message lists every problem.
+    fn from(e: BuildError) -> Error {
+        Error::new(ErrorKind::Config, e.to_string())
+    }
+}
+
+impl std::fmt::Debug for ToolManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt("ToolManager", f)
+    }
+}
+
+impl std::fmt::Debug for ToolManagerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt("ToolManagerBuilder", f)
+    }
+}
+
+impl Inner {
+    /// The tools by name and the limits: what tells two managers apart when debugging.
+    fn fmt(&self, name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(name)
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolManager {
+    /// Start building a manager: no tools, an empty context, default limits.
+    pub fn builder() -> ToolManagerBuilder {
+        ToolManagerBuilder::default()
+    }
+
+    /// A builder holding this manager's tools, context, dependencies, limits and sandbox, to
+    /// derive another manager (the two then share nothing prepared).
+    pub fn to_builder(&self) -> ToolManagerBuilder {
+        let mut builder = ToolManagerBuilder {
+            inner: Inner::clone(&self.inner),
+        };
+        builder.forget_prepared();
+        builder
     }
 
     fn max_observation_chars(&self) -> usize {
@@ -110,31 +275,8 @@ impl ToolManager {
             .unwrap_or(DEFAULT_OBSERVATION_CHARS)
     }
 
-    /// Add the names of `context` (variables, record types, functions); tools stay.
-    pub fn context(mut self, context: Context) -> ToolManager {
-        let inner = Arc::make_mut(&mut self.inner);
-        for (name, entry) in context.entries() {
-            inner.context.insert(name, entry.clone());
-        }
-        self.changed();
-        self
-    }
-
-    /// Replace the limits.
-    pub fn limits(mut self, limits: Limits) -> ToolManager {
-        Arc::make_mut(&mut self.inner).limits = limits;
-        self.changed();
-        self
-    }
-
-    /// The tools, context or limits changed: what was prepared from them is stale.
-    fn changed(&mut self) {
-        #[cfg(feature = "sandbox")]
-        Arc::make_mut(&mut self.inner).sandboxed.reset();
-    }
-
     /// The limits in force.
-    pub fn get_limits(&self) -> &Limits {
+    pub fn limits(&self) -> &Limits {
         &self.inner.limits
     }
 
@@ -144,12 +286,12 @@ impl ToolManager {
     }
 
     /// The tool called `name`.
-    pub fn get_tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+    pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.inner.tools.get(name)
     }
 
     /// Everything an expression can reach: tools, variables, record types, functions.
-    pub fn get_context(&self) -> &Context {
+    pub fn context(&self) -> &Context {
         &self.inner.context
     }
 
@@ -356,7 +498,6 @@ impl ToolManager {
             .at(request.span)
             .suggest(&request.name, self.inner.tools.keys().map(String::as_str)));
         };
-        tool.check().map_err(|e| e.at(request.span))?;
         if tool.features().is_none() && scope.session.events.is_none() {
             // A plain tool and nobody listening: nothing beyond binding and the call.
             let def = tool.definition();

@@ -2,7 +2,7 @@
 //!
 //! Each configured server is started (a child process speaking MCP over stdio) or reached
 //! (streamable HTTP) with the official SDK `rmcp`; its tools are listed (following
-//! pagination) and registered in a [`ToolManager`] like any other [`Tool`]. Arguments are
+//! pagination) and registered in a [`ToolManager`](crate::ToolManager) like any other [`Tool`]. Arguments are
 //! bound and checked against the server's own input schema before anything is sent, as for
 //! every tool ([`crate::types`]): types, required and defaults, enums, recursive definitions,
 //! and the numeric, length and size bounds; a schema fexpr cannot check refuses every call.
@@ -66,7 +66,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
 
 use crate::error::{clip, Error, ErrorKind};
-use crate::manager::ToolManager;
+use crate::manager::ToolManagerBuilder;
 use crate::syntax::PYTHON_KEYWORDS;
 use crate::tool::{Tool, ToolDefinition, ToolFuture, ToolOutput};
 use crate::value::Value;
@@ -785,8 +785,9 @@ pub struct McpToolName {
 /// use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 /// let config = McpConfig::load("mcp_servers.json")?;
 /// let mcp = McpTools::connect(&config, McpOptions::default()).await?;
-/// let mut manager = fexpr::ToolManager::new();
-/// mcp.register(&mut manager);
+/// let mut builder = fexpr::ToolManager::builder();
+/// mcp.register(&mut builder);
+/// let manager = builder.build()?;
 /// let out = manager.execute_func_expr("get_sum(a=2, b=3)").await;
 /// # Ok(()) }
 /// ```
@@ -861,10 +862,10 @@ impl McpTools {
 
     /// Add every tool to `manager` under a name nothing in its context uses yet; returns the
     /// mapping of names.
-    pub fn register(&self, manager: &mut ToolManager) -> Vec<McpToolName> {
+    pub fn register(&self, manager: &mut ToolManagerBuilder) -> Vec<McpToolName> {
         let tools = {
-            let context = manager.get_context();
-            self.tools(|name| context.get(name).is_some())
+            let names = manager.names();
+            self.tools(|name| names.get(name).is_some())
         };
         let mut names = Vec::new();
         for tool in tools {

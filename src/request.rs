@@ -243,12 +243,15 @@ impl ToolManager {
     /// use fexpr::{CallContext, FunctionTool, Input, Session, ToolManager};
     /// use std::sync::{Arc, Mutex};
     ///
-    /// let manager = ToolManager::new().tool(FunctionTool::with_context("count", [], |ctx: CallContext| {
-    ///     let state = ctx.state::<Mutex<i64>>().map_err(fexpr::tool::ToolError::from)?;
-    ///     let mut n = state.lock().unwrap();
-    ///     *n += 1;
-    ///     Ok::<i64, fexpr::tool::ToolError>(*n)
-    /// }));
+    /// let manager = ToolManager::builder()
+    ///     .tool(FunctionTool::with_context("count", [], |ctx: CallContext| {
+    ///         let state = ctx.state::<Mutex<i64>>().map_err(fexpr::tool::ToolError::from)?;
+    ///         let mut n = state.lock().unwrap();
+    ///         *n += 1;
+    ///         Ok::<i64, fexpr::tool::ToolError>(*n)
+    ///     }))
+    ///     .build()
+    ///     .unwrap();
     /// let state = Arc::new(Mutex::new(0_i64));
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// let response = rt.block_on(async {
@@ -372,9 +375,9 @@ impl Request {
 
     /// Validate the input without running anything; see [`ToolManager::check`].
     pub fn check(self) -> Checked {
-        let limits = self.limits.as_ref().unwrap_or(self.manager.get_limits());
+        let limits = self.limits.as_ref().unwrap_or(self.manager.limits());
         let options = self.repair.unwrap_or_else(|| self.input.default_repairs());
-        let ctx = self.manager.get_context();
+        let ctx = self.manager.context();
         let check = |text: &str| check_text(text, ctx, limits, &options);
         let join = |all: Vec<Checked>| {
             all.into_iter().fold(Checked::default(), |mut acc, c| {
@@ -403,7 +406,7 @@ impl Request {
     pub(crate) async fn respond(&mut self) -> Response {
         let limits = match &self.limits {
             Some(limits) => limits.clone(),
-            None => self.manager.get_limits().clone(),
+            None => self.manager.limits().clone(),
         };
         let run = Run {
             manager: &self.manager,
@@ -544,7 +547,7 @@ impl Run<'_> {
                 ignored: Vec::new(),
             };
         }
-        let plan = plan(text, self.manager.get_context(), self.limits, options);
+        let plan = plan(text, self.manager.context(), self.limits, options);
         if plan.plain {
             return Response {
                 outputs: self.text(text, false, None).await,

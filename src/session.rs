@@ -171,7 +171,7 @@ impl CallContext {
     }
 
     /// The dependency of type `T` registered with
-    /// [`ToolManager::dependency`](crate::ToolManager::dependency).
+    /// [`ToolManagerBuilder::dependency`](crate::manager::ToolManagerBuilder::dependency).
     pub fn dependency<T: Any + Send + Sync>(&self) -> Result<Arc<T>, Error> {
         self.dependencies.get::<T>().ok_or_else(|| {
             Error::new(

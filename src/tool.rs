@@ -51,8 +51,9 @@ pub trait Tool: Send + Sync {
 
     /// Whether the tool can be used as it was configured; `Err` says everything that is wrong
     /// (for a [`FunctionTool`]: a default of the wrong type, a parameter name it does not have,
-    /// `.cached()` on a tool that receives a [`CallContext`]). The manager reports these
-    /// problems instead of running the tool. The default: no problems.
+    /// `.cached()` on a tool that receives a [`CallContext`]), as [`ErrorKind::Config`] errors.
+    /// [`ToolManagerBuilder::build`](crate::manager::ToolManagerBuilder::build) refuses a tool
+    /// with problems. The default: no problems.
     ///
     /// ```
     /// use fexpr::{CallContext, FunctionTool, Tool};
@@ -505,7 +506,8 @@ impl FunctionTool {
     /// Give a parameter a default, making it optional. The value is converted to the
     /// parameter's type now (`1` for a `float` parameter becomes `1.0`, a dict for a record
     /// parameter becomes the record); a value of another type, or a name the tool does not
-    /// have, is a problem [`Tool::check`] reports.
+    /// have, is a problem [`Tool::check`] reports and the manager's
+    /// [`build`](crate::manager::ToolManagerBuilder::build) refuses.
     ///
     /// A default before a parameter that has none makes the later parameters keyword-only,
     /// as Python requires (`def f(a: int = 1, *, b: int)`): they are shown after a `*` and
@@ -537,7 +539,7 @@ impl FunctionTool {
                     "tool `{name}`: the default for `{param}` has no Python value: {}",
                     e.message
                 );
-                self.problems.push(Error::new(ErrorKind::Type, problem));
+                self.problems.push(Error::new(ErrorKind::Config, problem));
                 return self;
             }
         };
@@ -550,7 +552,7 @@ impl FunctionTool {
                     clip(&value.repr(), 60),
                     article(&ty)
                 );
-                self.problems.push(Error::new(ErrorKind::Type, problem));
+                self.problems.push(Error::new(ErrorKind::Config, problem));
                 return self;
             }
         };
@@ -600,7 +602,7 @@ impl FunctionTool {
             format!("its parameters are {}", listed.join(", "))
         };
         let problem = Error::new(
-            ErrorKind::Arguments,
+            ErrorKind::Config,
             format!(
                 "`FunctionTool::{method}`: tool `{}` has no parameter `{}`; {known}",
                 self.definition.name,
@@ -1079,7 +1081,7 @@ impl FunctionTool {
     pub fn cached(mut self, max_entries: usize) -> FunctionTool {
         if self.takes_context {
             let problem = Error::new(
-                ErrorKind::ToolFailed,
+                ErrorKind::Config,
                 format!(
                     "tool `{}` receives injected values (CallContext) and cannot be cached: its result may differ per session",
                     self.definition.name
@@ -1110,7 +1112,10 @@ impl FunctionTool {
 ///         vec![FunctionTool::new("bump", [], move || this.total.fetch_add(this.step, Ordering::Relaxed) + this.step)]
 ///     }
 /// }
-/// let manager = ToolManager::new().component(Arc::new(Counter { step: 2, total: AtomicU32::new(0) }));
+/// let manager = ToolManager::builder()
+///     .component(Arc::new(Counter { step: 2, total: AtomicU32::new(0) }))
+///     .build()
+///     .unwrap();
 /// assert_eq!(manager.definitions().next().unwrap().python_signature(), "bump() -> int");
 /// ```
 pub trait Component: Send + Sync + 'static {

@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn the_guest_sees_the_context_the_host_encoded() {
         let manager = crate::demo::manager();
-        let context = manager.get_context();
+        let context = manager.context();
         let bytes = encode_context(context).expect("encodes");
         let request = encode_request(
             "add(a=2, b=3)",
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn truncated_requests_are_errors() {
-        let bytes = encode_context(crate::demo::manager().get_context()).expect("encodes");
+        let bytes = encode_context(crate::demo::manager().context()).expect("encodes");
         let request = encode_request(
             "add(a=2, b=3)",
             SourceForm::Expression,

@@ -107,7 +107,7 @@ fn recording_manager(runs: &Arc<AtomicUsize>) -> ToolManager {
             y: p1.y.wrapping_add(p2.y),
         }
     };
-    ToolManager::new()
+    ToolManager::builder()
         .tool(FunctionTool::new("add", ["a", "b"], add))
         .tool(FunctionTool::new("multiply", ["a", "b"], multiply))
         .tool(FunctionTool::new("divide", ["a", "b"], divide))
@@ -115,6 +115,8 @@ fn recording_manager(runs: &Arc<AtomicUsize>) -> ToolManager {
         .tool(FunctionTool::new("numpy_sum", ["arr"], numpy_sum))
         .tool(FunctionTool::new("add_points", ["p1", "p2"], add_points))
         .context(fexpr::demo::context())
+        .build()
+        .unwrap()
 }
 
 /// Budgets only the sandbox has: an input can hit them sandboxed and a shared limit natively
@@ -344,13 +346,14 @@ fn schema_tools() -> Vec<fexpr::ToolDefinition> {
 fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
     let defs = schema_tools();
     let runs = Arc::new(AtomicUsize::new(0));
-    let mut manager = ToolManager::new();
+    let mut builder = ToolManager::builder();
     for definition in &defs {
-        manager.add_tool(Arc::new(JsonTool {
+        builder.add_tool(Arc::new(JsonTool {
             definition: definition.clone(),
             runs: runs.clone(),
         }));
     }
+    let manager = builder.build().unwrap();
     let ctx = fexpr::tooldefs::context(&defs);
     let limits = fexpr::Limits::default();
     let options = fexpr::repair::RepairOptions::default();

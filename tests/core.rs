@@ -310,7 +310,7 @@ fn definitions_are_generated_from_types() {
     );
     assert!(m.yaml_definitions().contains("func_name: numpy_sum"));
     let sig = m
-        .get_tool("add_points")
+        .tool("add_points")
         .unwrap()
         .definition()
         .python_signature();

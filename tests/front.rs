@@ -532,10 +532,11 @@ impl fexpr::Tool for Echo {
 fn exec_and_check_agree_on_the_corpus() {
     let defs: Json =
         serde_json::from_str(&std::fs::read_to_string(data("corpus_tools.json")).unwrap()).unwrap();
-    let mut manager = ToolManager::new();
+    let mut builder = ToolManager::builder();
     for def in fexpr::tooldefs::from_json(&defs).unwrap() {
-        manager.add_tool(std::sync::Arc::new(Echo(def)));
+        builder.add_tool(std::sync::Arc::new(Echo(def)));
     }
+    let manager = builder.build().unwrap();
     let ctx = corpus_context();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let corpus = std::fs::read_to_string(data("model_outputs.jsonl")).unwrap();

@@ -13,7 +13,7 @@ use std::sync::Arc;
 fn counting() -> (ToolManager, Arc<AtomicUsize>) {
     let runs = Arc::new(AtomicUsize::new(0));
     let r = runs.clone();
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(FunctionTool::new(
             "add",
             ["a", "b"],
@@ -22,7 +22,9 @@ fn counting() -> (ToolManager, Arc<AtomicUsize>) {
                 a + b
             },
         ))
-        .context(fexpr::demo::context());
+        .context(fexpr::demo::context())
+        .build()
+        .unwrap();
     (manager, runs)
 }
 
@@ -219,7 +221,10 @@ fn limits_hold_before_anything_is_kept() {
         "9".repeat(5000)
     );
     assert_eq!(limit(&digits), "max_int_digits");
-    let tight = fexpr::demo::manager().limits(fexpr::Limits::default().max_str_bytes(8));
+    let tight = fexpr::demo::builder()
+        .limits(fexpr::Limits::default().max_str_bytes(8))
+        .build()
+        .unwrap();
     let outputs = common::run_json(
         &tight,
         r#"{"name": "search", "kwargs": {"query": "123456789"}}"#,
@@ -267,11 +272,14 @@ fn json_runs_like_the_equivalent_expression() {
 
 #[test]
 fn keys_that_are_not_identifiers_work_in_the_guest_too() {
-    let manager = ToolManager::new().tool(FunctionTool::new(
-        "get_weather",
-        ["city-name"],
-        |city: String| format!("sunny in {city}"),
-    ));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new(
+            "get_weather",
+            ["city-name"],
+            |city: String| format!("sunny in {city}"),
+        ))
+        .build()
+        .unwrap();
     let outputs = common::run_json(
         &manager,
         r#"{"name": "get_weather", "kwargs": {"city-name": "Oslo"}}"#,

@@ -9,11 +9,13 @@ mod common;
 /// Built-ins and numpy helpers, plus `blob(n)` (a tool returning `n` bytes of text) and
 /// `echo(x)` (a tool returning its argument).
 fn manager(limits: Limits) -> ToolManager {
-    ToolManager::new()
+    ToolManager::builder()
         .tool(FunctionTool::new("blob", ["n"], |n: usize| "x".repeat(n)))
         .tool(FunctionTool::new("echo", ["x"], |x: i64| x))
         .context(Context::new().builtins().numpy("np"))
         .limits(limits)
+        .build()
+        .unwrap()
 }
 
 /// The single output of `text`: its value or its error.
@@ -263,7 +265,7 @@ fn builtin_bombs_end_quickly() {
 /// `sleep(ms)` waits asynchronously; `spin(ms)` is a sync tool on the blocking pool that
 /// keeps its thread busy.
 fn slow_tools(limits: Limits) -> ToolManager {
-    ToolManager::new()
+    ToolManager::builder()
         .tool(FunctionTool::new_async(
             "sleep",
             ["ms"],
@@ -277,6 +279,8 @@ fn slow_tools(limits: Limits) -> ToolManager {
             ms
         }))
         .limits(limits)
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]

@@ -72,7 +72,7 @@ fn a_function_becomes_a_tool_with_its_names_docs_and_defaults() {
 
 #[test]
 fn the_context_is_injected_wherever_it_is_declared_and_the_model_cannot_set_it() {
-    let manager = ToolManager::new().tool(weather_tool());
+    let manager = ToolManager::builder().tool(weather_tool()).build().unwrap();
     assert_eq!(
         repr(&manager, "weather('Oslo')"),
         "'Oslo: 21 °C (from weather)'"
@@ -98,7 +98,7 @@ async fn fetch(url: String, #[default(2)] retries: u32) -> Result<String, ToolEr
 
 #[test]
 fn an_async_function_with_a_result_and_another_name() {
-    let manager = ToolManager::new().tool(fetch_tool());
+    let manager = ToolManager::builder().tool(fetch_tool()).build().unwrap();
     assert_eq!(
         manager.definitions().next().unwrap().python_signature(),
         "fetch_page(url: str, retries: int = 2) -> str"
@@ -127,9 +127,11 @@ fn thread_pooled() -> String {
 
 #[test]
 fn inline_runs_a_sync_tool_on_the_calling_task_and_others_on_the_blocking_pool() {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(thread_inline_tool())
-        .tool(thread_pooled_tool());
+        .tool(thread_pooled_tool())
+        .build()
+        .unwrap();
     let here = std::thread::current().name().unwrap_or("").to_string();
     assert_eq!(repr(&manager, "thread_inline()"), format!("'{here}'"));
     assert_ne!(repr(&manager, "thread_pooled()"), format!("'{here}'"));
@@ -147,6 +149,11 @@ fn a_wrong_default_is_reported_when_the_tool_is_built() {
         error.message,
         "tool `repeat`: default for `times` is 'twice', not an int"
     );
+    let refused = fexpr::ToolManager::builder()
+        .tool(repeat_tool())
+        .build()
+        .unwrap_err();
+    assert_eq!(refused.problems(), [error]);
 }
 
 /// A bank account: the balance stays in the struct, hidden from the model.
@@ -197,7 +204,10 @@ fn an_impl_block_makes_its_tool_methods_a_component() {
         balance: AtomicI64::new(0),
         limit: 100,
     });
-    let manager = ToolManager::new().component(account.clone());
+    let manager = ToolManager::builder()
+        .component(account.clone())
+        .build()
+        .unwrap();
     let signatures: Vec<String> = manager
         .definitions()
         .map(|d| d.python_signature())

@@ -76,9 +76,9 @@ fn runtime() -> tokio::runtime::Runtime {
 
 async fn connect(options: McpOptions) -> (ToolManager, McpTools) {
     let mcp = McpTools::connect(&config(), options).await.unwrap();
-    let mut manager = ToolManager::new();
+    let mut manager = ToolManager::builder();
     mcp.register(&mut manager);
-    (manager, mcp)
+    (manager.build().unwrap(), mcp)
 }
 
 async fn run(manager: &ToolManager, sandbox: bool, text: &str) -> FunctionOutput {
@@ -277,7 +277,7 @@ fn server_errors_and_raw_results() {
         assert!(e.message.contains("JSON-RPC error -32602"), "{e:?}");
 
         // Arguments the server rejects (sent by going around the signature): `isError`.
-        let sum = manager.get_tool("get_sum").unwrap();
+        let sum = manager.tool("get_sum").unwrap();
         let e = sum
             .call(vec![Some(Value::from("x")), Some(Value::Int(1))])
             .await
@@ -285,7 +285,7 @@ fn server_errors_and_raw_results() {
         assert_eq!(e.kind, ErrorKind::ToolFailed, "{e:?}");
 
         // An image result keeps its data; the observation summarizes it.
-        let image = manager.get_tool("get_tiny_image").unwrap();
+        let image = manager.tool("get_tiny_image").unwrap();
         let out = image.call(vec![]).await.unwrap();
         let json = out.output.to_json();
         let blocks = json["content"].as_array().unwrap();
@@ -334,9 +334,10 @@ fn names_are_identifiers_and_collision_free() {
         }
 
         // A name the manager already has is not replaced.
-        let mut manager =
-            ToolManager::new().tool(FunctionTool::new("echo", ["message"], |m: String| m));
-        let registered = mcp.register(&mut manager);
+        let mut builder =
+            ToolManager::builder().tool(FunctionTool::new("echo", ["message"], |m: String| m));
+        let registered = mcp.register(&mut builder);
+        let manager = builder.build().unwrap();
         let echo = registered.iter().find(|n| n.original == "echo").unwrap();
         assert_eq!(echo.exposed, "echo_2");
         let out = manager.execute_func_expr("echo_2(message=\"x\")").await;
@@ -370,7 +371,7 @@ fn schemas_become_signatures() {
         let (manager, mcp) = connect(McpOptions::default()).await;
         let sig = |name: &str| {
             manager
-                .get_tool(name)
+                .tool(name)
                 .unwrap()
                 .definition()
                 .python_signature()
@@ -419,8 +420,9 @@ fn streamable_http() {
     let config = McpConfig::from_str(&text).unwrap();
     let result = runtime().block_on(async {
         let mcp = McpTools::connect(&config, McpOptions::default()).await?;
-        let mut manager = ToolManager::new();
+        let mut manager = ToolManager::builder();
         mcp.register(&mut manager);
+        let manager = manager.build()?;
         let native = run(&manager, false, "echo(message=\"over http\")").await;
         let sandboxed = run(&manager, true, "get_sum(a=2, b=3)").await;
         mcp.close().await;

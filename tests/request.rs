@@ -147,7 +147,7 @@ fn a_json_call_keeps_its_id() {
 /// `count()` adds one to the caller's state; `whoami()` and `pair(a, b)` report the call id
 /// their context gives them.
 fn stateful() -> ToolManager {
-    ToolManager::new()
+    ToolManager::builder()
         .tool(FunctionTool::with_context(
             "count",
             [],
@@ -170,6 +170,8 @@ fn stateful() -> ToolManager {
             ["a", "b"],
             |ctx: CallContext, a: String, b: String| format!("{a}|{b}|{}", ctx.tool_call_id()),
         ))
+        .build()
+        .unwrap()
 }
 
 #[test]

@@ -104,14 +104,17 @@ fn fuel_bounds_the_guest() {
 
 #[test]
 fn the_deadline_covers_slow_tools() {
-    let manager = ToolManager::new().tool(FunctionTool::new_async(
-        "slow",
-        ["seconds"],
-        |seconds: f64| async move {
-            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-            seconds
-        },
-    ));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new_async(
+            "slow",
+            ["seconds"],
+            |seconds: f64| async move {
+                tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+                seconds
+            },
+        ))
+        .build()
+        .unwrap();
     let limits = Limits::default().deadline(Duration::from_millis(200));
     let started = Instant::now();
     let out = one_sandboxed(&manager, "slow(seconds=30)", &limits);
@@ -125,10 +128,13 @@ fn the_deadline_covers_slow_tools() {
 
 #[test]
 fn the_deadline_returns_on_time_while_a_sync_tool_runs() {
-    let manager = ToolManager::new().tool(FunctionTool::new("spin", ["ms"], |ms: u64| {
-        std::thread::sleep(Duration::from_millis(ms));
-        ms
-    }));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new("spin", ["ms"], |ms: u64| {
+            std::thread::sleep(Duration::from_millis(ms));
+            ms
+        }))
+        .build()
+        .unwrap();
     // One runtime for both runs, dropped without waiting for the threads still spinning
     // (dropping a runtime waits for its blocking pool; a server's runtime lives on).
     let rt = common::runtime();
@@ -210,14 +216,20 @@ fn an_impossible_memory_cap_is_refused_with_the_minimum() {
 
 #[test]
 fn output_size_is_bounded_the_same_way_in_both_modes() {
-    let manager = fexpr::demo::manager().limits(Limits::default().max_output_bytes(10_000));
+    let manager = fexpr::demo::builder()
+        .limits(Limits::default().max_output_bytes(10_000))
+        .build()
+        .unwrap();
     let outputs = common::run_expr(&manager, "search(query='a' * 100000)");
     expect_error(&outputs[0], ErrorKind::Limit, &["max_output_bytes"]);
 }
 
 #[test]
 fn manager_limits_apply_unless_the_call_overrides_them() {
-    let manager = fexpr::demo::manager().limits(Limits::default().fuel(10_000));
+    let manager = fexpr::demo::builder()
+        .limits(Limits::default().fuel(10_000))
+        .build()
+        .unwrap();
     let rt = common::runtime();
     let out = rt.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));
     expect_error(&out, ErrorKind::Limit, &["fuel"]);
@@ -257,7 +269,10 @@ fn many_concurrent_evaluations_each_get_a_fresh_instance() {
         module_cache: ModuleCache::Default,
         ..SandboxConfig::default()
     };
-    let manager = fexpr::demo::manager().sandbox(Sandbox::new(config).expect("sandbox"));
+    let manager = fexpr::demo::builder()
+        .sandbox(Sandbox::new(config).expect("sandbox"))
+        .build()
+        .unwrap();
     let exprs: Vec<fexpr::FunctionExpression> = (0..64)
         .map(|i| format!("add(a={i}, b={i})").into())
         .collect();
@@ -290,7 +305,10 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
             max_instances: 2,
             ..SandboxConfig::default()
         };
-        fexpr::demo::manager().sandbox(Sandbox::new(config).expect("sandbox"))
+        fexpr::demo::builder()
+            .sandbox(Sandbox::new(config).expect("sandbox"))
+            .build()
+            .unwrap()
     };
     let (pooled, on_demand) = (sandbox(Allocation::Pooled), sandbox(Allocation::OnDemand));
     // More evaluations than instances at once: they wait for one another, each in a fresh one.
@@ -353,7 +371,7 @@ fn a_broken_guest_is_an_error_not_a_crash() {
         ..SandboxConfig::default()
     };
     let sandbox = Sandbox::from_module_bytes(config, ECHO.as_bytes()).expect("valid module");
-    let manager = fexpr::demo::manager().sandbox(sandbox);
+    let manager = fexpr::demo::builder().sandbox(sandbox).build().unwrap();
     let out = one_sandboxed(&manager, "add(a=2, b=3)", &Limits::default());
     expect_error(&out, ErrorKind::Sandbox, &[]);
 }

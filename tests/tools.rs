@@ -114,7 +114,10 @@ fn search_component() -> Arc<SearchIndex> {
 #[test]
 fn component_tools_hide_their_state_and_keep_it_across_calls() {
     let component = search_component();
-    let manager = ToolManager::new().component(component.clone());
+    let manager = ToolManager::builder()
+        .component(component.clone())
+        .build()
+        .unwrap();
     let defs = all_definitions(&manager, &Session::new());
     assert!(
         defs.contains("search(query: str, limit: int | None = None)"),
@@ -145,7 +148,10 @@ fn component_tools_hide_their_state_and_keep_it_across_calls() {
 
 #[test]
 fn the_observation_is_short_and_the_output_full() {
-    let manager = ToolManager::new().component(search_component());
+    let manager = ToolManager::builder()
+        .component(search_component())
+        .build()
+        .unwrap();
     let out = one(&manager, "search(query='rust', limit=40)");
     assert_eq!(out.observation.as_deref(), Some("40 documents found"));
     assert!(matches!(&out.output, Some(Value::List(hits)) if hits.len() == 40));
@@ -172,14 +178,17 @@ fn the_observation_is_short_and_the_output_full() {
 
 #[test]
 fn a_tool_can_return_its_own_observation() {
-    let manager = ToolManager::new().tool(FunctionTool::with_context(
-        "fetch",
-        ["url"],
-        |_ctx: CallContext, url: String| {
-            ToolOutput::new(Value::Str("<html>".repeat(1000)))
-                .with_observation(format!("fetched {url}: 6000 bytes of HTML"))
-        },
-    ));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::with_context(
+            "fetch",
+            ["url"],
+            |_ctx: CallContext, url: String| {
+                ToolOutput::new(Value::Str("<html>".repeat(1000)))
+                    .with_observation(format!("fetched {url}: 6000 bytes of HTML"))
+            },
+        ))
+        .build()
+        .unwrap();
     let out = one(&manager, "fetch(url='https://example.org')");
     assert_eq!(
         out.observation.as_deref(),
@@ -190,11 +199,13 @@ fn a_tool_can_return_its_own_observation() {
 
 #[test]
 fn observations_are_bounded_by_default() {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(FunctionTool::new("rows", ["n"], |n: i64| {
             (0..n).map(|i| format!("row {i}")).collect::<Vec<_>>()
         }))
-        .tool(FunctionTool::new("chatty", [], || 1).observe(|_| "blah ".repeat(100_000)));
+        .tool(FunctionTool::new("chatty", [], || 1).observe(|_| "blah ".repeat(100_000)))
+        .build()
+        .unwrap();
     let out = one(&manager, "rows(n=20000)");
     assert!(matches!(&out.output, Some(Value::List(r)) if r.len() == 20_000));
     let text = manager.observation(&out);
@@ -208,7 +219,7 @@ fn observations_are_bounded_by_default() {
         fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1
     );
     assert!(obs.ends_with('…'));
-    let tight = manager.observation_limit(50);
+    let tight = manager.to_builder().observation_limit(50).build().unwrap();
     let out = one(&tight, "chatty()");
     assert_eq!(out.observation.unwrap().chars().count(), 51);
     assert!(
@@ -223,7 +234,10 @@ fn observations_are_bounded_by_default() {
 #[cfg(feature = "sandbox")]
 #[test]
 fn observations_come_back_from_the_sandbox() {
-    let manager = ToolManager::new().component(search_component());
+    let manager = ToolManager::builder()
+        .component(search_component())
+        .build()
+        .unwrap();
     let outs = sandboxed(
         &manager,
         Session::new(),
@@ -245,7 +259,7 @@ struct Weather {
 }
 
 fn injected_manager(ran: Arc<AtomicU32>) -> ToolManager {
-    ToolManager::new()
+    ToolManager::builder()
         .dependency(Arc::new(Weather { unit: "°C" }))
         .tool(
             FunctionTool::with_context(
@@ -266,6 +280,8 @@ fn injected_manager(ran: Arc<AtomicU32>) -> ToolManager {
             )
             .description("Weather of a city."),
         )
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -305,15 +321,18 @@ fn injected_values_reach_the_tool_and_never_the_schema() {
     // Without a tool-call id each execution gets its own.
     let ids = Arc::new(Mutex::new(Vec::new()));
     let seen = ids.clone();
-    let manager = ToolManager::new().tool(FunctionTool::with_context(
-        "whoami",
-        [],
-        move |ctx: CallContext| {
-            seen.lock()
-                .unwrap()
-                .push((ctx.tool_call_id().to_string(), ctx.index()));
-        },
-    ));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::with_context(
+            "whoami",
+            [],
+            move |ctx: CallContext| {
+                seen.lock()
+                    .unwrap()
+                    .push((ctx.tool_call_id().to_string(), ctx.index()));
+            },
+        ))
+        .build()
+        .unwrap();
     let outs = run(&manager, Session::new(), "[whoami(), whoami()]");
     let again = run(&manager, Session::new(), "whoami()");
     let ids = ids.lock().unwrap().clone();
@@ -404,7 +423,7 @@ impl Environment for Scratchpad {
 fn scratchpad_manager(pool: EnvPool<Scratchpad>, shared: Arc<AtomicUsize>) -> ToolManager {
     let set_pool = pool.clone();
     let get_pool = pool;
-    ToolManager::new()
+    ToolManager::builder()
         .tool(FunctionTool::with_context_async(
             "scratch_set",
             ["key", "value"],
@@ -437,6 +456,8 @@ fn scratchpad_manager(pool: EnvPool<Scratchpad>, shared: Arc<AtomicUsize>) -> To
                 }
             },
         ))
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -611,7 +632,7 @@ fn pools_work_through_the_sandbox() {
 // ---------------------------------------------------------------- 5. streaming and status
 
 fn streaming_manager() -> ToolManager {
-    ToolManager::new()
+    ToolManager::builder()
         .tool(FunctionTool::with_context_async(
             "crawl",
             ["pages"],
@@ -631,6 +652,8 @@ fn streaming_manager() -> ToolManager {
         .tool(FunctionTool::new("fail", [], || {
             Err::<i64, _>(ToolError::new("the index is offline"))
         }))
+        .build()
+        .unwrap()
 }
 
 /// Run `text` with an event channel; the outputs and every event.
@@ -764,7 +787,7 @@ struct Tree {
 }
 
 fn tree_manager() -> ToolManager {
-    ToolManager::new()
+    ToolManager::builder()
         .tool(FunctionTool::with_context(
             "query",
             ["q"],
@@ -787,6 +810,8 @@ fn tree_manager() -> ToolManager {
             ),
         )
         .tool(FunctionTool::new("final_answer", ["text"], |text: String| text).ends_turn())
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -861,7 +886,7 @@ fn ends_turn_marks_outputs_that_can_end_the_turn() {
     assert!(outs[0].error.is_some());
     assert!(!manager.ends_turn(&outs));
     assert!(manager
-        .get_tool("final_answer")
+        .tool("final_answer")
         .unwrap()
         .features()
         .unwrap()
@@ -879,14 +904,16 @@ fn sleepy(name: &'static str) -> FunctionTool {
 
 #[test]
 fn calls_of_one_response_run_concurrently_with_errors_isolated() {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(sleepy("a"))
         .tool(sleepy("b"))
         .tool(sleepy("c"))
         .tool(FunctionTool::new_async("broken", [], || async {
             tokio::time::sleep(Duration::from_millis(100)).await;
             Err::<i64, _>(ToolError::new("broken on purpose"))
-        }));
+        }))
+        .build()
+        .unwrap();
     let started = Instant::now();
     let outs = run(&manager, Session::new(), "[a(), b(), broken(), c()]");
     let elapsed = started.elapsed();
@@ -910,23 +937,26 @@ fn calls_of_one_response_run_concurrently_with_errors_isolated() {
 fn memoised_tools_run_once_per_canonical_arguments_within_a_bound() {
     let runs = Arc::new(AtomicU32::new(0));
     let counter = runs.clone();
-    let manager = ToolManager::new().tool(
-        FunctionTool::new(
-            "lookup",
-            ["key", "options"],
-            move |key: i64, options: Option<std::collections::BTreeMap<String, i64>>| {
-                counter.fetch_add(1, Ordering::Relaxed);
-                if key < 0 {
-                    return Err(ToolError::new("negative"));
-                }
-                Ok(format!(
-                    "{key} {}",
-                    options.map_or(String::new(), |o| format!("{o:?}"))
-                ))
-            },
+    let manager = ToolManager::builder()
+        .tool(
+            FunctionTool::new(
+                "lookup",
+                ["key", "options"],
+                move |key: i64, options: Option<std::collections::BTreeMap<String, i64>>| {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                    if key < 0 {
+                        return Err(ToolError::new("negative"));
+                    }
+                    Ok(format!(
+                        "{key} {}",
+                        options.map_or(String::new(), |o| format!("{o:?}"))
+                    ))
+                },
+            )
+            .cached(2),
         )
-        .cached(2),
-    );
+        .build()
+        .unwrap();
     let count = || runs.load(Ordering::Relaxed);
     // The same arguments written three ways: one run.
     for text in ["lookup(key=1)", "lookup(1)", "lookup(key=1, options=None)"] {
@@ -949,7 +979,7 @@ fn memoised_tools_run_once_per_canonical_arguments_within_a_bound() {
     one(&manager, "lookup(key=3)");
     assert_eq!(count(), 5);
     let memo_len = manager
-        .get_tool("lookup")
+        .tool("lookup")
         .unwrap()
         .features()
         .unwrap()
@@ -1006,7 +1036,10 @@ fn alice_and_bob(manager: &ToolManager) -> [Vec<Result<Value, String>>; 2] {
 fn a_tool_that_receives_a_context_cannot_be_cached() {
     let ran = Arc::new(AtomicU32::new(0));
     // Uncached, each session sees its own id.
-    let manager = ToolManager::new().tool(whoami(ran.clone()));
+    let manager = ToolManager::builder()
+        .tool(whoami(ran.clone()))
+        .build()
+        .unwrap();
     let [alice, bob] = alice_and_bob(&manager);
     assert!(
         alice.iter().all(|o| o == &Ok(Value::Str("alice".into()))),
@@ -1016,27 +1049,20 @@ fn a_tool_that_receives_a_context_cannot_be_cached() {
         bob.iter().all(|o| o == &Ok(Value::Str("bob".into()))),
         "{bob:?}"
     );
-    // Cached, it is refused: the problem is reported by `check` and every call fails with it,
-    // in both sessions, without running the tool.
+    // Cached, it is refused: `check` reports the problem and no manager can be built with it,
+    // so it never runs in any session.
     let cached = whoami(ran.clone()).cached(100);
     let problem = cached.check().unwrap_err();
-    assert_eq!(problem.kind, ErrorKind::ToolFailed);
+    assert_eq!(problem.kind, ErrorKind::Config);
     let message = "tool `whoami` receives injected values (CallContext) and cannot be cached: its result may differ per session";
     assert_eq!(problem.message, message);
-    let manager = ToolManager::new().tool(cached);
-    ran.store(0, Ordering::Relaxed);
-    for outs in alice_and_bob(&manager) {
-        assert!(
-            outs.iter().all(|o| o == &Err(message.to_string())),
-            "{outs:?}"
-        );
-    }
-    assert_eq!(ran.load(Ordering::Relaxed), 0);
-    #[cfg(feature = "sandbox")]
-    {
-        let out = sandboxed(&manager, Session::new().id("alice"), "whoami()").remove(0);
-        assert_eq!(out.error.map(|e| e.message).as_deref(), Some(message));
-    }
+    let refused = ToolManager::builder().tool(cached).build().unwrap_err();
+    assert_eq!(refused.problems().len(), 1);
+    assert_eq!(refused.problems()[0].message, message);
+    assert_eq!(
+        refused.to_string(),
+        format!("cannot build the tool manager: {message}")
+    );
 }
 
 /// A custom `Tool` that would tell sessions apart through `call_in`.
@@ -1071,14 +1097,20 @@ fn a_cached_custom_tool_is_called_without_a_context() {
         ),
         features,
     };
-    let manager = ToolManager::new().tool(custom(ToolFeatures::new()));
+    let manager = ToolManager::builder()
+        .tool(custom(ToolFeatures::new()))
+        .build()
+        .unwrap();
     let [alice, _] = alice_and_bob(&manager);
     assert!(
         alice.iter().all(|o| o == &Ok(Value::Str("alice".into()))),
         "{alice:?}"
     );
     // Cached: the key is the arguments, so the tool never sees a session to leak.
-    let manager = ToolManager::new().tool(custom(ToolFeatures::new().cached(100)));
+    let manager = ToolManager::builder()
+        .tool(custom(ToolFeatures::new().cached(100)))
+        .build()
+        .unwrap();
     for outs in alice_and_bob(&manager) {
         assert!(
             outs.iter()
@@ -1092,7 +1124,7 @@ fn a_cached_custom_tool_is_called_without_a_context() {
 
 #[test]
 fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(FunctionTool::new("sync_boom", [], || -> i64 {
             panic!("boom")
         }))
@@ -1118,7 +1150,9 @@ fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
                 }
                 1i64
             },
-        ));
+        ))
+        .build()
+        .unwrap();
     let outs = run(
         &manager,
         Session::new(),
@@ -1136,7 +1170,7 @@ fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
 
 #[test]
 fn every_tool_kind_returns_values_outputs_and_results_with_any_error() {
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(FunctionTool::new("plain", [], || 1i64))
         .tool(FunctionTool::new("shown", [], || {
             ToolOutput::new(Value::Int(2)).with_observation("two")
@@ -1160,7 +1194,9 @@ fn every_tool_kind_returns_values_outputs_and_results_with_any_error() {
             "ctx_output",
             [],
             |_ctx: CallContext| async { Ok::<_, ToolError>(ToolOutput::new(Value::Int(3))) },
-        ));
+        ))
+        .build()
+        .unwrap();
     let outs = run(
         &manager,
         Session::new(),
@@ -1200,10 +1236,40 @@ fn a_wrong_default_or_unknown_parameter_is_a_problem_of_the_tool() {
         "`FunctionTool::default`: tool `g` has no parameter `b`; its parameters are `a`; \
          `FunctionTool::param_description`: tool `g` has no parameter `c`; its parameters are `a`"
     );
-    // The manager reports the problem instead of running the tool.
-    let manager = ToolManager::new().tool(wrong);
-    let out = one(&manager, "f(2)");
-    assert!(out.error.is_some(), "{out:?}");
+    assert_eq!(problem.kind, ErrorKind::Config);
+    // Building the manager reports every problem of every tool at once, in order, and the
+    // limits' too; a `?` turns them into one `Config` error.
+    let refused = ToolManager::builder()
+        .tool(wrong)
+        .tool(FunctionTool::new("fine", ["a"], |a: i64| a))
+        .tool(unknown)
+        .limits(fexpr::Limits::default().memory_bytes(1 << 20))
+        .build()
+        .unwrap_err();
+    let messages: Vec<&str> = refused
+        .problems()
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert_eq!(
+        messages[0],
+        "tool `f`: default for `n` is 'one', not an int | None"
+    );
+    assert!(messages[1].starts_with("`FunctionTool::default`: tool `g`"));
+    assert!(messages[2].contains("memory_bytes"), "{}", messages[2]);
+    assert!(refused
+        .problems()
+        .iter()
+        .all(|p| p.kind == ErrorKind::Config));
+    let text = refused.to_string();
+    assert!(
+        text.starts_with("cannot build the tool manager: 3 problems\n- tool `f`"),
+        "{text}"
+    );
+    let error: fexpr::Error = refused.into();
+    assert_eq!(error.kind, ErrorKind::Config);
+    assert_eq!(error.message, text);
     // A default that converts is stored as the parameter's type.
     let ok = FunctionTool::new("h", ["x"], |x: f64| x).default("x", 1);
     assert!(ok.check().is_ok());
@@ -1220,7 +1286,7 @@ fn a_default_before_a_required_parameter_is_shown_as_valid_python() {
         f.definition().python_signature(),
         "f(a: int = 1, *, b: int) -> int"
     );
-    let manager = ToolManager::new().tool(f);
+    let manager = ToolManager::builder().tool(f).build().unwrap();
     // What Python accepts for that signature binds.
     assert_eq!(one(&manager, "f(b=2)").output, Some(Value::Int(12)));
     assert_eq!(one(&manager, "f(3, b=2)").output, Some(Value::Int(32)));
@@ -1228,7 +1294,10 @@ fn a_default_before_a_required_parameter_is_shown_as_valid_python() {
 
 #[test]
 fn a_conversion_error_names_the_parameter_not_an_internal_name() {
-    let manager = ToolManager::new().tool(FunctionTool::new("small", ["count"], |count: u8| count));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new("small", ["count"], |count: u8| count))
+        .build()
+        .unwrap();
     let out = one(&manager, "small(300)");
     let e = out.error.expect("an error");
     assert!(e.message.contains("`count`"), "{}", e.message);
@@ -1245,10 +1314,12 @@ fn sync_tools_of_one_response_run_concurrently_unless_inline() {
             name.to_string()
         })
     };
-    let manager = ToolManager::new()
+    let manager = ToolManager::builder()
         .tool(slow("a"))
         .tool(slow("b"))
-        .tool(slow("c"));
+        .tool(slow("c"))
+        .build()
+        .unwrap();
     let started = Instant::now();
     let outs = run(&manager, Session::new(), "[a(), b(), c()]");
     let elapsed = started.elapsed();
@@ -1259,8 +1330,10 @@ fn sync_tools_of_one_response_run_concurrently_unless_inline() {
     );
     assert!(outs.iter().all(|o| o.error.is_none()), "{outs:?}");
 
-    let inline = ToolManager::new()
-        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).inline());
+    let inline = ToolManager::builder()
+        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).inline())
+        .build()
+        .unwrap();
     assert_eq!(one(&inline, "add(2, 3)").output, Some(Value::Int(5)));
 }
 
@@ -1274,12 +1347,15 @@ struct Size {
 
 #[test]
 fn the_strict_openai_form_follows_openais_rules_at_every_level() {
-    let manager = ToolManager::new().tool(
-        FunctionTool::new("area", ["size", "scale"], |s: Size, k: Option<i64>| {
-            i64::from(s.w) * i64::from(s.h.unwrap_or(1)) * k.unwrap_or(1)
-        })
-        .default("scale", 1),
-    );
+    let manager = ToolManager::builder()
+        .tool(
+            FunctionTool::new("area", ["size", "scale"], |s: Size, k: Option<i64>| {
+                i64::from(s.w) * i64::from(s.h.unwrap_or(1)) * k.unwrap_or(1)
+            })
+            .default("scale", 1),
+        )
+        .build()
+        .unwrap();
     let tools = manager.openai_tools_strict();
     let function = &tools[0]["function"];
     assert_eq!(function["strict"], true);
@@ -1338,10 +1414,16 @@ fn schema_bounds_hold_for_tools_from_openai_json_and_from_rust() {
             "code": {"type": "string", "maxLength": 5, "pattern": "^[A-Z]+$"}},
             "required": ["quantity", "code"]}}}))
     .unwrap();
-    let from_json = ToolManager::new().tool(Defined(defs[0].clone()));
-    let from_rust = ToolManager::new().tool(FunctionTool::new("order", ["order"], |o: Order| {
-        format!("{} x {}", o.quantity, o.code)
-    }));
+    let from_json = ToolManager::builder()
+        .tool(Defined(defs[0].clone()))
+        .build()
+        .unwrap();
+    let from_rust = ToolManager::builder()
+        .tool(FunctionTool::new("order", ["order"], |o: Order| {
+            format!("{} x {}", o.quantity, o.code)
+        }))
+        .build()
+        .unwrap();
     let cases = [
         (
             &from_json,

@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let limits = Limits::default();
     let manager = fexpr::demo::manager();
-    let ctx = manager.get_context();
+    let ctx = manager.context();
     let extraction = fexpr::front::extract(text, &limits, &|name| fexpr::check::is_tool(ctx, name));
     let spans = extraction
         .calls

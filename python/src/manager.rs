@@ -45,7 +45,7 @@ impl Manager {
     ) -> PyResult<Manager> {
         let limits = limits.map(|l| l.get().inner.clone()).unwrap_or_default();
         let records = Arc::new(Records::new(builders, record_names)?);
-        let mut manager = ToolManager::new().limits(limits.clone());
+        let mut builder = ToolManager::builder().limits(limits.clone());
         for spec in tools {
             if !valid_name(&spec.name) || spec.name.contains('.') {
                 return Err(PyValueError::new_err(format!(
@@ -54,7 +54,7 @@ impl Manager {
                 )));
             }
             let tool = PyTool::new(py, spec, records.clone(), limits.max_output_bytes)?;
-            manager.add_tool(Arc::new(tool));
+            builder.add_tool(Arc::new(tool));
         }
         let mut names = Context::new();
         for (kind, name, payload) in context {
@@ -98,8 +98,13 @@ impl Manager {
                 }
             }
         }
+        // Every registration problem at once, as one ValueError.
+        let manager = builder
+            .context(names)
+            .build()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Manager {
-            inner: Arc::new(manager.context(names)),
+            inner: Arc::new(manager),
             records,
         })
     }
@@ -508,7 +513,7 @@ impl Manager {
             .map_err(|_| type_error("execute_func takes a Function", func))?;
         let mut budget = Budget::new(
             fexpr::LimitKind::EvalBytes,
-            self.inner.get_limits().max_eval_bytes,
+            self.inner.limits().max_eval_bytes,
         );
         let unconverted = |e: convert::Unconverted, what: &str| {
             let error = e.into_error(py, ErrorKind::Type, what);

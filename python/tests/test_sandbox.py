@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from conftest import CONTEXT, TOOLS, Point
 
 from fexpr import ErrorKind, FunctionTool, Limits, ToolManager
@@ -83,6 +85,11 @@ def test_memory_and_host_call_limits():
     few = ToolManager(tools=TOOLS, additional_context=CONTEXT, limits=Limits(max_host_calls=1))
     outs = few.execute_via_sandbox("add(a=add(a=1, b=2), b=3)")
     assert outs[0].error.kind == ErrorKind.Limit
+
+
+def test_limits_that_cannot_work_are_refused_when_the_manager_is_built():
+    with pytest.raises(ValueError, match="cannot build the tool manager: .*memory_bytes"):
+        ToolManager(tools=TOOLS, additional_context=CONTEXT, limits=Limits(memory_bytes=1 << 20))
 
 
 def test_sandboxed_tool_exceptions_are_tool_failed():

@@ -36,6 +36,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use fexpr::check::{Checked, Verdict};
 use fexpr::diagnostic::Diagnostic;
+use fexpr::manager::ToolManagerBuilder;
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, Input, LimitKind, Span, ToolManager};
@@ -342,10 +343,10 @@ enum Format {
     Python,
 }
 
-fn manager(tools: Toolset) -> ToolManager {
+fn manager(tools: Toolset) -> ToolManagerBuilder {
     match tools {
-        Toolset::None => ToolManager::new(),
-        Toolset::Demo => fexpr::demo::manager(),
+        Toolset::None => ToolManager::builder(),
+        Toolset::Demo => fexpr::demo::builder(),
     }
 }
 
@@ -418,7 +419,7 @@ impl Output {
 /// Connect to the MCP servers of `args` (if any) and add their tools to `manager`.
 async fn add_mcp(
     out: &mut Output,
-    manager: &mut ToolManager,
+    manager: &mut ToolManagerBuilder,
     args: &McpArgs,
 ) -> Result<Option<McpTools>, Stop> {
     let Some(path) = &args.mcp_config else {
@@ -486,15 +487,16 @@ fn main() -> ExitCode {
             limits,
             exprs,
         } => limits.limits().and_then(|limits| {
-            with_tools(
-                &mut out,
-                manager(tools).limits(limits),
-                &mcp,
-                |out, runtime, m| {
-                    let how = (strict, expr);
-                    exec(out, runtime, m, sandbox, how, report.human(), exprs)
-                },
-            )
+            let manager = manager(tools).limits(limits);
+            let manager = if sandbox {
+                one_shot_sandbox(manager)
+            } else {
+                manager
+            };
+            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+                let how = (strict, expr);
+                exec(out, runtime, m, sandbox, how, report.human(), exprs)
+            })
         }),
         Command::Tools { tools, mcp, format } => {
             let default = match mcp.mcp_config {
@@ -512,11 +514,11 @@ fn main() -> ExitCode {
     out.finish(result)
 }
 
-/// Run `command` with `manager` and the tools of the MCP servers in `mcp_args`; the servers
-/// are closed however the command ends.
+/// Run `command` with the manager `builder` builds once the tools of the MCP servers in
+/// `mcp_args` are added; the servers are closed however the command ends.
 fn with_tools(
     out: &mut Output,
-    mut manager: ToolManager,
+    mut builder: ToolManagerBuilder,
     mcp_args: &McpArgs,
     command: impl FnOnce(&mut Output, &tokio::runtime::Runtime, ToolManager) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
@@ -524,8 +526,13 @@ fn with_tools(
         .enable_all()
         .build()
         .map_err(|e| Stop::Failed(format!("cannot start the async runtime: {e}")))?;
-    let mcp = runtime.block_on(add_mcp(out, &mut manager, mcp_args))?;
-    let result = command(out, &runtime, manager);
+    let mcp = runtime.block_on(add_mcp(out, &mut builder, mcp_args))?;
+    // A registration problem here is in the user's limits (the demo tools are checked by a
+    // test): a usage error.
+    let result = match builder.build() {
+        Ok(manager) => command(out, &runtime, manager),
+        Err(e) => Err(Stop::Usage(e.to_string())),
+    };
     if let Some(mcp) = mcp {
         runtime.block_on(mcp.close());
     }
@@ -551,7 +558,7 @@ fn definitions(manager: &ToolManager, format: Format) -> String {
 /// evaluations and exits, so reserving the instance pool would only delay the first result.
 /// If the sandbox cannot be built, the manager keeps the shared one, whose error every output
 /// then reports.
-fn one_shot_sandbox(manager: ToolManager) -> ToolManager {
+fn one_shot_sandbox(manager: ToolManagerBuilder) -> ToolManagerBuilder {
     match Sandbox::new(SandboxConfig::on_demand()) {
         Ok(sandbox) => manager.sandbox(sandbox),
         Err(_) => manager,
@@ -626,13 +633,8 @@ fn exec(
     exprs: Vec<String>,
 ) -> Result<(), Stop> {
     let options = repair_options(strict);
-    let manager = if sandbox {
-        one_shot_sandbox(manager)
-    } else {
-        manager
-    };
     let mut inputs = Inputs {
-        max_bytes: manager.get_limits().max_source_bytes,
+        max_bytes: manager.limits().max_source_bytes,
         stdin_read: false,
     };
     for expr in exprs {

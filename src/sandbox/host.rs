@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A manager's sandbox settings and what it prepared for sandboxed evaluation (the encoded
-/// context, a shared copy of the manager for host calls). Prepared on first use and dropped
-/// whenever the manager changes.
+/// context, a shared copy of the manager for host calls). Prepared on first use; a manager
+/// derived with [`ToolManager::to_builder`] prepares its own.
 #[derive(Clone, Default)]
 pub(crate) struct ManagerSandbox {
     sandbox: Option<Sandbox>,
@@ -30,6 +30,12 @@ impl ManagerSandbox {
     /// Forget what was prepared: the manager's tools, context or limits changed.
     pub(crate) fn reset(&mut self) {
         self.prepared = OnceLock::new();
+    }
+
+    /// Evaluate in `sandbox` instead of the process-wide default one.
+    pub(crate) fn set(&mut self, sandbox: Sandbox) {
+        self.sandbox = Some(sandbox);
+        self.reset();
     }
 }
 
@@ -50,16 +56,9 @@ fn shared_sandbox() -> Result<Sandbox, Error> {
 }
 
 impl ToolManager {
-    /// Evaluate in `sandbox` (for instance one with its own [`SandboxConfig`]) instead of the
-    /// process-wide default one.
-    pub fn sandbox(mut self, sandbox: Sandbox) -> ToolManager {
-        Arc::make_mut(&mut self.inner).sandboxed.sandbox = Some(sandbox);
-        self
-    }
-
     /// The sandbox this manager evaluates in: its own, or the process-wide default, built on
     /// first use (compiling the guest, or loading it from the disk cache).
-    pub fn get_sandbox(&self) -> Result<Sandbox, Error> {
+    pub fn sandbox(&self) -> Result<Sandbox, Error> {
         match &self.inner.sandboxed.sandbox {
             Some(sandbox) => Ok(sandbox.clone()),
             None => shared_sandbox(),
@@ -75,7 +74,7 @@ impl ToolManager {
                 Arc::make_mut(&mut host.inner).sandboxed.reset();
                 Arc::new(Prepared {
                     host: Arc::new(host),
-                    context: wire::encode_context(self.get_context()),
+                    context: wire::encode_context(self.context()),
                 })
             })
             .clone()
@@ -103,7 +102,7 @@ impl ToolManager {
         if let Err(error) = limits.check() {
             return failed(error);
         }
-        let sandbox = match self.get_sandbox() {
+        let sandbox = match self.sandbox() {
             Ok(sandbox) => sandbox,
             Err(error) => return failed(error),
         };
