@@ -4,6 +4,7 @@
 use indexmap::IndexMap;
 use serde_json::Value as Json;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
@@ -506,10 +507,20 @@ impl ToolManager {
             let out = tool.call(args).await.map_err(|e| e.at(span))?;
             return self.checked(def, out, span, &scope.limits);
         }
+        // Boxed: this path's future (context, memo, events) is most of this one's size, and
+        // inline it would enlarge every call's future, which each await up the chain copies.
+        Box::pin(self.run_observed(tool.as_ref(), request, scope)).await
+    }
+
+    /// A call with features or listeners: [`run_in`](Self::run_in), then the final event.
+    async fn run_observed(
+        &self,
+        tool: &dyn Tool,
+        request: ToolRequest,
+        scope: &Scope,
+    ) -> Result<ToolOutput, Error> {
         let context = scope.context(self, &tool.definition().name, request.span);
-        let result = self
-            .run_in(tool.as_ref(), request, &context, &scope.limits)
-            .await;
+        let result = self.run_in(tool, request, &context, &scope.limits).await;
         if let Some(events) = &scope.session.events {
             let kind = match &result {
                 Ok(out) => EventKind::Final(out.clone()),
@@ -735,16 +746,28 @@ impl Scope {
     /// discarded). A call that completes on its first poll (an inline tool) arms no timer,
     /// so the fast path reads no clock and touches no timer wheel. Any Tokio runtime will do,
     /// with or without its time driver (see [`crate::deadline`]).
+    ///
+    /// The call comes pinned by the caller: taken by value, it would be stored twice in this
+    /// future (as the argument and as the pinned local), and every caller's future with it.
     async fn within<T>(
         &self,
         span: Span,
-        call: impl Future<Output = Result<T, Error>>,
+        mut call: Pin<&mut impl Future<Output = Result<T, Error>>>,
     ) -> Result<T, Error> {
-        let mut call = std::pin::pin!(call);
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         if let Poll::Ready(result) = first {
             return result;
         }
+        // Boxed: the timer's future is large, and only calls that wait need it.
+        Box::pin(self.until_deadline(span, call)).await
+    }
+
+    /// The rest of [`within`](Self::within), for a call that was not ready at once.
+    async fn until_deadline<T>(
+        &self,
+        span: Span,
+        call: Pin<&mut impl Future<Output = Result<T, Error>>>,
+    ) -> Result<T, Error> {
         let now = Instant::now();
         let (deadline, call_deadline) = (self.limits.deadline, self.limits.call_deadline);
         let request_end = self.started.checked_add(deadline);
@@ -891,7 +914,7 @@ pub(crate) struct NativeDispatch<'m> {
 impl Dispatch for NativeDispatch<'_> {
     async fn dispatch_one(&self, request: ToolRequest) -> Result<Value, Error> {
         let span = request.span;
-        let run = self.manager.run_request(request, self.scope);
+        let run = std::pin::pin!(self.manager.run_request(request, self.scope));
         let result = self.scope.within(span, run).await;
         self.scope.keep(span, result)
     }

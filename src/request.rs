@@ -507,10 +507,13 @@ impl Run<'_> {
         #[cfg(feature = "sandbox")]
         if self.sandboxed {
             let session = self.session.clone();
-            return self
-                .manager
-                .run_sandboxed(session, text, json, self.limits, id)
-                .await;
+            // Boxed: the sandbox's future is the largest, and inline it would make every
+            // native request's future as large (each await copies it).
+            return Box::pin(
+                self.manager
+                    .run_sandboxed(session, text, json, self.limits, id),
+            )
+            .await;
         }
         let scope = Scope::new(self.session.clone(), self.limits, id);
         if json {
