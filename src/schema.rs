@@ -118,18 +118,7 @@ fn close_within(schema: &mut Json, depth: usize) {
     if has_fields && !obj.contains_key("additionalProperties") {
         obj.insert("additionalProperties".into(), Json::Bool(false));
     }
-    for (key, value) in obj.iter_mut() {
-        match (key.as_str(), value) {
-            ("properties" | "$defs" | "definitions", Json::Object(schemas)) => schemas
-                .values_mut()
-                .for_each(|s| close_within(s, depth + 1)),
-            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Json::Array(schemas)) => {
-                schemas.iter_mut().for_each(|s| close_within(s, depth + 1))
-            }
-            ("items" | "additionalProperties", s) => close_within(s, depth + 1),
-            _ => {}
-        }
-    }
+    for_each_subschema(obj, |s| close_within(s, depth + 1));
 }
 
 /// `schema` in the form OpenAI's strict mode (`"strict": true`) requires, as its
@@ -174,15 +163,22 @@ fn strict_within(schema: &mut Json, depth: usize) {
         obj.insert("required".into(), Json::Array(all));
         obj.insert("additionalProperties".into(), Json::Bool(false));
     }
+    for_each_subschema(obj, |s| strict_within(s, depth + 1));
+}
+
+/// Apply `f` to each schema nested directly in `obj`: the schemas of its properties and
+/// definitions, its items and tuple items, the branches of `anyOf`/`oneOf`/`allOf`, and a
+/// schema-valued `additionalProperties`.
+fn for_each_subschema(obj: &mut Map<String, Json>, mut f: impl FnMut(&mut Json)) {
     for (key, value) in obj.iter_mut() {
         match (key.as_str(), value) {
-            ("properties" | "$defs" | "definitions", Json::Object(schemas)) => schemas
-                .values_mut()
-                .for_each(|s| strict_within(s, depth + 1)),
-            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Json::Array(schemas)) => {
-                schemas.iter_mut().for_each(|s| strict_within(s, depth + 1))
+            ("properties" | "$defs" | "definitions", Json::Object(schemas)) => {
+                schemas.values_mut().for_each(&mut f)
             }
-            ("items" | "additionalProperties", s) => strict_within(s, depth + 1),
+            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Json::Array(schemas)) => {
+                schemas.iter_mut().for_each(&mut f)
+            }
+            ("items" | "additionalProperties", s) => f(s),
             _ => {}
         }
     }

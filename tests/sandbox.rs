@@ -337,14 +337,7 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
     ];
     for (text, limits, word) in cases {
         for manager in [&pooled, &on_demand] {
-            let out = rt.block_on(async {
-                manager
-                    .run(Input::expr(text))
-                    .limits(limits.clone())
-                    .sandboxed()
-                    .await
-                    .outputs
-            });
+            let out = sandboxed(manager, text, limits);
             expect_error(&out[0], ErrorKind::Limit, &[word]);
         }
     }

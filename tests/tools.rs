@@ -665,26 +665,16 @@ fn with_events(
     let (session, mut events) = Session::new().events(4);
     common::runtime().block_on(async {
         let run = async move {
-            if sandbox {
-                #[cfg(feature = "sandbox")]
-                return async {
-                    manager
-                        .run(Input::expr(text))
-                        .session(session)
-                        .sandboxed()
-                        .await
-                        .outputs
-                }
-                .await;
-            }
-            async {
-                manager
-                    .run(Input::expr(text))
-                    .session(session)
-                    .await
-                    .outputs
-            }
-            .await
+            let request = manager.run(Input::expr(text)).session(session);
+            #[cfg(feature = "sandbox")]
+            let request = if sandbox {
+                request.sandboxed()
+            } else {
+                request
+            };
+            #[cfg(not(feature = "sandbox"))]
+            let _ = sandbox;
+            request.await.outputs
         };
         let collect = async {
             let mut all = Vec::new();
