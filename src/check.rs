@@ -148,17 +148,27 @@ pub fn is_tool(ctx: &Context, name: &str) -> bool {
 
 /// Extract the calls in `text` and check each against the tools in `ctx`.
 pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Checked {
-    let Plan {
+    let Extraction {
         calls,
         ignored,
         error,
-        ..
-    } = plan(text, ctx, limits, options);
+    } = front::extract(text, limits, &|name| is_tool(ctx, name));
     Checked {
-        verdicts: calls.into_iter().map(|p| p.verdict).collect(),
+        verdicts: calls
+            .into_iter()
+            .map(|c| plan_call(c, ctx, limits, options, Purpose::Check).verdict)
+            .collect(),
         ignored,
         error,
     }
+}
+
+/// What a call is planned for: only its verdict ([`check_text`]), or running it ([`plan`]:
+/// the source to run and the call as written too).
+#[derive(Clone, Copy, PartialEq)]
+enum Purpose {
+    Check,
+    Run,
 }
 
 /// The front door for model text: extract the calls in `text` ([`front::extract`]), repair
@@ -192,7 +202,7 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
     Plan {
         calls: calls
             .into_iter()
-            .map(|c| plan_call(c, ctx, limits, options))
+            .map(|c| plan_call(c, ctx, limits, options, Purpose::Run))
             .collect(),
         ignored,
         error,
@@ -207,11 +217,19 @@ pub fn check_call(
     limits: &Limits,
     options: &RepairOptions,
 ) -> Verdict {
-    plan_call(found.clone(), ctx, limits, options).verdict
+    plan_call(found.clone(), ctx, limits, options, Purpose::Check).verdict
 }
 
 /// Repair, check and plan one extracted call (taken: its parsed tree is repaired in place).
-fn plan_call(found: FoundCall, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Planned {
+/// For [`Purpose::Check`] only the verdict is filled: `call` keeps just the name and `run`
+/// stays `None`.
+fn plan_call(
+    found: FoundCall,
+    ctx: &Context,
+    limits: &Limits,
+    options: &RepairOptions,
+    purpose: Purpose,
+) -> Planned {
     let mut planned = Planned {
         verdict: Verdict {
             name: found.name.clone(),
@@ -247,23 +265,23 @@ fn plan_call(found: FoundCall, ctx: &Context, limits: &Limits, options: &RepairO
     // Each argument is evaluated once, for the check and for the call as written.
     let read = read_args(&expr, ctx, limits);
     let result = check_parsed(&expr, &found.name, sig.as_deref(), ctx, &read);
-    // The call as written, whatever the verdict (after repairs: they are reported).
+    // The call as written, whatever the verdict (after repairs: they are reported). The
+    // verdict takes its values; a run keeps them for the output too.
     let written = as_written(&expr, &found.source, read);
-    match sig.as_deref() {
-        Some(sig) => {
-            let mut extra = written.args.iter().cloned();
-            for field in sig.fields.iter().take(written.args.len()) {
-                if let Some(value) = extra.next() {
-                    planned.verdict.kwargs.insert(field.name.clone(), value);
-                }
+    let (kept, Function { args, kwargs, .. }) = match purpose {
+        Purpose::Run => (Some(written.clone()), written),
+        Purpose::Check => (None, written),
+    };
+    let mut args = args.into_iter();
+    if let Some(sig) = sig.as_deref() {
+        for field in sig.fields.iter().take(args.len()) {
+            if let Some(value) = args.next() {
+                planned.verdict.kwargs.insert(field.name.clone(), value);
             }
-            planned.verdict.args = extra.collect();
         }
-        None => planned.verdict.args = written.args.clone(),
     }
-    for (name, value) in &written.kwargs {
-        planned.verdict.kwargs.insert(name.clone(), value.clone());
-    }
+    planned.verdict.args = args.collect();
+    planned.verdict.kwargs.extend(kwargs);
     let source = || {
         if planned.verdict.repairs.is_empty() {
             found.source.clone()
@@ -271,20 +289,26 @@ fn plan_call(found: FoundCall, ctx: &Context, limits: &Limits, options: &RepairO
             expr.to_string()
         }
     };
+    let running = purpose == Purpose::Run;
     match result {
         Ok(()) => {
             planned.verdict.valid = true;
-            planned.run = Some(source());
+            planned.run = running.then(source);
         }
         Err(e) => {
-            if sig.is_some() && e.kind == ErrorKind::Unsupported && has_nested_tool_call(&expr, ctx)
+            if running
+                && sig.is_some()
+                && e.kind == ErrorKind::Unsupported
+                && has_nested_tool_call(&expr, ctx)
             {
                 planned.run = Some(source());
             }
             planned.verdict.error = Some(e);
         }
     }
-    planned.call = written;
+    if let Some(call) = kept {
+        planned.call = call;
+    }
     planned
 }
 
