@@ -73,10 +73,7 @@ fn round_trips(c: &mut Criterion) {
         .enable_time()
         .build()
         .expect("runtime");
-    let config = SandboxConfig {
-        module_cache: ModuleCache::Off,
-        ..SandboxConfig::default()
-    };
+    let config = SandboxConfig::default().module_cache(ModuleCache::Off);
     let limits = Limits::default();
     let host: Arc<dyn HostCalls> = Arc::new(Echo);
     let sandboxes = [

@@ -10,7 +10,7 @@
 //!   the Rust types, the function, the result converted back.
 //! - `dispatch/*`: a [`fexpr::Function`] run through the manager
 //!   ([`fexpr::ToolManager::execute_func`]: lookup, bind, tool call, result typing, output).
-//! - `wire/*`: the sandbox wire ([`fexpr::wire`]): a request encoded and decoded with the
+//! - `wire/*`: the sandbox wire ([`fexpr::sandbox::wire`]): a request encoded and decoded with the
 //!   demo context, a host-call batch encoded and decoded.
 //! - `sandbox/*` (feature `sandbox`): a fresh guest instance evaluating a call that needs no
 //!   tool (`Point(x=1, y=2)`), and one that makes one host call (`add(a=2, b=3)`).
@@ -132,19 +132,19 @@ fn stages(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("wire");
-    let context = fexpr::wire::encode_context(manager.context()).expect("encodes");
+    let context = fexpr::sandbox::wire::encode_context(manager.context()).expect("encodes");
     for (name, text) in CALLS {
         group.bench_function(format!("request/{name}"), |b| {
             b.iter(|| {
-                let bytes = fexpr::wire::encode_request(
+                let bytes = fexpr::sandbox::wire::encode_request(
                     black_box(text),
-                    fexpr::wire::SourceForm::Expression,
+                    fexpr::sandbox::wire::SourceForm::Expression,
                     &limits,
                     &context,
                 )
                 .expect("ok");
-                let request: fexpr::wire::GuestRequest =
-                    fexpr::wire::decode(&bytes).expect("decodes");
+                let request: fexpr::sandbox::wire::GuestRequest =
+                    fexpr::sandbox::wire::decode(&bytes).expect("decodes");
                 black_box(request.source.len())
             })
         });
@@ -161,8 +161,8 @@ fn stages(c: &mut Criterion) {
         }];
         group.bench_function(format!("host_call/{name}"), |b| {
             b.iter(|| {
-                let bytes = fexpr::wire::encode(black_box(&batch)).expect("encodes");
-                fexpr::wire::decode::<Vec<ToolRequest>>(&bytes).expect("decodes")
+                let bytes = fexpr::sandbox::wire::encode(black_box(&batch)).expect("encodes");
+                fexpr::sandbox::wire::decode::<Vec<ToolRequest>>(&bytes).expect("decodes")
             })
         });
     }

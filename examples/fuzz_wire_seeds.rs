@@ -4,7 +4,7 @@
 //! Usage: `cargo run --example fuzz_wire_seeds -- fuzz/seeds/wire_decode` (`fuzz/make-seeds.py` runs it).
 
 use fexpr::eval::ToolRequest;
-use fexpr::wire;
+use fexpr::sandbox::wire;
 use fexpr::{Error, Limits, Value};
 use std::path::Path;
 

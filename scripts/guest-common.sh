@@ -61,7 +61,8 @@ guest_cargo_args() {
 }
 
 # The files the guest is compiled from, relative to ROOT, sorted: the main crate's library
-# sources (minus the host-only sandbox and CLI), its manifest, and the guest crate.
+# sources (minus the CLI and the sandbox's host side: of src/sandbox/ only mod.rs and wire.rs),
+# its manifest, and the guest crate.
 guest_input_files() {
     (
         cd "$ROOT"
@@ -69,7 +70,9 @@ guest_input_files() {
             printf '%s\n' Cargo.toml guest/Cargo.toml guest/Cargo.lock
             [[ -f build.rs ]] && echo build.rs
             find src guest/src -type f \
-                -not -path 'src/sandbox/*' -not -path 'src/bin/*' -not -name '*.orig' -not -name '*~'
+                -not -path 'src/bin/*' \
+                -not \( -path 'src/sandbox/*' -not -path 'src/sandbox/mod.rs' -not -path 'src/sandbox/wire.rs' \) \
+                -not -name '*.orig' -not -name '*~'
         } | LC_ALL=C sort -u
     )
 }

@@ -63,7 +63,7 @@ pub enum ErrorKind {
     /// The program's configuration cannot work: a default of the wrong type or for a parameter
     /// the tool does not have, a cached tool that reads its context, a limit no evaluation can
     /// meet. Reported when the manager is built
-    /// ([`ToolManagerBuilder::build`](crate::manager::ToolManagerBuilder::build)) or, for a
+    /// ([`ToolManagerBuilder::build`](crate::dispatch::manager::ToolManagerBuilder::build)) or, for a
     /// request's own limits, by that request; never for something a model wrote.
     Config,
 }

@@ -23,54 +23,51 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod builtins;
+// The stages, in the order the data flows (ARCHITECTURE.md): front -> syntax -> resolve -> eval
+// -> dispatch, with value, types, sandbox and mcp beside them. Their paths are internal (the
+// guest, the Python package, tests and benchmarks use them) and may change; what users need is
+// re-exported below.
+#[doc(hidden)]
 pub mod call;
-pub mod check;
-pub mod context;
-#[cfg(feature = "diagnostics")]
-pub mod diagnostic;
-pub mod error;
-pub mod eval;
-pub mod front;
-pub mod json_input;
-pub mod limits;
-pub mod repair;
-#[cfg(feature = "sandbox")]
-pub mod sandbox;
-pub mod syntax;
-pub mod types;
-pub mod value;
-pub mod wire;
-
 #[cfg(feature = "native")]
 mod deadline;
 #[cfg(feature = "native")]
-pub mod demo;
-#[cfg(feature = "native")]
-pub mod manager;
+#[doc(hidden)]
+pub mod dispatch;
+#[doc(hidden)]
+pub mod error;
+#[doc(hidden)]
+pub mod eval;
+#[doc(hidden)]
+pub mod front;
+#[doc(hidden)]
+pub mod limits;
+#[doc(hidden)]
+pub mod resolve;
+#[doc(hidden)]
+pub mod syntax;
+#[doc(hidden)]
+pub mod types;
+#[doc(hidden)]
+pub mod value;
+
 #[cfg(feature = "mcp")]
 pub mod mcp;
-#[cfg(feature = "native")]
-pub mod observe;
-#[cfg(feature = "native")]
-pub mod pool;
-#[cfg(feature = "native")]
-pub mod request;
-#[cfg(feature = "native")]
-mod schema;
-#[cfg(feature = "native")]
-pub mod session;
-#[cfg(feature = "native")]
-pub mod tool;
-#[cfg(feature = "native")]
-pub mod tooldefs;
+pub mod sandbox;
 
-pub use call::{Function, FunctionExpression, FunctionOutput};
-pub use context::Context;
+pub use call::{Function, FunctionExpression, FunctionOutput, Receipt};
 pub use error::{Error, ErrorKind, LimitKind, Span};
+#[cfg(feature = "diagnostics")]
+pub use front::diagnostic;
+pub use front::{check, repair};
 pub use limits::Limits;
+pub use resolve::context::Context;
 pub use value::{NdArray, Record, Value};
 
+#[cfg(feature = "demo")]
+pub use dispatch::demo;
+#[cfg(feature = "native")]
+pub use dispatch::{manager, observe, pool, request, session, tool, tooldefs};
 #[cfg(feature = "native")]
 pub use manager::ToolManager;
 #[cfg(feature = "native")]

@@ -199,8 +199,8 @@ proptest! {
 
     #[test]
     fn every_value_survives_the_sandbox_wire(value in any_value()) {
-        let bytes = fexpr::wire::encode(&value).expect("encodes");
-        let back: Value = fexpr::wire::decode(&bytes).expect("decodes");
+        let bytes = fexpr::sandbox::wire::encode(&value).expect("encodes");
+        let back: Value = fexpr::sandbox::wire::decode(&bytes).expect("decodes");
         prop_assert_eq!(back, value);
     }
 }
@@ -435,9 +435,9 @@ proptest! {
     fn no_bytes_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
         let text = String::from_utf8_lossy(&bytes);
         let _ = parse(&text, &Limits::default());
-        let _ = fexpr::wire::decode::<fexpr::wire::GuestResponse>(&bytes);
-        let _ = fexpr::wire::decode::<Vec<fexpr::eval::ToolRequest>>(&bytes);
-        let _ = fexpr::wire::decode::<Value>(&bytes);
+        let _ = fexpr::sandbox::wire::decode::<fexpr::sandbox::wire::GuestResponse>(&bytes);
+        let _ = fexpr::sandbox::wire::decode::<Vec<fexpr::eval::ToolRequest>>(&bytes);
+        let _ = fexpr::sandbox::wire::decode::<Value>(&bytes);
         let manager = fexpr::demo::manager();
         let _ = common::runtime().block_on(async { manager.run(Input::expr(text.as_ref())).await.outputs });
     }
@@ -479,7 +479,7 @@ proptest! {
     }
 }
 
-// --- The JSON door (`fexpr::json_input`, `Input::json`) ---
+// --- The JSON door (`fexpr::front::json_input`, `Input::json`) ---
 
 /// A `Function` in JSON form for the demo tools (or an unknown one), and the same call as an
 /// expression (`Function::to_expr`: values as Python literals).
@@ -617,7 +617,7 @@ proptest! {
         let limits = Limits::default().max_depth(3).max_str_bytes(8).max_collection_len(12).max_eval_bytes(400);
         let json = value.to_json();
         let text = json.to_string();
-        match fexpr::json_input::read(&text, &limits) {
+        match fexpr::front::json_input::read(&text, &limits) {
             Ok(_) => prop_assert!(json_within(&json, &limits), "accepted {}", text),
             Err(e) => {
                 prop_assert_eq!(e.kind, fexpr::ErrorKind::Limit, "{}: {}", text, e);
@@ -631,7 +631,7 @@ proptest! {
     #[test]
     fn no_json_text_panics(text in prop_oneof![json_fragments(), any::<String>()]) {
         let limits = Limits::default();
-        if let Err(e) = fexpr::json_input::read(&text, &limits) {
+        if let Err(e) = fexpr::front::json_input::read(&text, &limits) {
             if let Some(span) = e.span {
                 prop_assert!(text.get(span.range()).is_some(), "{:?} in {:?}", span, text);
             }

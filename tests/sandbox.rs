@@ -205,10 +205,7 @@ fn an_impossible_memory_cap_is_refused_with_the_minimum() {
     let out = one_sandboxed(&manager, "add(a=1, b=2)", &limits);
     expect_error(&out, ErrorKind::Config, &["memory_bytes", "3670016"]);
     assert!(out.receipt.is_none(), "nothing ran: {out}");
-    let config = fexpr::sandbox::SandboxConfig {
-        max_memory_bytes: 1 << 20,
-        ..fexpr::sandbox::SandboxConfig::default()
-    };
+    let config = fexpr::sandbox::SandboxConfig::default().max_memory_bytes(1 << 20);
     let error = fexpr::sandbox::Sandbox::new(config).unwrap_err();
     assert_eq!(error.kind, ErrorKind::Config);
     assert!(error.message.contains("3670016"), "{error}");
@@ -264,11 +261,9 @@ fn many_concurrent_evaluations_each_get_a_fresh_instance() {
         .enable_all()
         .build()
         .expect("runtime");
-    let config = SandboxConfig {
-        max_instances: 4,
-        module_cache: ModuleCache::Default,
-        ..SandboxConfig::default()
-    };
+    let config = SandboxConfig::default()
+        .max_instances(4)
+        .module_cache(ModuleCache::Default);
     let manager = fexpr::demo::builder()
         .sandbox(Sandbox::new(config).expect("sandbox"))
         .build()
@@ -300,11 +295,9 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
         .build()
         .expect("runtime");
     let sandbox = |allocation| {
-        let config = SandboxConfig {
-            allocation,
-            max_instances: 2,
-            ..SandboxConfig::default()
-        };
+        let config = SandboxConfig::default()
+            .allocation(allocation)
+            .max_instances(2);
         fexpr::demo::builder()
             .sandbox(Sandbox::new(config).expect("sandbox"))
             .build()
@@ -359,10 +352,7 @@ fn a_broken_guest_is_an_error_not_a_crash() {
       (func (export "fexpr_evaluate") (param $ptr i32) (param $len i32) (result i64)
         (i64.or (i64.shl (i64.extend_i32_u (local.get $ptr)) (i64.const 32))
                 (i64.extend_i32_u (local.get $len)))))"#;
-    let config = SandboxConfig {
-        module_cache: ModuleCache::Off,
-        ..SandboxConfig::default()
-    };
+    let config = SandboxConfig::default().module_cache(ModuleCache::Off);
     let sandbox = Sandbox::from_module_bytes(config, ECHO.as_bytes()).expect("valid module");
     let manager = fexpr::demo::builder().sandbox(sandbox).build().unwrap();
     let out = one_sandboxed(&manager, "add(a=2, b=3)", &Limits::default());

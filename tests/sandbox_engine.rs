@@ -111,11 +111,9 @@ fn sandbox_for(wat: &str) -> Sandbox {
 }
 
 fn wat_config() -> SandboxConfig {
-    SandboxConfig {
-        max_instances: 8,
-        module_cache: ModuleCache::Off,
-        ..SandboxConfig::default()
-    }
+    SandboxConfig::default()
+        .max_instances(8)
+        .module_cache(ModuleCache::Off)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,14 +259,9 @@ async fn a_trap_does_not_spoil_the_next_evaluation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn more_concurrent_evaluations_than_pool_slots() {
-    let sandbox = Sandbox::from_module_bytes(
-        SandboxConfig {
-            max_instances: 2,
-            ..wat_config()
-        },
-        relay_guest().as_bytes(),
-    )
-    .unwrap();
+    let sandbox =
+        Sandbox::from_module_bytes(wat_config().max_instances(2), relay_guest().as_bytes())
+            .unwrap();
     let host: Arc<dyn HostCalls> = Arc::new(Sleepy(Duration::from_millis(20)));
     let tasks: Vec<_> = (0..12u8)
         .map(|i| {
@@ -349,10 +342,7 @@ async fn memory_bomb_is_refused_at_the_cap() {
 #[tokio::test]
 async fn memory_limit_is_cut_to_the_sandbox_ceiling() {
     let sandbox = Sandbox::from_module_bytes(
-        SandboxConfig {
-            max_memory_bytes: 4 << 20,
-            ..wat_config()
-        },
+        wat_config().max_memory_bytes(4 << 20),
         memory_bomb_guest().as_bytes(),
     )
     .unwrap();
@@ -708,10 +698,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 #[tokio::test]
 async fn compiled_module_is_cached_on_disk() {
     let dir = temp_dir("cache");
-    let config = SandboxConfig {
-        module_cache: ModuleCache::Dir(dir.clone()),
-        ..wat_config()
-    };
+    let config = wat_config().module_cache(ModuleCache::Dir(dir.clone()));
     let wat = echo_guest();
     let first = Sandbox::from_module_bytes(config.clone(), wat.as_bytes()).unwrap();
     assert_eq!(first.module_source(), ModuleSource::Compiled);
@@ -760,10 +747,7 @@ async fn compiled_module_is_cached_on_disk() {
 async fn cache_entries_others_can_write_are_not_trusted() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_dir("cache-perms");
-    let config = SandboxConfig {
-        module_cache: ModuleCache::Dir(dir.clone()),
-        ..wat_config()
-    };
+    let config = wat_config().module_cache(ModuleCache::Dir(dir.clone()));
     let wat = echo_guest();
     Sandbox::from_module_bytes(config.clone(), wat.as_bytes()).unwrap();
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -779,10 +763,7 @@ async fn cache_entries_others_can_write_are_not_trusted() {
 async fn unusable_cache_dir_falls_back_to_memory() {
     let file = temp_dir("cache-is-a-file");
     std::fs::write(&file, b"").unwrap();
-    let config = SandboxConfig {
-        module_cache: ModuleCache::Dir(file.join("sub")),
-        ..wat_config()
-    };
+    let config = wat_config().module_cache(ModuleCache::Dir(file.join("sub")));
     let sandbox = Sandbox::from_module_bytes(config, echo_guest().as_bytes()).unwrap();
     assert_eq!(sandbox.module_source(), ModuleSource::Compiled);
     assert_eq!(
@@ -798,10 +779,7 @@ async fn unusable_cache_dir_falls_back_to_memory() {
 #[test]
 fn concurrent_cold_starts_compile_the_guest_once() {
     let dir = temp_dir("cache-concurrent");
-    let config = SandboxConfig {
-        module_cache: ModuleCache::Dir(dir.clone()),
-        ..SandboxConfig::on_demand()
-    };
+    let config = SandboxConfig::on_demand().module_cache(ModuleCache::Dir(dir.clone()));
     let start = Arc::new(std::sync::Barrier::new(4));
     let starts: Vec<_> = (0..4)
         .map(|_| {
@@ -839,10 +817,9 @@ fn concurrent_cold_starts_compile_the_guest_once() {
 // The real guest
 
 fn real_guest() -> Sandbox {
-    let config = SandboxConfig {
-        module_cache: ModuleCache::Dir(std::env::temp_dir().join("fexpr-test-guest-cache")),
-        ..SandboxConfig::default()
-    };
+    let config = SandboxConfig::default().module_cache(ModuleCache::Dir(
+        std::env::temp_dir().join("fexpr-test-guest-cache"),
+    ));
     Sandbox::new(config).expect("the guest module loads")
 }
 
@@ -869,8 +846,8 @@ async fn real_guest_answers_unreadable_requests_with_an_error() {
     for request in [&b""[..], b"add(a=2, b=3)", &[0xff; 300_000]] {
         let outcome = sandbox.run(request, &limits, host.clone()).await;
         let bytes = outcome.result.expect("the guest answers");
-        match fexpr::wire::decode::<fexpr::wire::GuestResponse>(&bytes) {
-            Ok(fexpr::wire::GuestResponse::Failed(e)) => {
+        match fexpr::sandbox::wire::decode::<fexpr::sandbox::wire::GuestResponse>(&bytes) {
+            Ok(fexpr::sandbox::wire::GuestResponse::Failed(e)) => {
                 assert_eq!(e.kind, ErrorKind::Sandbox, "{e}");
                 assert!(e.message.contains("sandbox wire"), "{e}");
             }

@@ -1,4 +1,4 @@
-//! Any text through the JSON door: `fexpr::json_input::read` never panics, its spans lie inside
+//! Any text through the JSON door: `fexpr::front::json_input::read` never panics, its spans lie inside
 //! the text on character boundaries, and a document it accepts is within the limits;
 //! `Input::json` run (demo toolset, natively) gives every item an output or a
 //! structured error; and when every item is a valid call form, running the JSON gives the same
@@ -64,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let limits = Limits::default();
-    match fexpr::json_input::read(text, &limits) {
+    match fexpr::front::json_input::read(text, &limits) {
         Ok(tree) => {
             let (depth, widest, longest) = measure(&tree);
             assert!(depth <= limits.max_depth, "{text:?}");
@@ -90,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // Valid forms agree with the equivalent expression.
-    let Ok(items) = fexpr::json_input::units(text, &limits) else {
+    let Ok(items) = fexpr::front::json_input::units(text, &limits) else {
         return;
     };
     let mut printed = Vec::new();

@@ -5,7 +5,7 @@
 #![no_main]
 
 use fexpr::eval::ToolRequest;
-use fexpr::wire::{self, GuestRequest, GuestResponse, LazyContext};
+use fexpr::sandbox::wire::{self, GuestRequest, GuestResponse, LazyContext};
 use fexpr::{Error, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(request) = wire::decode::<GuestRequest>(data) {
         let context = LazyContext::new(&request.context);
         for name in ["x", "np.array", "Point", "add"] {
-            let _ = fexpr::context::Resolve::get(&context, name);
+            let _ = fexpr::resolve::context::Resolve::get(&context, name);
         }
     }
     if let Ok(results) = wire::decode::<Vec<Result<Value, Error>>>(data) {

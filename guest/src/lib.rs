@@ -14,7 +14,7 @@
 //! - `host_take(ptr: i32)`: the host copies the pending reply to `ptr` (which has room for the
 //!   length `host_call` returned).
 //!
-//! The bytes are opaque here; `fexpr::wire` gives them meaning. Each evaluation runs in a
+//! The bytes are opaque here; `fexpr::sandbox::wire` gives them meaning. Each evaluation runs in a
 //! fresh instance, so nothing needs freeing: buffers are leaked on purpose, and the global
 //! allocator is a bump allocator (see [`Bump`]); the instance's memory, capped by
 //! `Limits::memory_bytes`, is discarded after the evaluation.
@@ -211,7 +211,7 @@ pub unsafe extern "C" fn fexpr_evaluate(ptr: i32, len: i32) -> i64 {
     // SAFETY: the host wrote exactly `len` bytes at `ptr` (see the ABI above).
     let request = unsafe { std::slice::from_raw_parts(ptr as usize as *const u8, len as usize) };
     let mut host = call_host;
-    let response = fexpr::wire::guest_evaluate(request, &mut host);
+    let response = fexpr::sandbox::wire::guest_evaluate(request, &mut host);
     let (resp_ptr, resp_len) = leak(response);
     ((resp_ptr as u32 as i64) << 32) | resp_len as u32 as i64
 }

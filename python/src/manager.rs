@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use fexpr::builtins::Builtin;
-use fexpr::context::{valid_name, Entry};
 use fexpr::repair::RepairOptions;
+use fexpr::resolve::context::{valid_name, Entry};
 use fexpr::types::RecordType;
+use fexpr::value::builtins::Builtin;
 use fexpr::{Context, ErrorKind, Function, FunctionExpression, ToolManager};
 use indexmap::IndexMap;
 use pyo3::exceptions::{PyTypeError, PyValueError};

@@ -697,11 +697,11 @@ fn exec(
 }
 
 /// `exec --expr`: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the
-/// text looks like JSON (`fexpr::json_input::looks_like_json`), read as given; otherwise one
+/// text looks like JSON (`fexpr::front::json_input::looks_like_json`), read as given; otherwise one
 /// expression (a call or a list of calls). With `sandbox`, evaluated in the wasm guest.
 async fn run_expression(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
     // Not trimmed: the size limit counts every byte given, and spans index the text as given.
-    let input = if fexpr::json_input::looks_like_json(text) {
+    let input = if fexpr::front::json_input::looks_like_json(text) {
         Input::json(text)
     } else {
         Input::expr(text)

@@ -2,7 +2,7 @@
 //!
 //! It is produced only by [`crate::syntax::parse`], which rejects everything outside the
 //! accepted subset, so every consumer can match exhaustively without a "not supported" arm, and
-//! by [`crate::json_input`], which builds literals, lists, dicts and calls from JSON.
+//! by [`crate::front::json_input`], which builds literals, lists, dicts and calls from JSON.
 
 use crate::error::{Error, ErrorKind, Span};
 use num_bigint::BigInt;

@@ -1,5 +1,5 @@
 //! Check: validate the calls in a model's output against the tools' signatures without running
-//! anything: extract ([`crate::front`]), repair ([`crate::repair`]), evaluate the arguments
+//! anything: extract ([`crate::front`]), repair ([`crate::front::repair`]), evaluate the arguments
 //! (pure: a nested tool call is refused, it would have to run), bind and coerce them to the
 //! signature (nested records, arrays, enums). One [`Verdict`] per call.
 //!
@@ -10,7 +10,7 @@
 //! use fexpr::check::check_text;
 //! use fexpr::repair::RepairOptions;
 //! use fexpr::{Context, Limits};
-//! use fexpr::context::Entry;
+//! use fexpr::resolve::context::Entry;
 //! use fexpr::types::RecordType;
 //!
 //! let sig = RecordType::from_schema("get_weather", &serde_json::json!({"type": "object",
@@ -31,12 +31,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
 use crate::call::Function;
-use crate::context::{Context, Entry};
 use crate::error::{clip, Error, ErrorKind, Span};
 use crate::eval;
+use crate::front::repair::{repair_call, Repair, RepairOptions};
 use crate::front::{self, Extraction, FoundCall, Ignored};
 use crate::limits::Limits;
-use crate::repair::{repair_call, Repair, RepairOptions};
+use crate::resolve::context::{Context, Entry};
 use crate::syntax::{Expr, ExprKind};
 use crate::types::RecordType;
 use crate::value::Value;
@@ -320,7 +320,7 @@ fn has_nested_tool_call(expr: &Expr, ctx: &Context) -> bool {
     call.args
         .iter()
         .chain(call.kwargs.iter().map(|k| &k.value))
-        .any(|a| eval::first_tool_call(a, ctx).is_some())
+        .any(|a| crate::resolve::first_tool_call(a, ctx).is_some())
 }
 
 /// The call `expr` as written: its arguments evaluated one by one (pure: literals, records,

@@ -30,7 +30,7 @@
 //! [`read_nested`]) with the same reader and checks.
 //!
 //! ```
-//! use fexpr::json_input::read;
+//! use fexpr::front::json_input::read;
 //! use fexpr::{ErrorKind, Limits, Span};
 //!
 //! let tree = read(r#"{"name": "add", "kwargs": {"a": 1, "b": [2.5, null]}}"#, &Limits::default())?;
@@ -44,10 +44,10 @@
 
 use num_bigint::BigInt;
 
-use crate::context::Resolve;
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, UnitOutcome};
 use crate::limits::Limits;
+use crate::resolve::context::Resolve;
 use crate::syntax::{self, Call, Expr, ExprKind, Keyword};
 use crate::value::NODE_BYTES;
 
@@ -62,7 +62,7 @@ const QUOTE_CHARS: usize = 40;
 /// text around the value but JSON whitespace is an error.
 ///
 /// ```
-/// use fexpr::json_input::read;
+/// use fexpr::front::json_input::read;
 /// use fexpr::{ErrorKind, Limits, Span};
 ///
 /// let err = read(r#"{"a": 1,}"#, &Limits::default()).unwrap_err();
@@ -96,7 +96,7 @@ pub fn read(text: &str, limits: &Limits) -> Result<Expr, Error> {
 /// the string's escapes.
 ///
 /// ```
-/// use fexpr::json_input::{read, read_nested};
+/// use fexpr::front::json_input::{read, read_nested};
 /// use fexpr::syntax::ExprKind;
 /// use fexpr::{Limits, Span};
 ///
@@ -104,7 +104,7 @@ pub fn read(text: &str, limits: &Limits) -> Result<Expr, Error> {
 /// let tree = read(text, &Limits::default())?;
 /// let ExprKind::Dict(pairs) = &tree.kind else { unreachable!() };
 /// let nested = read_nested(&pairs[0].1, text, &Limits::default())?;
-/// let err = fexpr::json_input::check_call_tree(&nested, text).unwrap_err();
+/// let err = fexpr::front::json_input::check_call_tree(&nested, text).unwrap_err();
 /// assert_eq!(err.message, "JSON: duplicate key `a` in an object (first at 16..21)");
 /// assert_eq!(&text[err.span.unwrap().range()], r#"\"a\""#);
 /// # Ok::<(), fexpr::Error>(())
@@ -155,7 +155,7 @@ fn string_spans<'a>(node: &Expr, value: &str, text: &'a str) -> impl Fn(Span) ->
 /// the key or quotes the number, at its span.
 ///
 /// ```
-/// use fexpr::json_input::{check_call_tree, read};
+/// use fexpr::front::json_input::{check_call_tree, read};
 /// use fexpr::{ErrorKind, Limits};
 ///
 /// let text = r#"{"name": "divide", "kwargs": {"a": 1e400, "b": 1}}"#;
@@ -227,7 +227,7 @@ fn duplicate_key(name: &str, first: Span, again: Span) -> Error {
 /// is wrong, where), not a Python one.
 ///
 /// ```
-/// use fexpr::json_input::looks_like_json;
+/// use fexpr::front::json_input::looks_like_json;
 /// assert!(looks_like_json(" [ {\"name\": \"add\"}]"));
 /// assert!(looks_like_json("{'name': 'add'}"));
 /// assert!(!looks_like_json("[add(a=1, b=2)]"));
@@ -255,9 +255,9 @@ pub fn looks_like_json(text: &str) -> bool {
 ///
 /// ```
 /// let limits = fexpr::Limits::default().max_source_bytes(16);
-/// let ok = fexpr::json_input::to_text(&serde_json::json!({"a": [1, 2]}), &limits);
+/// let ok = fexpr::front::json_input::to_text(&serde_json::json!({"a": [1, 2]}), &limits);
 /// assert_eq!(ok.unwrap(), r#"{"a":[1,2]}"#);
-/// let long = fexpr::json_input::to_text(&serde_json::json!({"a": "0123456789"}), &limits);
+/// let long = fexpr::front::json_input::to_text(&serde_json::json!({"a": "0123456789"}), &limits);
 /// assert_eq!(long.unwrap_err().kind, fexpr::ErrorKind::Limit);
 /// ```
 pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Error> {
@@ -336,7 +336,7 @@ pub type Item = (Span, Result<Expr, Error>);
 /// `FunctionExpression`'s action is parsed as an expression, its spans mapped into `text`.
 ///
 /// ```
-/// use fexpr::json_input::units;
+/// use fexpr::front::json_input::units;
 /// use fexpr::{ErrorKind, Limits};
 ///
 /// let items = units(r#"[{"name": "add", "kwargs": {"a": 1, "b": 2}}, {"action": "add(a=1, b=x)"}]"#, &Limits::default())?;

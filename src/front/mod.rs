@@ -39,7 +39,7 @@
 //! A response that repeats its list of calls and is cut off in the copy (`[f(a=1)]\n[f(a=`)
 //! is read once: the copy is reported as [`IgnoreReason::Duplicate`].
 //!
-//! Every JSON form (and OpenAI's `arguments` JSON string) is read by [`crate::json_input`], within
+//! Every JSON form (and OpenAI's `arguments` JSON string) is read by [`crate::front::json_input`], within
 //! the same limits as an expression: JSON over a limit (deeper than `max_depth`, a collection
 //! over `max_collection_len`, ...) refuses the whole text, as a text over
 //! [`Limits::max_source_bytes`] is refused. A duplicate key anywhere in a JSON form, or a number
@@ -68,10 +68,15 @@
 //! assert_eq!(reasons, [IgnoreReason::Prose, IgnoreReason::Fence, IgnoreReason::Fence, IgnoreReason::ChatToken]);
 //! ```
 
+pub mod check;
+#[cfg(feature = "diagnostics")]
+pub mod diagnostic;
+pub mod json_input;
+pub mod repair;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
-use crate::json_input;
 use crate::limits::Limits;
 use crate::syntax::{self, Expr, ExprKind, UnaryOp, PYTHON_KEYWORDS};
 
@@ -1409,7 +1414,8 @@ fn call_source(
 ) -> Result<String, Error> {
     // Values as Python writes them (`'x'`, `{'k': None}`): literals evaluate without a context.
     let repr = |value: &Expr| {
-        crate::eval::eval_pure(value, &crate::context::Context::new(), limits).map(|v| v.repr())
+        crate::eval::eval_pure(value, &crate::resolve::context::Context::new(), limits)
+            .map(|v| v.repr())
     };
     if !is_dotted_identifier(name) {
         return Err(Error::new(

@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use crate::context::{Context, Entry, Resolve};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
+use crate::resolve::context::{Context, Entry, Resolve};
 use crate::syntax;
 use crate::value::Value;
 
@@ -41,7 +41,7 @@ pub enum SourceForm {
     /// A call expression, or a list of calls: [`syntax::parse`].
     Expression,
     /// fexpr's JSON forms (`Function`, `FunctionExpression`, a list of them):
-    /// [`json_input::run`](crate::json_input::run).
+    /// [`json_input::run`](crate::front::json_input::run).
     Json,
 }
 
@@ -190,7 +190,7 @@ pub async fn evaluate<D: Dispatch>(
     dispatch: &D,
 ) -> GuestResponse {
     if form == SourceForm::Json {
-        return match crate::json_input::run(source, context, limits, dispatch).await {
+        return match crate::front::json_input::run(source, context, limits, dispatch).await {
             Ok(outcomes) => GuestResponse::Units(outcomes),
             Err(e) => GuestResponse::Failed(e),
         };
@@ -280,11 +280,35 @@ fn now<F: std::future::Future>(fut: F) -> Option<F::Output> {
 #[cfg(all(test, feature = "native"))]
 mod tests {
     use super::*;
+    use crate::types::RecordType;
+    use std::sync::Arc;
+
+    /// A context with an entry of each kind: variables, a record, numpy builtins and a tool.
+    fn context() -> Context {
+        let add = serde_json::json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        });
+        let point = serde_json::json!({
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+            "required": ["x", "y"],
+        });
+        let mut context = Context::new()
+            .variable("x", 2)
+            .numpy("np")
+            .record_type(RecordType::from_schema("Point", &point));
+        context.insert(
+            "add",
+            Entry::Tool(Arc::new(RecordType::from_schema("add", &add))),
+        );
+        context
+    }
 
     #[test]
     fn the_guest_sees_the_context_the_host_encoded() {
-        let manager = crate::demo::manager();
-        let context = manager.context();
+        let context = &context();
         let bytes = encode_context(context).expect("encodes");
         let request = encode_request(
             "add(a=2, b=3)",
@@ -349,7 +373,7 @@ mod tests {
 
     #[test]
     fn truncated_requests_are_errors() {
-        let bytes = encode_context(crate::demo::manager().context()).expect("encodes");
+        let bytes = encode_context(&context()).expect("encodes");
         let request = encode_request(
             "add(a=2, b=3)",
             SourceForm::Expression,

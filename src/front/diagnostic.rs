@@ -32,8 +32,8 @@
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use crate::error::{Error, Span};
+use crate::front::repair::Repair;
 use crate::front::{IgnoreReason, Ignored};
-use crate::repair::Repair;
 
 /// How serious a [`Diagnostic`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,7 +220,7 @@ impl From<&Ignored> for Diagnostic {
 
 impl Error {
     /// This error for a person: the message, the line of `source` (the text the span indexes)
-    /// with the span underlined, and the hint. See the [module docs](crate::diagnostic).
+    /// with the span underlined, and the hint. See the [module docs](crate::front::diagnostic).
     pub fn render(&self, source: &str) -> String {
         Diagnostic::from(self).render(source)
     }

@@ -15,8 +15,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use crate::call::ToolOutput;
+use crate::dispatch::session::{CallContext, Session};
 use crate::error::{clip, Error, ErrorKind};
-use crate::session::{CallContext, Session};
 use crate::types::{RecordType, Type};
 use crate::value::Value;
 
@@ -52,7 +52,7 @@ pub trait Tool: Send + Sync {
     /// Whether the tool can be used as it was configured; `Err` says everything that is wrong
     /// (for a [`FunctionTool`]: a default of the wrong type, a parameter name it does not have,
     /// `.cached()` on a tool that receives a [`CallContext`]), as [`ErrorKind::Config`] errors.
-    /// [`ToolManagerBuilder::build`](crate::manager::ToolManagerBuilder::build) refuses a tool
+    /// [`ToolManagerBuilder::build`](crate::dispatch::manager::ToolManagerBuilder::build) refuses a tool
     /// with problems. The default: no problems.
     ///
     /// ```
@@ -164,7 +164,7 @@ impl ToolDefinition {
     /// ```
     pub fn openai_strict(&self) -> Json {
         let mut parameters = self.parameters.clone();
-        crate::schema::strict_schema(&mut parameters);
+        crate::types::schema::strict_schema(&mut parameters);
         json!({"type": "function", "function": {
             "name": self.name, "description": self.description, "parameters": parameters,
             "strict": true}})
@@ -282,7 +282,7 @@ where
 ///
 /// [`ToolError::new`] makes a `ToolFailed` error from a message. Any error converts with `?`
 /// or `.into()`: an [`Error`] keeps its kind and hint (the `Limit` error of an empty
-/// [`EnvPool`](crate::pool::EnvPool) stays `Limit`; its span, which points into another
+/// [`EnvPool`](crate::dispatch::pool::EnvPool) stays `Limit`; its span, which points into another
 /// text, is dropped), any other error (`std::io::Error`, `anyhow::Error`, a `String`, a
 /// `&str`) becomes a `ToolFailed` error with its message.
 ///
@@ -507,7 +507,7 @@ impl FunctionTool {
     /// parameter's type now (`1` for a `float` parameter becomes `1.0`, a dict for a record
     /// parameter becomes the record); a value of another type, or a name the tool does not
     /// have, is a problem [`Tool::check`] reports and the manager's
-    /// [`build`](crate::manager::ToolManagerBuilder::build) refuses.
+    /// [`build`](crate::dispatch::manager::ToolManagerBuilder::build) refuses.
     ///
     /// A default before a parameter that has none makes the later parameters keyword-only,
     /// as Python requires (`def f(a: int = 1, *, b: int)`): they are shown after a `*` and
@@ -776,7 +776,8 @@ fn schema_for(
     let mut generator = schemars::SchemaGenerator::default();
     let (params, returns) = schemas(&mut generator);
     let mut defs = generator.take_definitions(true);
-    defs.values_mut().for_each(crate::schema::close_records);
+    defs.values_mut()
+        .for_each(crate::types::schema::close_records);
     let root = json!({"$defs": defs.clone()});
     let mut properties = serde_json::Map::new();
     let mut required = Vec::new();
@@ -784,7 +785,7 @@ fn schema_for(
         if !Type::from_schema(&schema, &root).accepts_none() {
             required.push(Json::String(name.to_string()));
         }
-        crate::schema::close_records(&mut schema);
+        crate::types::schema::close_records(&mut schema);
         properties.insert(name.to_string(), schema);
     }
     let mut parameters = json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});

@@ -5,9 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::context::Context;
-use crate::manager::{ToolManager, ToolManagerBuilder};
-use crate::tool::{FunctionTool, ToolError};
+use crate::dispatch::manager::{ToolManager, ToolManagerBuilder};
+use crate::dispatch::tool::{FunctionTool, ToolError};
+use crate::resolve::context::Context;
 use crate::value::NdArray;
 
 /// A 2-D point, the seed's dataclass.

@@ -33,6 +33,9 @@
 //! whose check would take too many steps (alternatives retried on nested values), is refused
 //! too. No schema is ever read as "anything".
 
+#[cfg(feature = "native")]
+pub(crate) mod schema;
+
 use indexmap::IndexSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -226,7 +229,7 @@ pub struct Field {
 
 /// How deep schemas are read: nested schemas and `$ref` hops (recursive definitions are read
 /// lazily and do not count). Deeper schemas are [`Type::Unchecked`]. The one bound for schema
-/// depth ([`crate::tooldefs`] normalises schemas as deep).
+/// depth ([`crate::dispatch::tooldefs`] normalises schemas as deep).
 pub const MAX_SCHEMA_DEPTH: usize = 64;
 
 /// How many schema nodes one conversion reads at most (`$ref`s that branch would otherwise

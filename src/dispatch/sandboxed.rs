@@ -2,16 +2,16 @@
 //! fresh guest instance; the guest's tool calls come back to the host, which checks and runs
 //! them exactly as the native path does.
 
-use super::{HostCalls, Sandbox, SandboxConfig};
 use crate::call::{Function, FunctionExpression, FunctionOutput};
+use crate::dispatch::manager::{NativeDispatch, Scope, ToolManager};
+use crate::dispatch::request::Input;
+use crate::dispatch::session::Session;
 use crate::error::{Error, ErrorKind, LimitKind};
 use crate::eval::{Dispatch, ToolRequest};
 use crate::limits::Limits;
-use crate::manager::{NativeDispatch, Scope, ToolManager};
-use crate::request::Input;
-use crate::session::Session;
+use crate::sandbox::wire::{self, GuestResponse, SourceForm};
+use crate::sandbox::{HostCalls, Sandbox, SandboxConfig};
 use crate::value::Value;
-use crate::wire::{self, GuestResponse, SourceForm};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -273,7 +273,7 @@ mod tests {
 
     fn host(max_calls: usize) -> HostSide {
         HostSide {
-            manager: Arc::new(crate::demo::manager()),
+            manager: Arc::new(crate::dispatch::demo::manager()),
             max_calls,
             max_host_calls: u32::MAX,
             calls: AtomicUsize::new(0),

@@ -1,7 +1,7 @@
 //! What the program supplies to one execution and what tools receive besides their arguments.
 //!
 //! A [`Session`] is the caller's side: an id (a conversation, a trajectory: it selects pooled
-//! environments, see [`EnvPool`](crate::pool::EnvPool)), the id of the model's tool-call block,
+//! environments, see [`EnvPool`](crate::dispatch::pool::EnvPool)), the id of the model's tool-call block,
 //! the caller's state object, and optionally a channel of [`ToolEvent`]s.
 //!
 //! A [`CallContext`] is the tool's side: tools built with
@@ -171,7 +171,7 @@ impl CallContext {
     }
 
     /// The dependency of type `T` registered with
-    /// [`ToolManagerBuilder::dependency`](crate::manager::ToolManagerBuilder::dependency).
+    /// [`ToolManagerBuilder::dependency`](crate::dispatch::manager::ToolManagerBuilder::dependency).
     pub fn dependency<T: Any + Send + Sync>(&self) -> Result<Arc<T>, Error> {
         self.dependencies.get::<T>().ok_or_else(|| {
             Error::new(

@@ -11,15 +11,15 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::call::{Function, FunctionOutput};
-use crate::context::{Context, Entry};
+use crate::dispatch::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
+use crate::dispatch::session::{CallContext, Dependencies, EventKind, Session};
+use crate::dispatch::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
-use crate::json_input;
+use crate::front::json_input;
 use crate::limits::Limits;
-use crate::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
-use crate::session::{CallContext, Dependencies, EventKind, Session};
+use crate::resolve::context::{Context, Entry};
 use crate::syntax;
-use crate::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::value::Value;
 
 /// Tools, the context expressions may use, and limits: built once with
@@ -58,7 +58,7 @@ pub(crate) struct Inner {
     /// The bound of observations in characters; `None` for [`DEFAULT_OBSERVATION_CHARS`].
     observation_chars: Option<usize>,
     #[cfg(feature = "sandbox")]
-    pub(crate) sandboxed: crate::sandbox::ManagerSandbox,
+    pub(crate) sandboxed: super::sandboxed::ManagerSandbox,
 }
 
 /// Builds a [`ToolManager`]: tools, context, dependencies and limits, then

@@ -28,14 +28,14 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
 use crate::call::{Function, FunctionExpression, FunctionOutput};
-use crate::check::{check_text, plan, Checked};
+use crate::dispatch::manager::{single_output, Scope, ToolManager};
+use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
+use crate::front::check::{check_text, plan, Checked};
+use crate::front::json_input;
+use crate::front::repair::{Repair, RepairOptions};
 use crate::front::Ignored;
-use crate::json_input;
 use crate::limits::Limits;
-use crate::manager::{single_output, Scope, ToolManager};
-use crate::repair::{Repair, RepairOptions};
-use crate::session::Session;
 
 /// What a [`Request`] runs. Build one with its constructors; `&str` and `String` convert to
 /// [`Input::model_output`], the forgiving front door, and a [`Function`] to
@@ -95,7 +95,7 @@ impl Input {
     /// JSON text in any JSON form: a `Function` (`{"name", "args", "kwargs"}`), a
     /// `FunctionExpression` (`{"action"}`), lists of them, an OpenAI assistant message, its
     /// `tool_calls` or one tool call, Anthropic `tool_use` blocks or a message holding them.
-    /// Read by [`crate::json_input`] within the limits (a duplicate key is an error). fexpr's
+    /// Read by [`crate::front::json_input`] within the limits (a duplicate key is an error). fexpr's
     /// own forms are evaluated as written, like an expression's list of calls (spans index the
     /// text; no repairs); the other forms go through the front-end as
     /// [`Input::model_output`] does, each call repaired (unless [`Request::repair`] says
@@ -538,7 +538,7 @@ impl Run<'_> {
 
     /// Run the calls in a model's output (`json`: the text must be JSON): each repaired with
     /// `options` against its tool's signature and run concurrently, as [`check::plan`]
-    /// (crate::check::plan) allows. A call whose verdict is invalid does not run: its output
+    /// (crate::front::check::plan) allows. A call whose verdict is invalid does not run: its output
     /// keeps the call as written (`parsed_input`) with the verdict's error. A plain expression
     /// runs as written. A text in which no call is found gets one error output saying why
     /// (the expression parser's, or for JSON the JSON reader's).

@@ -8,8 +8,8 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use crate::builtins::Builtin;
 use crate::types::RecordType;
+use crate::value::builtins::Builtin;
 use crate::value::Value;
 
 /// What a name in the context stands for.

@@ -50,8 +50,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::call::{Repair, RepairKind};
-use crate::context::{Entry, Resolve};
 use crate::error::{clip, Span};
+use crate::resolve::context::{Entry, Resolve};
 use crate::syntax::{Expr, ExprKind, UnaryOp};
 use crate::types::{RecordType, Type};
 use crate::value::Value;

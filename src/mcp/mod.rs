@@ -65,10 +65,10 @@ use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
 
+use crate::dispatch::manager::ToolManagerBuilder;
+use crate::dispatch::tool::{Tool, ToolDefinition, ToolFuture, ToolOutput};
 use crate::error::{clip, Error, ErrorKind};
-use crate::manager::ToolManagerBuilder;
 use crate::syntax::PYTHON_KEYWORDS;
-use crate::tool::{Tool, ToolDefinition, ToolFuture, ToolOutput};
 use crate::value::Value;
 
 /// How to reach one MCP server.
@@ -918,7 +918,7 @@ mod tests {
             ("", "tool"),
         ] {
             assert_eq!(python_name(mcp), py);
-            assert!(crate::context::valid_name(py), "{py}");
+            assert!(crate::resolve::context::valid_name(py), "{py}");
         }
     }
 

@@ -28,10 +28,10 @@
 use serde_json::Value as Json;
 use std::sync::Arc;
 
-use crate::context::{valid_name, Context, Entry};
+use crate::dispatch::tool::ToolDefinition;
 use crate::error::{clip, Error, ErrorKind};
-pub use crate::schema::normalize_schema;
-use crate::tool::ToolDefinition;
+use crate::resolve::context::{valid_name, Context, Entry};
+pub use crate::types::schema::normalize_schema;
 
 /// Read tool definitions from any of the accepted shapes (see the [module docs](self)).
 pub fn from_json(json: &Json) -> Result<Vec<ToolDefinition>, Error> {

@@ -15,6 +15,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::error::{Error, ErrorKind, LimitKind};
 
+pub mod builtins;
 mod convert;
 
 /// An ordered Python dict. Keys are hashable values (`Value::is_hashable`).

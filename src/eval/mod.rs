@@ -17,9 +17,10 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::call::Function;
-use crate::context::{Entry, Resolve};
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
+use crate::resolve;
+use crate::resolve::context::{Entry, Resolve};
 use crate::syntax::{BinaryOp, Call, Expr, ExprKind, UnaryOp};
 use crate::value::{NdArray, Value};
 
@@ -167,12 +168,12 @@ async fn single_call<D: Dispatch>(
         result: Err(e),
     };
     let mut calls = 0;
-    if let Err(e) = eval.check(root, &mut calls) {
+    if let Err(e) = resolve::check(root, eval.ctx, eval.limits, &mut calls) {
         return Some(failed(e));
     }
     if root
         .children()
-        .any(|child| first_tool_call(child, eval.ctx).is_some())
+        .any(|child| resolve::first_tool_call(child, eval.ctx).is_some())
     {
         return None;
     }
@@ -212,8 +213,8 @@ async fn single_call<D: Dispatch>(
 pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Value, Error> {
     let eval = Evaluator::new(ctx, limits);
     let mut calls = 0;
-    eval.check(expr, &mut calls)?;
-    if let Some(span) = first_tool_call(expr, ctx) {
+    resolve::check(expr, ctx, limits, &mut calls)?;
+    if let Some(span) = resolve::first_tool_call(expr, ctx) {
         return Err(Error::new(
             ErrorKind::Unsupported,
             "a tool call is not allowed here; tool calls run through execute_func_expr",
@@ -221,24 +222,6 @@ pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Valu
         .at(span));
     }
     eval.eval(expr, &mut Memo::default())
-}
-
-pub(crate) fn first_tool_call(expr: &Expr, ctx: &dyn Resolve) -> Option<Span> {
-    // Leaves are never pushed, so a call of literals and names allocates nothing here.
-    let mut stack = Vec::new();
-    let mut next = Some(expr);
-    while let Some(e) = next.take().or_else(|| stack.pop()) {
-        if let ExprKind::Call(c) = &e.kind {
-            if matches!(ctx.get(&c.func), Some(Entry::Tool(_))) {
-                return Some(e.span);
-            }
-        }
-        stack.extend(
-            e.children()
-                .filter(|c| !c.is_literal() && !matches!(c.kind, ExprKind::Name(_))),
-        );
-    }
-    None
 }
 
 /// A map keyed by node addresses (a fixed hasher: addresses are not chosen by the input, and
@@ -311,10 +294,10 @@ impl<'e> UnitState<'e> {
             .at(self.root.span));
         };
         let mut calls = 0;
-        let checked = eval.check(self.root, &mut calls);
+        let checked = resolve::check(self.root, eval.ctx, eval.limits, &mut calls);
         self.calls = calls;
         checked?;
-        self.plan(self.root, eval.ctx, eval_depth_cap(eval.limits))?;
+        self.plan(self.root, eval.ctx, resolve::depth_cap(eval.limits))?;
         self.prefill(self.root, eval)
     }
 
@@ -451,10 +434,6 @@ impl<'e> UnitState<'e> {
     }
 }
 
-fn eval_depth_cap(limits: &Limits) -> usize {
-    limits.max_depth.saturating_mul(4)
-}
-
 /// Pure evaluation with budgets.
 struct Evaluator<'a> {
     ctx: &'a dyn Resolve,
@@ -488,88 +467,6 @@ impl<'a> Evaluator<'a> {
             return Err(Error::limit(LimitKind::EvalBytes, self.budget, used).at(span));
         }
         Ok(())
-    }
-
-    /// Static check: names resolve, calls fit their signatures, the call count is bounded.
-    fn check(&self, e: &Expr, calls: &mut usize) -> Result<(), Error> {
-        // Literals need no check; the stack holds only names, calls and displays (a call of
-        // literals allocates nothing here).
-        let mut stack = Vec::new();
-        let mut next = Some((e, 0usize));
-        while let Some((node, depth)) = next.take().or_else(|| stack.pop()) {
-            if depth > eval_depth_cap(self.limits) {
-                return Err(
-                    Error::limit(LimitKind::Depth, self.limits.max_depth, depth).at(node.span)
-                );
-            }
-            match &node.kind {
-                ExprKind::Name(name) => match self.ctx.get(name) {
-                    Some(Entry::Variable { .. }) => {}
-                    Some(Entry::Tool(_) | Entry::Record(_) | Entry::Function(_)) => {
-                        return Err(Error::new(
-                            ErrorKind::Type,
-                            format!(
-                                "`{}` is callable, not a value; call it like `{}(...)`",
-                                name, name
-                            ),
-                        )
-                        .at(node.span))
-                    }
-                    None => return Err(self.unknown(name, node.span, false)),
-                },
-                ExprKind::Call(call) => {
-                    *calls += 1;
-                    if *calls > self.limits.max_calls {
-                        return Err(
-                            Error::limit(LimitKind::Calls, self.limits.max_calls, *calls)
-                                .at(node.span),
-                        );
-                    }
-                    let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
-                    match self.ctx.get(&call.func) {
-                        Some(Entry::Tool(sig) | Entry::Record(sig)) => {
-                            sig.check_keywords(call.args.len(), keywords, node.span)?
-                        }
-                        Some(Entry::Function(b)) => {
-                            let keywords: Vec<(&str, Span)> = keywords.collect();
-                            b.check_shape(&call.func, call.args.len(), &keywords, node.span)?
-                        }
-                        Some(Entry::Variable { value, .. }) => {
-                            return Err(Error::new(
-                                ErrorKind::Type,
-                                format!(
-                                    "`{}` is a {} variable, not callable",
-                                    call.func,
-                                    value.type_name()
-                                ),
-                            )
-                            .at(call.func_span))
-                        }
-                        None => return Err(self.unknown(&call.func, call.func_span, true)),
-                    }
-                }
-                _ => {}
-            }
-            let checked = node.children().filter(|c| !c.is_literal());
-            stack.extend(checked.map(|c| (c, depth + 1)));
-        }
-        Ok(())
-    }
-
-    fn unknown(&self, name: &str, span: Span, called: bool) -> Error {
-        let (kind, what) = if called {
-            (ErrorKind::UnknownTool, "tool or function")
-        } else {
-            (ErrorKind::UnknownName, "name")
-        };
-        let names = self.ctx.names();
-        let candidates = names
-            .iter()
-            .filter(|(_, variable)| *variable != called)
-            .map(|(n, _)| *n);
-        Error::new(kind, format!("{what} `{}` is not defined", clip(name, 60)))
-            .at(span)
-            .suggest(name, candidates)
     }
 
     fn eval(&self, e: &Expr, memo: &mut Memo) -> Result<Value, Error> {
@@ -607,7 +504,7 @@ impl<'a> Evaluator<'a> {
                     }
                     Ok(value.clone())
                 }
-                _ => Err(self.unknown(name, span, false)),
+                _ => Err(resolve::unknown(self.ctx, name, span, false)),
             },
             ExprKind::List(items) => self.items(items, memo, span).map(Value::List),
             ExprKind::Tuple(items) => self.items(items, memo, span).map(Value::Tuple),
@@ -740,7 +637,7 @@ impl<'a> Evaluator<'a> {
                 format!("tool `{}` cannot be called here", call.func),
             )
             .at(span)),
-            _ => Err(self.unknown(&call.func, call.func_span, true)),
+            _ => Err(resolve::unknown(self.ctx, &call.func, call.func_span, true)),
         }
     }
 
