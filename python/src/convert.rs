@@ -505,6 +505,13 @@ pub fn to_py<'py>(
             NdArray::Float(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
             NdArray::Bool(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
         },
+        // `Value` may grow; a kind this binding does not know yet is an error, not a guess.
+        other => {
+            return Err(PyTypeError::new_err(format!(
+                "no Python form for a {} value",
+                other.type_name()
+            )))
+        }
     })
 }
 

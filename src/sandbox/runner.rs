@@ -54,6 +54,7 @@ pub trait HostCalls: Send + Sync {
 /// assert_eq!(config.max_instances, 8);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SandboxConfig {
     /// How each evaluation's instance is allocated: from a pool reserved up front (the
     /// default) or mapped on demand. Default [`Allocation::Pooled`].

@@ -38,6 +38,7 @@ pub type Set = IndexSet<Value>;
 /// assert_eq!(v.repr(), "{'x': 1, 'y': [2.5, 'a']}");
 /// ```
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub enum Value {
     /// `None`
     None,
