@@ -408,7 +408,7 @@ pub struct Repair {
     pub kind: RepairKind,
     /// The argument it concerns (`limit`, `filters.exact`, `tags[0]`).
     pub path: String,
-    /// The bytes of the call's source it concerns.
+    /// The bytes it concerns, in the text given (as every span).
     pub span: Span,
     /// The text as written.
     pub from: String,

@@ -90,13 +90,17 @@ fn corpus_valid_calls_are_exactly_the_expected_ones() {
 
 #[test]
 fn repairs_are_reported_with_spans() {
-    let verdicts = fexpr_check("[search(query=\"rust\", exact=true, max_results=3.0)]");
+    let text = "[search(query=\"rust\", exact=true, max_results=3.0)]";
+    let verdicts = fexpr_check(text);
     let repairs = verdicts[0]["repairs"].as_array().unwrap();
     assert_eq!(repairs.len(), 2);
     assert_eq!(repairs[0]["kind"], "JsonLiteral");
-    // Spans index the call's own source (`input`), here the list element.
-    assert_eq!(repairs[0]["span"], json!({"start": 27, "end": 31}));
+    // Every span indexes the checked text, the verdict's and its repairs' alike.
+    assert_eq!(repairs[0]["span"], json!({"start": 28, "end": 32}));
+    assert_eq!(&text[28..32], "true");
     assert_eq!(verdicts[0]["span"], json!([1, 50]));
+    assert_eq!(repairs[1]["span"], json!({"start": 46, "end": 49}));
+    assert_eq!(&text[46..49], "3.0");
     assert_eq!(repairs[1]["kind"], "IntegralFloat");
     assert_eq!(repairs[1]["to"], "3");
     let strict = Command::new(env!("CARGO_BIN_EXE_fexpr"))

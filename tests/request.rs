@@ -322,6 +322,50 @@ fn check_takes_the_same_inputs_and_runs_nothing() {
     assert!(!checked.verdicts[0].valid);
 }
 
+#[test]
+fn every_span_indexes_the_text_given() {
+    let manager = fexpr::demo::manager();
+    // Python in prose, a repaired call, and a JSON form: the error's, the repair's and the
+    // verdict's spans all index the whole text, natively and sandboxed alike.
+    let text = "Sure:\n[add(a=1, c=2), add(a=1.0, b=\"x\")]\nand {\"name\": \"add\", \"arguments\": {\"a\": 1}}, then divide(a=1, b=0)";
+    let rt = common::runtime();
+    let outputs = rt.block_on(async { manager.run(text).await.outputs });
+    let sandboxed = rt.block_on(async { sandbox(manager.run(text)).await.outputs });
+    for (native, sandboxed) in outputs.iter().zip(&sandboxed) {
+        assert_eq!(native.error, sandboxed.error);
+        assert_eq!(native.repairs, sandboxed.repairs);
+    }
+    let at = |span: Option<fexpr::Span>| span.and_then(|s| text.get(s.range()));
+    assert_eq!(
+        at(outputs[0].error.as_ref().and_then(|e| e.span)),
+        Some("c")
+    );
+    assert_eq!(at(Some(outputs[1].repairs[0].span)), Some("1.0"));
+    assert_eq!(
+        at(outputs[1].error.as_ref().and_then(|e| e.span)),
+        Some("\"x\"")
+    );
+    // A JSON form is not Python in the text: its call's spans stand for the whole object.
+    assert_eq!(
+        at(outputs[2].error.as_ref().and_then(|e| e.span)),
+        Some("{\"name\": \"add\", \"arguments\": {\"a\": 1}}")
+    );
+    // What running reports (the tool's error) is located too.
+    assert_eq!(
+        at(outputs[3].error.as_ref().and_then(|e| e.span)),
+        Some("divide(a=1, b=0)")
+    );
+    assert!(sandboxed[3].receipt.is_some() || !cfg!(feature = "sandbox"));
+    let checked = manager.check(Input::model_output(text));
+    for (verdict, output) in checked.verdicts.iter().zip(&outputs[..3]) {
+        assert_eq!(
+            verdict.error.as_ref().and_then(|e| e.span),
+            output.error.as_ref().and_then(|e| e.span)
+        );
+        assert_eq!(verdict.repairs, output.repairs);
+    }
+}
+
 /// `request.sandboxed()`, or the request as it is without the sandbox feature.
 fn sandbox(request: fexpr::Request) -> fexpr::Request {
     #[cfg(feature = "sandbox")]

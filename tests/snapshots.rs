@@ -34,14 +34,15 @@ fn header(out: &mut String, name: &str, source: &str) {
     let _ = writeln!(out, "=== {name}: {shown}");
 }
 
-/// The outputs of one input: each error rendered against the input and as JSON; a run of
+/// The outputs of one input: each error and repair rendered against the input (which every
+/// span indexes) and as JSON; a run of
 /// identical outputs (60,000 calls refused at once) once, with its count.
 fn outputs(out: &mut String, text: &str, outputs: &[FunctionOutput]) {
     let mut shown: Vec<(String, usize)> = Vec::new();
     for output in outputs {
         let mut block = String::new();
         for repair in &output.repairs {
-            block.push_str(&Diagnostic::from(repair).render(&output.input));
+            block.push_str(&Diagnostic::from(repair).render(text));
             block.push('\n');
         }
         match &output.error {
@@ -90,11 +91,11 @@ fn seed_model_outputs_checked() {
         }
         for verdict in &checked.verdicts {
             for repair in &verdict.repairs {
-                out.push_str(&Diagnostic::from(repair).render(&verdict.input));
+                out.push_str(&Diagnostic::from(repair).render(text));
                 out.push('\n');
             }
             if let Some(e) = &verdict.error {
-                out.push_str(&e.render(&verdict.input));
+                out.push_str(&e.render(text));
                 out.push('\n');
             }
             let _ = writeln!(out, "json: {}", verdict.to_json());

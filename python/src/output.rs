@@ -574,7 +574,8 @@ pub fn outputs(
 pub struct Verdict {
     name: String,
     span: (u32, u32),
-    /// The call's own source (the spans of the error and repairs index it).
+    /// The call's own source (the spans of the error and repairs, like `span`, index the
+    /// whole checked text).
     input: String,
     /// The arguments as written (after repairs), by parameter name.
     kwargs: Py<PyDict>,

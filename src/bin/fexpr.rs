@@ -181,28 +181,16 @@ impl Human {
         }
     }
 
-    /// `diagnostic`, whose span indexes a text found at `offset` in `source`, located in `source`.
-    fn located(self, diagnostic: impl Into<Diagnostic>, source: &str, offset: u32) -> String {
-        let mut d = diagnostic.into();
-        d.span = d.span.map(|span| {
-            Span::new(
-                span.start.saturating_add(offset),
-                span.end.saturating_add(offset),
-            )
-        });
-        self.show(d, source)
-    }
-
     /// An output of `exec`: `call -> value`, or its error; each repair as a warning. Its spans
-    /// index a text found at `offset` in `source`.
-    fn output(self, output: &FunctionOutput, source: &str, offset: u32) -> String {
+    /// index `source`, the whole input.
+    fn output(self, output: &FunctionOutput, source: &str) -> String {
         let mut parts: Vec<String> = output
             .repairs
             .iter()
-            .map(|r| self.located(r, source, offset))
+            .map(|r| self.show(r, source))
             .collect();
         match (&output.error, &output.output, &output.parsed_input) {
-            (Some(e), _, _) => parts.push(self.located(e, source, offset)),
+            (Some(e), _, _) => parts.push(self.show(e, source)),
             (None, Some(value), Some(call)) => {
                 parts.push(format!("{} -> {}", call.to_expr(), value.repr()))
             }
@@ -212,20 +200,12 @@ impl Human {
         parts.join("\n\n") + "\n"
     }
 
-    /// A verdict of `check`: `ok: call`, or its error; repairs as warnings. Located in `text`
-    /// when the call is a slice of it (its spans index the call's own text), else in the call.
+    /// A verdict of `check`: `ok: call`, or its error; repairs as warnings. Its spans index
+    /// `text`, the whole input.
     fn verdict(self, verdict: &Verdict, text: &str) -> String {
-        let (source, offset) = match text.get(verdict.span.range()) {
-            Some(slice) if slice == verdict.input => (text, verdict.span.start),
-            _ => (verdict.input.as_str(), 0),
-        };
-        let mut parts: Vec<String> = verdict
-            .repairs
-            .iter()
-            .map(|r| self.located(r, source, offset))
-            .collect();
+        let mut parts: Vec<String> = verdict.repairs.iter().map(|r| self.show(r, text)).collect();
         match &verdict.error {
-            Some(e) => parts.push(self.located(e, source, offset)),
+            Some(e) => parts.push(self.show(e, text)),
             None => parts.push(format!(
                 "ok: {}",
                 fexpr::Function {
@@ -665,29 +645,17 @@ fn exec(
                 None => out.note(serde_json::json!({ "ignored": ignored }))?,
             }
         }
-        // `--expr` spans index the whole input; the model-text path runs each call on its own
-        // text, which its spans index: found in the input (in order), they are shown there.
-        let mut cursor = 0;
+        // Every span indexes the whole input.
         for mut output in outputs {
             if let Some(e) = output.error.as_mut() {
                 flag_hint(e);
             }
-            let Some(human) = human else {
-                out.row(output.to_json())?;
-                continue;
-            };
-            let found = match expr_only || output.input.is_empty() {
-                true => None,
-                false => text.get(cursor..).and_then(|rest| rest.find(&output.input)),
-            };
-            let row = match found {
-                Some(at) => {
-                    let at = cursor + at;
-                    cursor = at + output.input.len();
-                    human.output(&output, &text, u32::try_from(at).unwrap_or(u32::MAX))
+            let row = match human {
+                Some(human) => human.output(&output, &text),
+                None => {
+                    out.row(output.to_json())?;
+                    continue;
                 }
-                None if expr_only => human.output(&output, &text, 0),
-                None => human.output(&output, &output.input, 0),
             };
             out.row(row)?;
         }

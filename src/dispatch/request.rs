@@ -537,9 +537,10 @@ impl Run<'_> {
     }
 
     /// Run the calls in a model's output (`json`: the text must be JSON): each repaired with
-    /// `options` against its tool's signature and run concurrently, as [`check::plan`]
-    /// (crate::front::check::plan) allows. A call whose verdict is invalid does not run: its output
-    /// keeps the call as written (`parsed_input`) with the verdict's error. A plain expression
+    /// `options` against its tool's signature and run concurrently, as
+    /// [`check::plan`](crate::front::check::plan) allows. A call whose verdict is invalid does not
+    /// run: its output keeps the call as written (`parsed_input`) with the verdict's error. Every
+    /// span indexes `text` (each call's are moved there from its own text). A plain expression
     /// runs as written. A text in which no call is found gets one error output saying why
     /// (the expression parser's, or for JSON the JSON reader's).
     async fn model_output(&self, text: &str, options: &RepairOptions, json: bool) -> Response {
@@ -586,7 +587,9 @@ impl Run<'_> {
             };
             let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
             let outputs = self.text(&source, false, Some(id.clone())).await;
-            with_repairs(outputs, &source, p.verdict.repairs, id)
+            let mut out = with_repairs(outputs, &source, p.verdict.repairs, id);
+            out.error = out.error.map(|e| p.place.locate_error(e));
+            out
         });
         Response {
             outputs: futures_util::future::join_all(runs).await,

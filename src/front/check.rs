@@ -52,9 +52,11 @@ pub const UNREADABLE: &str = "$unreadable";
 pub struct Verdict {
     /// The callee.
     pub name: String,
-    /// Where the call is in the checked text.
+    /// Where the call is in the checked text (for a JSON form: the JSON object).
     pub span: Span,
-    /// The call's own source (spans of the error and repairs index it).
+    /// The call's own source: a slice of the text, or for a JSON form the call written as
+    /// Python. Like every span in a verdict, the error's and the repairs' index the checked
+    /// text, not this (see [`Place`]).
     pub input: String,
     /// Positional arguments that no parameter names (more than the signature has, or a call
     /// to an unknown tool), as written; empty for a valid call.
@@ -123,6 +125,52 @@ pub struct Planned {
     /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a
     /// JSON call's `id`), if any: the output's `call_id`.
     pub id: Option<String>,
+    /// Where `run` is in the text: spans of what running it reports, which index `run`, move
+    /// into the text with [`Place::locate`].
+    pub place: Place,
+}
+
+/// Where a call's own text is in the text it was found in: every span fexpr reports (errors,
+/// repairs, ignored text, verdicts) indexes the whole text given, and this moves a span
+/// computed on the call alone there.
+///
+/// ```
+/// use fexpr::check::Place;
+/// use fexpr::Span;
+///
+/// // `add(a=1, c=2)` found at byte 6 of `Sure: add(a=1, c=2)`.
+/// let place = Place { span: Span::new(6, 19), exact: true };
+/// assert_eq!(place.locate(Span::new(9, 10)), Span::new(15, 16));
+/// // A JSON form written as Python: its spans stand for the whole JSON object.
+/// let place = Place { span: Span::new(6, 40), exact: false };
+/// assert_eq!(place.locate(Span::new(9, 10)), Span::new(6, 40));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The call's stretch of the text (for a JSON form: the JSON object).
+    pub span: Span,
+    /// Whether the call's own text is that stretch as written (Python in the text), so a span
+    /// in it maps byte for byte; otherwise (a JSON form written as Python, a repaired call
+    /// printed again) a span in it maps to the whole stretch.
+    pub exact: bool,
+}
+
+impl Place {
+    /// `span`, which indexes the call's own text, in the text's coordinates (clamped to the
+    /// call's stretch).
+    pub fn locate(self, span: Span) -> Span {
+        if !self.exact {
+            return self.span;
+        }
+        let at = |offset: u32| self.span.start.saturating_add(offset).min(self.span.end);
+        Span::new(at(span.start), at(span.end))
+    }
+
+    /// `error` with its span (if any) in the text's coordinates.
+    pub fn locate_error(self, mut error: Error) -> Error {
+        error.span = error.span.map(|s| self.locate(s));
+        error
+    }
 }
 
 /// A model's output read for running: every call with its verdict, and the text not used.
@@ -156,7 +204,7 @@ pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOp
     Checked {
         verdicts: calls
             .into_iter()
-            .map(|c| plan_call(c, ctx, limits, options, Purpose::Check).verdict)
+            .map(|c| plan_call(c, Some(text), ctx, limits, options, Purpose::Check).verdict)
             .collect(),
         ignored,
         error,
@@ -202,7 +250,7 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
     Plan {
         calls: calls
             .into_iter()
-            .map(|c| plan_call(c, ctx, limits, options, Purpose::Run))
+            .map(|c| plan_call(c, Some(text), ctx, limits, options, Purpose::Run))
             .collect(),
         ignored,
         error,
@@ -210,14 +258,14 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
     }
 }
 
-/// Check one extracted call.
+/// Check one extracted call. Its spans index the text it was found in, as [`check_text`]'s.
 pub fn check_call(
     found: &FoundCall,
     ctx: &Context,
     limits: &Limits,
     options: &RepairOptions,
 ) -> Verdict {
-    plan_call(found.clone(), ctx, limits, options, Purpose::Check).verdict
+    plan_call(found.clone(), None, ctx, limits, options, Purpose::Check).verdict
 }
 
 /// Repair, check and plan one extracted call (taken: its parsed tree is repaired in place).
@@ -225,6 +273,7 @@ pub fn check_call(
 /// stays `None`.
 fn plan_call(
     found: FoundCall,
+    text: Option<&str>,
     ctx: &Context,
     limits: &Limits,
     options: &RepairOptions,
@@ -247,11 +296,24 @@ fn plan_call(
         },
         run: None,
         id: found.id.clone(),
+        place: Place {
+            span: found.span,
+            exact: false,
+        },
+    };
+    // A call written as Python in the text (or a JSON form that failed to read, whose source
+    // is its JSON) is a slice of the text: its spans map byte for byte. Without the text, the
+    // extractor's word for it: the source is as long as the stretch.
+    let place = Place {
+        span: found.span,
+        exact: text.map_or(found.span.range().len() == found.source.len(), |text| {
+            text.get(found.span.range()) == Some(found.source.as_str())
+        }),
     };
     let mut expr = match found.parsed {
         Ok(expr) => expr,
         Err(e) => {
-            planned.verdict.error = Some(e);
+            planned.verdict.error = Some(place.locate_error(e));
             return planned;
         }
     };
@@ -290,6 +352,8 @@ fn plan_call(
         }
     };
     let running = purpose == Purpose::Run;
+    // What running reports indexes `run`: the call as written unless repairs printed it again.
+    planned.place.exact = place.exact && planned.verdict.repairs.is_empty();
     match result {
         Ok(()) => {
             planned.verdict.valid = true;
@@ -303,8 +367,11 @@ fn plan_call(
             {
                 planned.run = Some(source());
             }
-            planned.verdict.error = Some(e);
+            planned.verdict.error = Some(place.locate_error(e));
         }
+    }
+    for repair in &mut planned.verdict.repairs {
+        repair.span = place.locate(repair.span);
     }
     if let Some(call) = kept {
         planned.call = call;
