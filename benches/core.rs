@@ -26,7 +26,7 @@ fn execute(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let out = rt.block_on(manager.execute_func_expr(black_box(expr)));
-                assert!(out.error.is_none());
+                assert!(out.output.is_ok());
                 out
             })
         });

@@ -73,9 +73,9 @@ fn main() {
     let out = rt.block_on(manager.execute_func_expr("echo(message=\"hi\")"));
     assert_eq!(
         out.output,
-        Some(fexpr::Value::from("Echo: hi")),
+        Ok(fexpr::Value::from("Echo: hi")),
         "{:?}",
-        out.error
+        out.error()
     );
 
     let mut c = Criterion::default().configure_from_args();
@@ -99,7 +99,7 @@ fn main() {
     group.bench_function("fexpr", |b| {
         b.iter(|| {
             let out = rt.block_on(manager.execute_func_expr("echo(message=\"hi\")"));
-            assert!(out.error.is_none());
+            assert!(out.output.is_ok());
             out
         })
     });

@@ -122,7 +122,7 @@ fn stages(c: &mut Criterion) {
                 || function.clone(),
                 |f| {
                     let out = rt.block_on(manager.execute_func(f));
-                    assert!(out.error.is_none());
+                    assert!(out.output.is_ok());
                     out
                 },
                 BatchSize::SmallInput,
@@ -173,7 +173,7 @@ fn stages(c: &mut Criterion) {
         let mut group = c.benchmark_group("sandbox");
         for (name, text) in [("no_tool", "Point(x=1, y=2)"), ("add", "add(a=2, b=3)")] {
             let out = rt.block_on(manager.execute_func_expr_via_sandbox(text));
-            assert!(out.error.is_none(), "{name}: {out}");
+            assert!(out.output.is_ok(), "{name}: {out}");
             group.bench_function(name, |b| {
                 b.iter(|| rt.block_on(manager.execute_func_expr_via_sandbox(black_box(text))))
             });

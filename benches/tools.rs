@@ -45,7 +45,7 @@ fn parallel(c: &mut Criterion) {
                         .into_future(),
                 )
                 .outputs;
-            assert!(outs.iter().all(|o| o.error.is_none()));
+            assert!(outs.iter().all(|o| o.output.is_ok()));
             outs
         })
     });
@@ -53,7 +53,7 @@ fn parallel(c: &mut Criterion) {
         b.iter(|| {
             for text in ["a()", "b()", "c()"] {
                 let out = rt.block_on(manager.execute_func_expr(black_box(text)));
-                assert!(out.error.is_none());
+                assert!(out.output.is_ok());
             }
         })
     });
@@ -114,7 +114,7 @@ fn overhead(c: &mut Criterion) {
                 } else {
                     rt.block_on(manager.execute_func_expr(black_box("add(a=2, b=3)")))
                 };
-                assert_eq!(out.output, Some(Value::Int(5)));
+                assert_eq!(out.output, Ok(Value::Int(5)));
                 out
             })
         });

@@ -90,10 +90,9 @@ impl Mode {
 
 /// The output's repr, or the error as text.
 fn shown(out: &FunctionOutput) -> String {
-    match (&out.output, &out.error) {
-        (_, Some(e)) => format!("error: {e}"),
-        (Some(v), None) => v.repr(),
-        (None, None) => "None".to_owned(),
+    match &out.output {
+        Ok(v) => v.repr(),
+        Err(e) => format!("error: {e}"),
     }
 }
 
@@ -178,7 +177,7 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
                         let mut failures = 0;
                         for i in (t..calls).step_by(threads) {
                             let (_, text, _) = CALLS[i % CALLS.len()];
-                            if mode.run(&rt, manager, text).error.is_some() {
+                            if mode.run(&rt, manager, text).output.is_err() {
                                 failures += 1;
                             }
                         }

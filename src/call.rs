@@ -198,8 +198,25 @@ impl Receipt {
     }
 }
 
-/// The result of one call: always an output or a structured error, never neither.
+/// The result of one call: its output or a structured error, by type (`output` is a
+/// `Result`). Spans in it (the error's, the repairs') index the whole text the request was
+/// given, as every span fexpr reports.
+///
+/// Serialized (serde) as before the `Result`: `output` and `error`, one of them `null`.
+///
+/// ```
+/// use fexpr::{Error, ErrorKind, FunctionOutput};
+///
+/// let out = FunctionOutput::failed("add", "add(a=1, c=2)", Error::new(ErrorKind::Arguments, "no `c`"));
+/// assert_eq!(out.error().map(|e| e.kind), Some(ErrorKind::Arguments));
+/// let json = serde_json::to_value(&out)?;
+/// assert_eq!((json["output"].is_null(), json["error"]["kind"].as_str()), (true, Some("Arguments")));
+/// let back: FunctionOutput = serde_json::from_value(json)?;
+/// assert_eq!(back, out);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "OutputForm", try_from = "OutputForm")]
 pub struct FunctionOutput {
     /// The id of this call: the model's when it gave one (OpenAI `tool_calls[].id`,
     /// Anthropic `tool_use.id`, the `id` of a JSON call in raw model output), else a
@@ -213,18 +230,73 @@ pub struct FunctionOutput {
     pub input: String,
     /// The call as evaluated, when it got that far.
     pub parsed_input: Option<Function>,
-    /// The tool's result.
-    pub output: Option<Value>,
+    /// The tool's result, or why there is none.
+    pub output: Result<Value, Error>,
     /// The short text a model should see, when the tool provides one.
     pub observation: Option<String>,
-    /// Why there is no output.
-    pub error: Option<Error>,
     /// What the sandboxed evaluation this output came from cost; `None` when run natively.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt: Option<Receipt>,
     /// Schema-aware repairs made to the call before it ran (see `fexpr::repair`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
+}
+
+/// [`FunctionOutput`] as serde sees it: `output` and `error` side by side, exactly one set.
+#[derive(Serialize, Deserialize)]
+struct OutputForm {
+    #[serde(default)]
+    call_id: String,
+    name: String,
+    input: String,
+    parsed_input: Option<Function>,
+    output: Option<Value>,
+    observation: Option<String>,
+    error: Option<Error>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    receipt: Option<Receipt>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    repairs: Vec<Repair>,
+}
+
+impl From<FunctionOutput> for OutputForm {
+    fn from(out: FunctionOutput) -> OutputForm {
+        let (output, error) = match out.output {
+            Ok(value) => (Some(value), None),
+            Err(error) => (None, Some(error)),
+        };
+        OutputForm {
+            call_id: out.call_id,
+            name: out.name,
+            input: out.input,
+            parsed_input: out.parsed_input,
+            output,
+            observation: out.observation,
+            error,
+            receipt: out.receipt,
+            repairs: out.repairs,
+        }
+    }
+}
+
+impl TryFrom<OutputForm> for FunctionOutput {
+    type Error = &'static str;
+
+    fn try_from(form: OutputForm) -> Result<FunctionOutput, &'static str> {
+        let output = match (form.output, form.error) {
+            (Some(value), None) => Ok(value),
+            (None, Some(error)) => Err(error),
+            _ => return Err("a FunctionOutput has exactly one of `output` and `error`"),
+        };
+        Ok(FunctionOutput {
+            call_id: form.call_id,
+            name: form.name,
+            input: form.input,
+            parsed_input: form.parsed_input,
+            output,
+            observation: form.observation,
+            receipt: form.receipt,
+            repairs: form.repairs,
+        })
+    }
 }
 
 impl FunctionOutput {
@@ -239,12 +311,16 @@ impl FunctionOutput {
             name: name.into(),
             input: input.into(),
             parsed_input: None,
-            output: None,
+            output: Err(error),
             observation: None,
-            error: Some(error),
             receipt: None,
             repairs: Vec::new(),
         }
+    }
+
+    /// Why there is no output, if there is none: `self.output.as_ref().err()`.
+    pub fn error(&self) -> Option<&Error> {
+        self.output.as_ref().err()
     }
 
     /// The CLI's JSON line: `{"call_id", "name", "args", "kwargs", "output", "error"}`.
@@ -262,7 +338,7 @@ impl FunctionOutput {
             "args": args,
             "kwargs": kwargs,
             "output": self.output.as_ref().map_or(Json::Null, Value::to_json),
-            "error": self.error.as_ref().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
+            "error": self.error().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
         });
         if let Some(map) = out.as_object_mut() {
             if let Some(obs) = &self.observation {
@@ -288,10 +364,9 @@ impl std::fmt::Display for FunctionOutput {
             .parsed_input
             .as_ref()
             .map_or_else(|| clip(&self.input, 80), Function::to_expr);
-        match (&self.output, &self.error) {
-            (Some(v), _) => write!(f, "{call} -> {}", clip(&v.repr(), 200)),
-            (None, Some(e)) => write!(f, "{call} -> error: {e}"),
-            (None, None) => write!(f, "{call} -> (nothing)"),
+        match &self.output {
+            Ok(v) => write!(f, "{call} -> {}", clip(&v.repr(), 200)),
+            Err(e) => write!(f, "{call} -> error: {e}"),
         }
     }
 }

@@ -130,8 +130,8 @@ fn check(case: &Case, outputs: &[FunctionOutput], mode: &str, failures: &mut Vec
         failures.push(format!("{mode} {shown:?}: no output at all"));
     }
     for out in outputs {
-        match &out.error {
-            Some(e) if e.kind == case.kind && out.output.is_none() => {}
+        match &out.error() {
+            Some(e) if e.kind == case.kind && out.output.is_err() => {}
             Some(e) => failures.push(format!(
                 "{mode} {shown:?}: expected {:?}, got {e} (output {:?})",
                 case.kind, out.output
@@ -218,7 +218,7 @@ fn run_group(group: &str) {
                 }
             }
             let own_budget = sandboxed.iter().any(|o| {
-                o.error.as_ref().is_some_and(|e| {
+                o.error().is_some_and(|e| {
                     e.kind == ErrorKind::Limit
                         && SANDBOX_ONLY_LIMITS.iter().any(|l| e.message.starts_with(l))
                 })
@@ -284,7 +284,7 @@ fn the_recording_tools_do_record() {
     let runs = Arc::new(AtomicUsize::new(0));
     let manager = recording_manager(&runs);
     let outputs = common::run_expr(&manager, "[add(a=1, b=2), search(query='q')]");
-    assert!(outputs.iter().all(|o| o.error.is_none()), "{outputs:?}");
+    assert!(outputs.iter().all(|o| o.output.is_ok()), "{outputs:?}");
     let expected = if cfg!(feature = "sandbox") { 4 } else { 2 };
     assert_eq!(runs.load(Ordering::SeqCst), expected);
 }
@@ -413,13 +413,10 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
         let verdict = checked.verdicts.first();
         // The sandbox may stop first on a budget of its own (the 200,000 values of the enum
         // and a 1 MB call fill much of the guest's 64 MiB).
-        let own_budget = sandboxed
-            .first()
-            .and_then(|o| o.error.as_ref())
-            .is_some_and(|e| {
-                e.kind == ErrorKind::Limit
-                    && SANDBOX_ONLY_LIMITS.iter().any(|l| e.message.starts_with(l))
-            });
+        let own_budget = sandboxed.first().and_then(|o| o.error()).is_some_and(|e| {
+            e.kind == ErrorKind::Limit
+                && SANDBOX_ONLY_LIMITS.iter().any(|l| e.message.starts_with(l))
+        });
         let outputs = if own_budget {
             [native.first(), native.first()]
         } else {
@@ -427,7 +424,7 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
         };
         let verdict_shown = fexpr::error::clip(&format!("{:?}", verdict.map(|v| &v.error)), 300);
         let shown_out = |o: Option<&fexpr::FunctionOutput>| {
-            fexpr::error::clip(&format!("{:?}", o.map(|o| (&o.output, &o.error))), 300)
+            fexpr::error::clip(&format!("{:?}", o.map(|o| &o.output)), 300)
         };
         match kind {
             Some(kind) => {
@@ -436,7 +433,7 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
                     failures.push(format!("{shown}: check said {verdict_shown}"));
                 }
                 for out in outputs {
-                    if out.is_none_or(|o| o.error.as_ref().map(|e| e.kind) != Some(kind)) {
+                    if out.is_none_or(|o| o.error().map(|e| e.kind) != Some(kind)) {
                         failures.push(format!("{shown}: ran to {}", shown_out(out)));
                     }
                 }
@@ -450,7 +447,7 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
                     failures.push(format!("{shown}: check said {verdict_shown}"));
                 }
                 for out in outputs {
-                    if out.is_none_or(|o| o.error.is_some()) {
+                    if out.is_none_or(|o| o.output.is_err()) {
                         failures.push(format!("{shown}: ran to {}", shown_out(out)));
                     }
                 }

@@ -21,15 +21,18 @@ fn one(expr: &str) -> FunctionOutput {
 
 fn ok(expr: &str) -> Value {
     let out = one(expr);
-    assert!(out.error.is_none(), "{expr}: {:?}", out.error);
+    assert!(out.output.is_ok(), "{expr}: {:?}", out.error());
     out.output.expect("an output")
 }
 
 /// The error's kind and the source text its span covers.
 fn err(expr: &str) -> (ErrorKind, String) {
     let out = one(expr);
-    assert!(out.output.is_none(), "{expr} must not produce output");
-    let e = out.error.unwrap_or_else(|| panic!("{expr}: no error"));
+    assert!(out.output.is_err(), "{expr} must not produce output");
+    let e = out
+        .output
+        .err()
+        .unwrap_or_else(|| panic!("{expr}: no error"));
     let span = e
         .span
         .unwrap_or_else(|| panic!("{expr}: error without span: {e}"));
@@ -75,7 +78,7 @@ fn a_list_of_calls_gives_outputs_in_order() {
     let outs = run("[add(a=2, b=3), search(query=\"q\")]");
     assert_eq!(outs.len(), 2);
     assert_eq!(outs[0].name, "add");
-    assert_eq!(outs[0].output, Some(Value::Int(5)));
+    assert_eq!(outs[0].output, Ok(Value::Int(5)));
     assert_eq!(outs[1].name, "search");
     assert_eq!(
         outs[1].output.as_ref().unwrap().repr(),
@@ -83,9 +86,9 @@ fn a_list_of_calls_gives_outputs_in_order() {
     );
     // Errors are isolated per call.
     let outs = run("[add(a=1, b=2), add(a='s', b=2), multiply(a=3, b=3)]");
-    assert_eq!(outs[0].output, Some(Value::Int(3)));
-    assert_eq!(outs[1].error.as_ref().unwrap().kind, ErrorKind::Type);
-    assert_eq!(outs[2].output, Some(Value::Int(9)));
+    assert_eq!(outs[0].output, Ok(Value::Int(3)));
+    assert_eq!(outs[1].error().unwrap().kind, ErrorKind::Type);
+    assert_eq!(outs[2].output, Ok(Value::Int(9)));
 }
 
 #[test]
@@ -123,7 +126,7 @@ fn unknown_names_and_tools_have_spans_and_hints() {
     assert_eq!(err("ad(a=1, b=2)"), (ErrorKind::UnknownTool, "ad".into()));
     let out = one("ad(a=1, b=2)");
     assert_eq!(
-        out.error.unwrap().hint.as_deref(),
+        out.output.unwrap_err().hint.as_deref(),
         Some("did you mean `add`?")
     );
     assert_eq!(
@@ -145,7 +148,7 @@ fn bad_arity_and_keywords_are_argument_errors() {
     assert_eq!(err("add(1, a=2)"), (ErrorKind::Arguments, "a".into()));
     assert_eq!(err("add(a=1, a=2)"), (ErrorKind::Arguments, "a".into()));
     assert_eq!(err("Point(x=1, z=2)"), (ErrorKind::Arguments, "z".into()));
-    let e = one("add(a=1, c=2)").error.unwrap();
+    let e = one("add(a=1, c=2)").output.unwrap_err();
     assert!(e.hint.unwrap().contains("add(a: int, b: int)"));
 }
 
@@ -204,7 +207,7 @@ fn limits_stop_bombs_before_allocating() {
     ] {
         let out = one(src);
         assert_eq!(
-            out.error.as_ref().map(|e| e.kind),
+            out.error().map(|e| e.kind),
             Some(ErrorKind::Limit),
             "{src}: {out:?}"
         );
@@ -214,9 +217,9 @@ fn limits_stop_bombs_before_allocating() {
         "(".repeat(100_000),
         ")".repeat(100_000)
     );
-    assert_eq!(one(&deep).error.unwrap().kind, ErrorKind::Limit);
+    assert_eq!(one(&deep).output.unwrap_err().kind, ErrorKind::Limit);
     let big = format!("search(query='{}')", "a".repeat(10 << 20));
-    assert_eq!(one(&big).error.unwrap().kind, ErrorKind::Limit);
+    assert_eq!(one(&big).output.unwrap_err().kind, ErrorKind::Limit);
 }
 
 #[test]
@@ -227,7 +230,7 @@ fn repeating_empty_sequences_is_instant_whatever_the_count() {
         "search(query=b'' * 10**18)",
     ] {
         // `search` wants a str: the value is built (empty) and then refused by type.
-        assert_eq!(one(src).error.unwrap().kind, ErrorKind::Type, "{src}");
+        assert_eq!(one(src).output.unwrap_err().kind, ErrorKind::Type, "{src}");
     }
     assert_eq!(
         ok("search(query='' * 10**18)").repr(),
@@ -248,14 +251,10 @@ fn failures_are_never_silent() {
         "divide(a=1, b=0)",
     ] {
         let out = one(src);
-        assert!(
-            out.output.is_some() != out.error.is_some(),
-            "{src:?}: {out:?}"
-        );
-        assert!(out.error.is_some(), "{src:?} should fail");
+        assert!(out.output.is_err(), "{src:?} should fail");
     }
     assert_eq!(
-        one("divide(a=1, b=0)").error.unwrap().kind,
+        one("divide(a=1, b=0)").output.unwrap_err().kind,
         ErrorKind::ToolFailed
     );
 }
@@ -270,8 +269,8 @@ fn json_forms_run_like_expressions() {
     ]);
     let outs = common::run_json_value(&m, &json);
     assert_eq!(outs[0].output.as_ref().unwrap().repr(), "Point(x=4, y=6)");
-    assert_eq!(outs[1].output, Some(Value::Int(4)));
-    assert_eq!(outs[2].error.as_ref().unwrap().kind, ErrorKind::Syntax);
+    assert_eq!(outs[1].output, Ok(Value::Int(4)));
+    assert_eq!(outs[2].error().unwrap().kind, ErrorKind::Syntax);
 }
 
 #[test]

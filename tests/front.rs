@@ -350,7 +350,11 @@ fn manager_runs_model_output_natively_and_in_the_sandbox() {
     let text = "Adding.\n```python\n[add(a=2.0, b=3), add(a=1, b=1)]\n```<|eot_id|>";
     let rt = tokio::runtime::Runtime::new().unwrap();
     let native = rt.block_on(manager.run(Input::model_output(text)).into_future());
-    let outputs: Vec<Option<Value>> = native.outputs.iter().map(|o| o.output.clone()).collect();
+    let outputs: Vec<Option<Value>> = native
+        .outputs
+        .iter()
+        .map(|o| o.output.clone().ok())
+        .collect();
     assert_eq!(outputs, [Some(Value::Int(5)), Some(Value::Int(2))]);
     assert_eq!(native.outputs[0].repairs.len(), 1);
     assert_eq!(
@@ -364,7 +368,11 @@ fn manager_runs_model_output_natively_and_in_the_sandbox() {
             .sandboxed()
             .into_future(),
     );
-    let outputs: Vec<Option<Value>> = sandboxed.outputs.iter().map(|o| o.output.clone()).collect();
+    let outputs: Vec<Option<Value>> = sandboxed
+        .outputs
+        .iter()
+        .map(|o| o.output.clone().ok())
+        .collect();
     assert_eq!(outputs, [Some(Value::Int(5)), Some(Value::Int(2))]);
     assert!(sandboxed.outputs[0].receipt.is_some());
     assert_eq!(sandboxed.ignored, native.ignored);
@@ -557,7 +565,7 @@ fn exec_and_check_agree_on_the_corpus() {
         if checked.verdicts.is_empty() {
             // No call: at most one row, saying why nothing ran.
             assert!(run.outputs.len() <= 1, "{id}: {:?}", run.outputs);
-            assert!(run.outputs.iter().all(|o| o.output.is_none()), "{id}");
+            assert!(run.outputs.iter().all(|o| o.output.is_err()), "{id}");
             continue;
         }
         assert_eq!(
@@ -569,13 +577,13 @@ fn exec_and_check_agree_on_the_corpus() {
         for (out, verdict) in run.outputs.iter().zip(&checked.verdicts) {
             assert_eq!(out.name, verdict.name, "{id}");
             assert_eq!(
-                out.error.is_none(),
+                out.output.is_ok(),
                 verdict.valid,
                 "{id}: {out:?} vs {verdict:?}"
             );
             assert_eq!(out.repairs, verdict.repairs, "{id}");
             if !verdict.valid {
-                assert_eq!(out.error, verdict.error, "{id}");
+                assert_eq!(out.error(), verdict.error.as_ref(), "{id}");
             }
             // The arguments: positional ones named by their parameter, as a verdict does.
             let call = out.parsed_input.as_ref().expect("the call as written");
@@ -699,7 +707,7 @@ fn call_ids_are_the_models_or_fresh() {
             .run(Input::model_output(anthropic.to_string()))
             .into_future(),
     );
-    assert!(run.outputs[1].error.is_some(), "{}", run.outputs[1]);
+    assert!(run.outputs[1].output.is_err(), "{}", run.outputs[1]);
     assert_eq!(run.outputs[1].name, "add");
     // Calls written as Python have none: each gets a fresh one.
     let outputs = rt.block_on(async {

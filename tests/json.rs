@@ -43,7 +43,7 @@ fn a_list_over_max_calls_runs_none_of_its_calls() {
     let text = format!("[{}]", vec![call; 300].join(", "));
     let outputs = common::run_json(&manager, &text);
     assert_eq!(outputs.len(), 1);
-    let error = outputs[0].error.as_ref().expect("an error");
+    let error = outputs[0].error().expect("an error");
     assert_eq!(error.kind, ErrorKind::Limit);
     assert_eq!(error.message, "max_calls limit exceeded: 300 > 256");
     // At the first call past the limit.
@@ -56,13 +56,13 @@ fn a_list_over_max_calls_runs_none_of_its_calls() {
     let action = r#"{"action": "add(a=add(a=1, b=2), b=1)"}"#;
     let outputs = common::run_json(&manager, &format!("[{}]", vec![action; 129].join(",")));
     assert!(outputs.iter().all(|o| o
-        .error
+        .error()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_calls"))));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     // At the limit, everything runs.
     let outputs = common::run_json(&manager, &format!("[{}]", vec![call; 256].join(",")));
-    assert!(outputs.iter().all(|o| o.output == Some(Value::Int(3))));
+    assert!(outputs.iter().all(|o| o.output == Ok(Value::Int(3))));
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn duplicate_keys_are_errors_naming_the_key_at_any_depth() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error.as_ref().expect("an error");
+        let error = outputs[0].error().expect("an error");
         assert_eq!(error.kind, ErrorKind::Syntax, "{text}");
         assert!(
             error.message.starts_with(&format!(
@@ -127,7 +127,7 @@ fn numbers_out_of_range_are_errors_never_null() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error.as_ref().expect("an error");
+        let error = outputs[0].error().expect("an error");
         assert_eq!(error.kind, ErrorKind::Value);
         assert_eq!(
             error.message,
@@ -168,7 +168,7 @@ fn malformed_json_gets_a_json_error_with_its_place() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error.as_ref().expect("an error");
+        let error = outputs[0].error().expect("an error");
         assert_eq!(
             (error.kind, error.message.as_str()),
             (ErrorKind::Syntax, message),
@@ -184,7 +184,7 @@ fn limits_hold_before_anything_is_kept() {
     let manager = fexpr::demo::manager();
     let limit = |text: &str| {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error.clone().expect("an error");
+        let error = outputs[0].error().cloned().expect("an error");
         assert_eq!(error.kind, ErrorKind::Limit, "{error}");
         error
             .message
@@ -230,7 +230,7 @@ fn limits_hold_before_anything_is_kept() {
         r#"{"name": "search", "kwargs": {"query": "123456789"}}"#,
     );
     assert!(outputs[0]
-        .error
+        .error()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_str_bytes")));
 }
@@ -253,8 +253,8 @@ fn json_runs_like_the_equivalent_expression() {
             .map(|o| {
                 (
                     o.name.clone(),
-                    o.output.clone(),
-                    o.error.as_ref().map(|e| e.kind),
+                    o.output.clone().ok(),
+                    o.error().map(|e| e.kind),
                 )
             })
             .collect::<Vec<_>>()
@@ -262,12 +262,12 @@ fn json_runs_like_the_equivalent_expression() {
     assert_eq!(strip(&outputs), strip(&expected));
     assert_eq!(
         outputs[0].output.as_ref().map(Value::repr).as_deref(),
-        Some("Point(x=4, y=6)")
+        Ok("Point(x=4, y=6)")
     );
     // Each row's input is its item, as given; spans index the text.
     assert!(outputs[0].input.starts_with(r#"{"name": "add_points""#));
     assert_eq!(outputs[1].input, "multiply(a=2, b=x)");
-    assert!(outputs[4].error.is_some(), "2**63 does not fit an i64");
+    assert!(outputs[4].output.is_err(), "2**63 does not fit an i64");
 }
 
 #[test]
@@ -284,7 +284,7 @@ fn keys_that_are_not_identifiers_work_in_the_guest_too() {
         &manager,
         r#"{"name": "get_weather", "kwargs": {"city-name": "Oslo"}}"#,
     );
-    assert_eq!(outputs[0].output, Some(Value::Str("sunny in Oslo".into())));
+    assert_eq!(outputs[0].output, Ok(Value::Str("sunny in Oslo".into())));
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
     let many = serde_json::Value::Array(vec![call.clone(); 300]);
     let outputs = common::run_json_value(&manager, &many);
     assert!(outputs[0]
-        .error
+        .error()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_calls")));
     let mut deep = serde_json::json!(1);
@@ -306,12 +306,12 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
         &serde_json::json!({"name": "add", "kwargs": {"a": deep, "b": 1}}),
     );
     assert!(outputs[0]
-        .error
+        .error()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_depth")));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let bad = serde_json::json!({"name": "add", "kwargs": {"a": "one", "b": 2}});
     let outputs = common::run_json_value(&manager, &bad);
-    let error = outputs[0].error.as_ref().expect("a type error");
+    let error = outputs[0].error().expect("a type error");
     assert_eq!(covered(&bad.to_string(), error), "\"one\"");
 }

@@ -25,11 +25,7 @@ fn run(limits: &Limits, text: &str) -> Result<Value, fexpr::Error> {
         common::runtime().block_on(async { manager.run(Input::expr(text)).await.outputs });
     assert_eq!(outputs.len(), 1, "{}", fexpr::error::clip(text, 80));
     let out = outputs.remove(0);
-    match (out.output, out.error) {
-        (Some(v), None) => Ok(v),
-        (None, Some(e)) => Err(e),
-        other => panic!("an output needs a value or an error: {other:?}"),
-    }
+    out.output
 }
 
 /// `under` succeeds; `over` fails with a `Limit` error naming `limit`.
@@ -182,12 +178,12 @@ fn calls_per_input() {
     let outputs =
         common::runtime().block_on(async { manager.run(Input::expr(list(n))).await.outputs });
     assert_eq!(outputs.len(), n);
-    assert!(outputs.iter().all(|o| o.error.is_none()));
+    assert!(outputs.iter().all(|o| o.output.is_ok()));
     let outputs =
         common::runtime().block_on(async { manager.run(Input::expr(list(n + 1))).await.outputs });
     assert_eq!(outputs.len(), n + 1);
     for out in &outputs {
-        let e = out.error.as_ref().expect("an error");
+        let e = out.error().expect("an error");
         assert_eq!(e.kind, ErrorKind::Limit, "{e}");
         assert!(e.message.contains("max_calls"), "{e}");
     }
@@ -292,7 +288,7 @@ async fn a_tool_call_past_its_deadline_is_a_limit_error_on_time() {
         let started = Instant::now();
         let out = manager.execute_func_expr(text).await;
         let took = started.elapsed();
-        let error = out.error.expect("a limit error");
+        let error = out.output.expect_err("a limit error");
         assert_eq!(error.kind, ErrorKind::Limit, "{text}: {error}");
         assert_eq!(
             error.limit,
@@ -308,7 +304,7 @@ async fn a_tool_call_past_its_deadline_is_a_limit_error_on_time() {
     }
     // Within the deadline the same tools answer.
     let out = manager.execute_func_expr("sleep(ms=1)").await;
-    assert_eq!(out.output, Some(Value::Int(1)), "{out}");
+    assert_eq!(out.output, Ok(Value::Int(1)), "{out}");
 }
 
 #[tokio::test]
@@ -322,7 +318,7 @@ async fn the_request_deadline_bounds_all_its_calls() {
         .execute_func_expr("sleep(ms=sleep(ms=50) * 14)")
         .await;
     let took = started.elapsed();
-    let error = out.error.expect("a limit error");
+    let error = out.output.expect_err("a limit error");
     assert_eq!(error.limit, Some(LimitKind::Deadline), "{error}");
     assert!(took >= Duration::from_millis(80), "{took:?}");
     assert!(took < Duration::from_millis(500), "{took:?}");

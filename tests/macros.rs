@@ -19,9 +19,9 @@ fn run(manager: &ToolManager, text: &str) -> FunctionOutput {
 
 fn repr(manager: &ToolManager, text: &str) -> String {
     let out = run(manager, text);
-    match (out.output, out.error) {
-        (Some(value), None) => value.repr(),
-        (_, error) => panic!("{text}: {error:?}"),
+    match out.output {
+        Ok(value) => value.repr(),
+        Err(error) => panic!("{text}: {error:?}"),
     }
 }
 
@@ -82,7 +82,7 @@ fn the_context_is_injected_wherever_it_is_declared_and_the_model_cannot_set_it()
         "'Oslo: 21 °F (from weather)'"
     );
     let forged = run(&manager, "weather(city='Oslo', ctx=1)");
-    assert_eq!(forged.error.unwrap().kind, ErrorKind::Arguments);
+    assert_eq!(forged.output.unwrap_err().kind, ErrorKind::Arguments);
 }
 
 /// Fetch a page.
@@ -108,7 +108,7 @@ fn an_async_function_with_a_result_and_another_name() {
         "'https://a.example after 2 retries'"
     );
     let failed = run(&manager, "fetch_page('ftp://a.example', retries=0)");
-    let error = failed.error.unwrap();
+    let error = failed.output.unwrap_err();
     assert_eq!(error.kind, ErrorKind::ToolFailed);
     assert_eq!(error.message, "not an https URL: ftp://a.example");
 }
@@ -233,10 +233,10 @@ fn an_impl_block_makes_its_tool_methods_a_component() {
     assert_eq!(repr(&manager, "withdraw(amount=50)"), "200");
     let refused = run(&manager, "withdraw(amount=500)");
     assert_eq!(
-        refused.error.unwrap().message,
+        refused.output.unwrap_err().message,
         "withdraw refused: 500 is over the limit"
     );
     assert_eq!(repr(&manager, "currency()"), "'EUR'");
     assert_eq!(account.balance(), 200);
-    assert!(run(&manager, "balance()").error.is_some());
+    assert!(run(&manager, "balance()").output.is_err());
 }

@@ -92,12 +92,12 @@ async fn run(manager: &ToolManager, sandbox: bool, text: &str) -> FunctionOutput
 }
 
 fn ok(out: &FunctionOutput) -> &Value {
-    assert!(out.error.is_none(), "{}: {:?}", out.input, out.error);
+    assert!(out.output.is_ok(), "{}: {:?}", out.input, out.error());
     out.output.as_ref().unwrap()
 }
 
 fn err(out: &FunctionOutput) -> &fexpr::Error {
-    out.error
+    out.error()
         .as_ref()
         .unwrap_or_else(|| panic!("{}: expected an error, got {:?}", out.input, out.output))
 }
@@ -341,9 +341,9 @@ fn names_are_identifiers_and_collision_free() {
         let echo = registered.iter().find(|n| n.original == "echo").unwrap();
         assert_eq!(echo.exposed, "echo_2");
         let out = manager.execute_func_expr("echo_2(message=\"x\")").await;
-        assert_eq!(out.output, Some(Value::from("Echo: x")));
+        assert_eq!(out.output, Ok(Value::from("Echo: x")));
         let out = manager.execute_func_expr("echo(message=\"x\")").await;
-        assert_eq!(out.output, Some(Value::from("x")));
+        assert_eq!(out.output, Ok(Value::from("x")));
         mcp.close().await;
 
         // Namespaced: `server.tool`, natively and in the sandbox.

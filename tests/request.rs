@@ -21,7 +21,7 @@ fn add(a: i64, b: i64) -> Function {
 }
 
 fn values(outputs: &[fexpr::FunctionOutput]) -> Vec<Option<Value>> {
-    outputs.iter().map(|o| o.output.clone()).collect()
+    outputs.iter().map(|o| o.output.clone().ok()).collect()
 }
 
 /// An OpenAI assistant message with three `add` calls, ids `call_a`, `call_b`, `call_c`.
@@ -196,7 +196,7 @@ fn state_using_tools_work_on_every_input_form() {
             let before = *state.lock().unwrap();
             let response = rt.block_on(async { request.await });
             assert!(
-                response.outputs.iter().all(|o| o.error.is_none()),
+                response.outputs.iter().all(|o| o.output.is_ok()),
                 "{shown}: {:?}",
                 response.outputs
             );
@@ -218,9 +218,9 @@ fn a_tool_sees_the_call_id_of_its_output() {
     let [first, second] = &response.outputs[..] else {
         panic!("{response:?}")
     };
-    assert_eq!(first.output, Some(Value::Str(first.call_id.clone())));
+    assert_eq!(first.output, Ok(Value::Str(first.call_id.clone())));
     let id = &second.call_id;
-    assert_eq!(second.output, Some(Value::Str(format!("{id}|{id}|{id}"))));
+    assert_eq!(second.output, Ok(Value::Str(format!("{id}|{id}|{id}"))));
     assert_ne!(first.call_id, second.call_id);
     // Through the model's ids, natively and sandboxed.
     let message = json!({"tool_calls": [
@@ -241,7 +241,7 @@ fn a_tool_sees_the_call_id_of_its_output() {
         let outputs = rt.block_on(async { request.await }).outputs;
         assert_eq!(outputs.len(), 2);
         for out in &outputs {
-            assert_eq!(out.output, Some(Value::Str(out.call_id.clone())));
+            assert_eq!(out.output, Ok(Value::Str(out.call_id.clone())));
         }
         assert_ne!(outputs[0].call_id, outputs[1].call_id);
     }
@@ -254,24 +254,18 @@ fn repairs_default_by_input_form_and_can_be_overridden() {
     let run = |request: fexpr::Request| rt.block_on(async { request.await }).outputs;
     let text = "add(a=2.0, b=3)";
     let repaired = run(manager.run(Input::model_output(text)));
-    assert_eq!(repaired[0].output, Some(Value::Int(5)));
+    assert_eq!(repaired[0].output, Ok(Value::Int(5)));
     assert_eq!(repaired[0].repairs[0].from, "2.0");
     let strict = run(manager.run(Input::expr(text)));
-    assert_eq!(
-        strict[0].error.as_ref().map(|e| e.kind),
-        Some(ErrorKind::Type)
-    );
+    assert_eq!(strict[0].error().map(|e| e.kind), Some(ErrorKind::Type));
     let asked = run(manager
         .run(Input::expr(text))
         .repair(RepairOptions::default()));
-    assert_eq!(asked[0].output, Some(Value::Int(5)));
+    assert_eq!(asked[0].output, Ok(Value::Int(5)));
     let refused = run(manager
         .run(Input::model_output(text))
         .repair(RepairOptions::strict()));
-    assert_eq!(
-        refused[0].error.as_ref().map(|e| e.kind),
-        Some(ErrorKind::Type)
-    );
+    assert_eq!(refused[0].error().map(|e| e.kind), Some(ErrorKind::Type));
 }
 
 #[test]
@@ -294,7 +288,7 @@ fn request_limits_replace_the_managers_on_every_form() {
             assert!(
                 outputs
                     .iter()
-                    .all(|o| o.error.as_ref().is_some_and(|e| e.kind == ErrorKind::Limit)),
+                    .all(|o| o.error().is_some_and(|e| e.kind == ErrorKind::Limit)),
                 "{shown}: {outputs:?}"
             );
         }
@@ -332,27 +326,21 @@ fn every_span_indexes_the_text_given() {
     let outputs = rt.block_on(async { manager.run(text).await.outputs });
     let sandboxed = rt.block_on(async { sandbox(manager.run(text)).await.outputs });
     for (native, sandboxed) in outputs.iter().zip(&sandboxed) {
-        assert_eq!(native.error, sandboxed.error);
+        assert_eq!(native.error(), sandboxed.error());
         assert_eq!(native.repairs, sandboxed.repairs);
     }
     let at = |span: Option<fexpr::Span>| span.and_then(|s| text.get(s.range()));
-    assert_eq!(
-        at(outputs[0].error.as_ref().and_then(|e| e.span)),
-        Some("c")
-    );
+    assert_eq!(at(outputs[0].error().and_then(|e| e.span)), Some("c"));
     assert_eq!(at(Some(outputs[1].repairs[0].span)), Some("1.0"));
-    assert_eq!(
-        at(outputs[1].error.as_ref().and_then(|e| e.span)),
-        Some("\"x\"")
-    );
+    assert_eq!(at(outputs[1].error().and_then(|e| e.span)), Some("\"x\""));
     // A JSON form is not Python in the text: its call's spans stand for the whole object.
     assert_eq!(
-        at(outputs[2].error.as_ref().and_then(|e| e.span)),
+        at(outputs[2].error().and_then(|e| e.span)),
         Some("{\"name\": \"add\", \"arguments\": {\"a\": 1}}")
     );
     // What running reports (the tool's error) is located too.
     assert_eq!(
-        at(outputs[3].error.as_ref().and_then(|e| e.span)),
+        at(outputs[3].error().and_then(|e| e.span)),
         Some("divide(a=1, b=0)")
     );
     assert!(sandboxed[3].receipt.is_some() || !cfg!(feature = "sandbox"));
@@ -360,7 +348,7 @@ fn every_span_indexes_the_text_given() {
     for (verdict, output) in checked.verdicts.iter().zip(&outputs[..3]) {
         assert_eq!(
             verdict.error.as_ref().and_then(|e| e.span),
-            output.error.as_ref().and_then(|e| e.span)
+            output.error().and_then(|e| e.span)
         );
         assert_eq!(verdict.repairs, output.repairs);
     }

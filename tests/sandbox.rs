@@ -31,14 +31,13 @@ fn one_sandboxed(manager: &ToolManager, text: &str, limits: &Limits) -> Function
 /// The error of `output`, asserting its kind and that its message names `words`.
 fn expect_error(output: &FunctionOutput, kind: ErrorKind, words: &[&str]) {
     let error = output
-        .error
-        .as_ref()
+        .error()
         .unwrap_or_else(|| panic!("expected a {kind:?} error, got {output}"));
     assert_eq!(error.kind, kind, "{error}");
     for word in words {
         assert!(error.message.contains(word), "{word:?} not in {error}");
     }
-    assert!(output.output.is_none());
+    assert!(output.output.is_err());
 }
 
 /// The process's peak resident memory (Linux `VmHWM`), in bytes.
@@ -123,7 +122,7 @@ fn the_deadline_covers_slow_tools() {
     assert_eq!(out.receipt.expect("a receipt").host_calls, 1);
     // Within the deadline the same tool answers.
     let out = one_sandboxed(&manager, "slow(seconds=0.01)", &limits);
-    assert_eq!(out.output, Some(Value::Float(0.01)), "{out}");
+    assert_eq!(out.output, Ok(Value::Float(0.01)), "{out}");
 }
 
 #[test]
@@ -166,7 +165,7 @@ fn the_memory_cap_stops_a_legal_but_large_evaluation() {
     let text = "search(query='a' * 1000000)";
     let natively =
         common::runtime().block_on(async { manager.run(Input::expr(text)).await.outputs });
-    assert!(natively[0].error.is_none(), "{}", natively[0]);
+    assert!(natively[0].output.is_ok(), "{}", natively[0]);
     let limits = Limits::default().memory_bytes(4 << 20);
     let out = one_sandboxed(&manager, text, &limits);
     expect_error(&out, ErrorKind::Limit, &["memory_bytes"]);
@@ -174,7 +173,7 @@ fn the_memory_cap_stops_a_legal_but_large_evaluation() {
     assert!(receipt.peak_memory_bytes <= 4 << 20, "{receipt:?}");
     // With the default cap it runs.
     let out = one_sandboxed(&manager, text, &Limits::default());
-    assert!(out.error.is_none(), "{out}");
+    assert!(out.output.is_ok(), "{out}");
 }
 
 #[test]
@@ -182,7 +181,7 @@ fn host_calls_are_counted_and_bounded() {
     let manager = fexpr::demo::manager();
     let nested = "add(a=add(a=1, b=2), b=multiply(a=2, b=add(a=1, b=1)))";
     let out = one_sandboxed(&manager, nested, &Limits::default());
-    assert_eq!(out.output, Some(Value::Int(7)), "{out}");
+    assert_eq!(out.output, Ok(Value::Int(7)), "{out}");
     // Three waves: the innermost add, then multiply and the other add, then the outer add.
     assert_eq!(out.receipt.as_ref().map(|r| r.host_calls), Some(3));
     // `max_host_calls` counts tool invocations (four), not waves (three).
@@ -190,12 +189,12 @@ fn host_calls_are_counted_and_bounded() {
     let out = one_sandboxed(&manager, nested, &limits);
     expect_error(&out, ErrorKind::Limit, &["max_host_calls", "4 > 3"]);
     assert_eq!(
-        out.error.as_ref().and_then(|e| e.limit),
+        out.error().and_then(|e| e.limit),
         Some(fexpr::error::LimitKind::HostCalls)
     );
     let limits = Limits::default().max_host_calls(4);
     let out = one_sandboxed(&manager, nested, &limits);
-    assert_eq!(out.output, Some(Value::Int(7)), "{out}");
+    assert_eq!(out.output, Ok(Value::Int(7)), "{out}");
 }
 
 #[test]
@@ -231,7 +230,7 @@ fn manager_limits_apply_unless_the_call_overrides_them() {
     let out = rt.block_on(manager.execute_func_expr_via_sandbox("add(a=2, b=3)"));
     expect_error(&out, ErrorKind::Limit, &["fuel"]);
     let out = one_sandboxed(&manager, "add(a=2, b=3)", &Limits::default());
-    assert_eq!(out.output, Some(Value::Int(5)), "{out}");
+    assert_eq!(out.output, Ok(Value::Int(5)), "{out}");
 }
 
 #[test]
@@ -273,7 +272,7 @@ fn many_concurrent_evaluations_each_get_a_fresh_instance() {
         .collect();
     let outputs = rt.block_on(manager.execute_func_exprs_via_sandbox(&exprs));
     for (i, out) in outputs.iter().enumerate() {
-        assert_eq!(out.output, Some(Value::Int(2 * i as i64)), "{out}");
+        assert_eq!(out.output, Ok(Value::Int(2 * i as i64)), "{out}");
         // A fresh instance starts from the module's initial state every time.
         assert_eq!(out.receipt.as_ref().map(|r| r.host_calls), Some(1));
     }
@@ -312,8 +311,8 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
     let b = rt.block_on(on_demand.execute_func_exprs_via_sandbox(&exprs));
     assert_eq!(a.len(), 16);
     for (a, b) in a.iter().zip(&b) {
-        assert!(a.error.is_none(), "{a}");
-        assert_eq!((&a.output, &a.error), (&b.output, &b.error));
+        assert!(a.output.is_ok(), "{a}");
+        assert_eq!((&a.output, &a.error()), (&b.output, &b.error()));
         let (ra, rb) = (a.receipt.as_ref(), b.receipt.as_ref());
         assert_eq!(ra.map(|r| r.fuel_used), rb.map(|r| r.fuel_used));
         assert_eq!(ra.map(|r| r.host_calls), rb.map(|r| r.host_calls));

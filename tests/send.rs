@@ -113,13 +113,13 @@ async fn spawned_requests_run_on_a_shared_manager() {
         async move { m.execute_func_expr("add(a=1, b=2)").await }
     });
     let raw = tokio::spawn(m.run("Sure: add(a=2, b=3)").into_future());
-    assert_eq!(native.await.expect("joins").output, Some(Value::Int(3)));
+    assert_eq!(native.await.expect("joins").output, Ok(Value::Int(3)));
     let raw = raw.await.expect("joins");
-    assert_eq!(raw.outputs[0].output, Some(Value::Int(5)));
+    assert_eq!(raw.outputs[0].output, Ok(Value::Int(5)));
     #[cfg(feature = "sandbox")]
     {
         let sandboxed =
             tokio::spawn(async move { m.execute_func_expr_via_sandbox("add(a=3, b=4)").await });
-        assert_eq!(sandboxed.await.expect("joins").output, Some(Value::Int(7)));
+        assert_eq!(sandboxed.await.expect("joins").output, Ok(Value::Int(7)));
     }
 }

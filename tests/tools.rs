@@ -133,15 +133,12 @@ fn component_tools_hide_their_state_and_keep_it_across_calls() {
     );
     one(&manager, "search(query='doc 4')");
     // State the owner keeps persists across calls ...
-    assert_eq!(
-        one(&manager, "searches_so_far()").output,
-        Some(Value::Int(2))
-    );
+    assert_eq!(one(&manager, "searches_so_far()").output, Ok(Value::Int(2)));
     assert_eq!(component.searches.load(Ordering::Relaxed), 2);
     // ... while per-call data does not: a call without `limit` gets the default, not the
     // previous call's 2.
     let out = one(&manager, "search(query='rust')");
-    assert_eq!(out.output.map(|v| v.repr().matches("doc").count()), Some(3));
+    assert_eq!(out.output.map(|v| v.repr().matches("doc").count()), Ok(3));
 }
 
 // ---------------------------------------------------------------- 2. output vs observation
@@ -154,7 +151,7 @@ fn the_observation_is_short_and_the_output_full() {
         .unwrap();
     let out = one(&manager, "search(query='rust', limit=40)");
     assert_eq!(out.observation.as_deref(), Some("40 documents found"));
-    assert!(matches!(&out.output, Some(Value::List(hits)) if hits.len() == 40));
+    assert!(matches!(&out.output, Ok(Value::List(hits)) if hits.len() == 40));
     assert_eq!(manager.observation(&out), "40 documents found");
     assert_eq!(out.to_json()["observation"], "40 documents found");
 
@@ -194,7 +191,7 @@ fn a_tool_can_return_its_own_observation() {
         out.observation.as_deref(),
         Some("fetched https://example.org: 6000 bytes of HTML")
     );
-    assert!(matches!(&out.output, Some(Value::Str(s)) if s.len() == 6000));
+    assert!(matches!(&out.output, Ok(Value::Str(s)) if s.len() == 6000));
 }
 
 #[test]
@@ -207,7 +204,7 @@ fn observations_are_bounded_by_default() {
         .build()
         .unwrap();
     let out = one(&manager, "rows(n=20000)");
-    assert!(matches!(&out.output, Some(Value::List(r)) if r.len() == 20_000));
+    assert!(matches!(&out.output, Ok(Value::List(r)) if r.len() == 20_000));
     let text = manager.observation(&out);
     assert!(text.chars().count() <= fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1);
     assert!(text.contains("19992 more of 20000 items"), "{text}");
@@ -302,7 +299,7 @@ fn injected_values_reach_the_tool_and_never_the_schema() {
         session,
         "[get_weather(city='Paris'), get_weather(city='Oslo')]",
     );
-    assert_eq!(outs[0].output, Some(Value::Str("Paris: 21 °C".into())));
+    assert_eq!(outs[0].output, Ok(Value::Str("Paris: 21 °C".into())));
     // Sync tools run concurrently on the blocking pool: the messages come in either order.
     // Each tool sees the call id of its own call, the one its output carries.
     let mut messages = state.messages.lock().unwrap().clone();
@@ -315,7 +312,7 @@ fn injected_values_reach_the_tool_and_never_the_schema() {
     assert_eq!(messages, expected);
     // Without a state the tool says what it lacks, readably.
     let out = one(&manager, "get_weather(city='Rome')");
-    let e = out.error.unwrap();
+    let e = out.output.unwrap_err();
     assert_eq!(e.kind, ErrorKind::ToolFailed);
     assert!(e.message.contains("needs the caller's state"), "{e}");
     // Without a tool-call id each execution gets its own.
@@ -362,7 +359,7 @@ fn an_expression_cannot_set_an_injected_value() {
     ] {
         let out = one(&manager, text);
         assert_eq!(
-            out.error.map(|e| e.kind),
+            out.output.err().map(|e| e.kind),
             Some(ErrorKind::Arguments),
             "{text}"
         );
@@ -370,10 +367,7 @@ fn an_expression_cannot_set_an_injected_value() {
     let json = serde_json::json!({"name": "get_weather", "kwargs": {"city": "Paris", "tool_call_id": "x"}});
     let outs = common::runtime()
         .block_on(async { manager.run(Input::openai(json.clone())).await.outputs });
-    assert_eq!(
-        outs[0].error.as_ref().map(|e| e.kind),
-        Some(ErrorKind::Arguments)
-    );
+    assert_eq!(outs[0].error().map(|e| e.kind), Some(ErrorKind::Arguments));
     assert_eq!(ran.load(Ordering::Relaxed), 0, "the tool must not run");
 }
 
@@ -387,7 +381,7 @@ fn injection_works_through_the_sandbox() {
     });
     let session = Session::new().state(state.clone());
     let outs = sandboxed(&manager, session, "get_weather(city='Lima')");
-    assert_eq!(outs[0].output, Some(Value::Str("Lima: 21 °C".into())));
+    assert_eq!(outs[0].output, Ok(Value::Str("Lima: 21 °C".into())));
     assert_eq!(
         *state.messages.lock().unwrap(),
         vec![format!("[{}] Lima: 21 °C", outs[0].call_id)]
@@ -397,10 +391,7 @@ fn injection_works_through_the_sandbox() {
         Session::new(),
         "get_weather(city='Lima', tool_call_id='x')",
     );
-    assert_eq!(
-        outs[0].error.as_ref().map(|e| e.kind),
-        Some(ErrorKind::Arguments)
-    );
+    assert_eq!(outs[0].error().map(|e| e.kind), Some(ErrorKind::Arguments));
     assert_eq!(ran.load(Ordering::Relaxed), 1);
 }
 
@@ -500,10 +491,10 @@ fn a_pool_never_gives_one_environment_to_two_ids() {
     })));
     for (i, (outs, again)) in results.into_iter().enumerate() {
         for out in &outs {
-            assert!(out.error.is_none(), "{out}");
+            assert!(out.output.is_ok(), "{out}");
         }
         // Same id, same environment: the value written is read back.
-        assert_eq!(again[0].output, Some(Value::Str(format!("trajectory-{i}"))));
+        assert_eq!(again[0].output, Ok(Value::Str(format!("trajectory-{i}"))));
     }
     assert_eq!(
         shared.load(Ordering::Relaxed),
@@ -568,7 +559,7 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
             .await
             .outputs
     });
-    assert!(a[0].error.is_none());
+    assert!(a[0].output.is_ok());
     let started = Instant::now();
     let b = rt.block_on(async {
         manager
@@ -578,7 +569,7 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
             .outputs
     });
     assert!(started.elapsed() >= Duration::from_millis(50));
-    let e = b[0].error.clone().unwrap();
+    let e = b[0].error().cloned().unwrap();
     assert_eq!(e.kind, ErrorKind::Limit);
     assert!(
         e.message
@@ -595,7 +586,7 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
             .await
             .outputs
     });
-    assert_eq!(b[0].output, Some(Value::None));
+    assert_eq!(b[0].output, Ok(Value::None));
     // No session id: a readable error.
     let none = rt.block_on(async {
         manager
@@ -605,7 +596,7 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
             .outputs
     });
     assert!(none[0]
-        .error
+        .error()
         .as_ref()
         .unwrap()
         .message
@@ -623,9 +614,9 @@ fn pools_work_through_the_sandbox() {
         session.clone(),
         "scratch_set(key='k', value='v1')",
     );
-    assert!(outs[0].error.is_none(), "{}", outs[0]);
+    assert!(outs[0].output.is_ok(), "{}", outs[0]);
     let outs = sandboxed(&manager, session, "scratch_get(key='k')");
-    assert_eq!(outs[0].output, Some(Value::Str("v1".into())));
+    assert_eq!(outs[0].output, Ok(Value::Str("v1".into())));
     assert_eq!(pool.held_ids(), vec!["s1".to_string()]);
 }
 
@@ -707,7 +698,7 @@ fn a_call_streams_status_partials_and_its_final_output() {
     let (outs, events) = with_events(&manager, "[crawl(pages=3), add(a=1, b=2), fail()]", false);
     assert_eq!(
         outs[0].output.as_ref().map(Value::repr).as_deref(),
-        Some("['page 0', 'page 1', 'page 2']")
+        Ok("['page 0', 'page 1', 'page 2']")
     );
     assert_eq!(
         kinds(&events, "crawl"),
@@ -739,8 +730,8 @@ fn a_call_streams_status_partials_and_its_final_output() {
     }
     assert_eq!(by_index.len(), 3);
     // The plain result is unchanged by listening.
-    assert_eq!(outs[1].output, Some(Value::Int(3)));
-    assert!(outs[2].error.is_some());
+    assert_eq!(outs[1].output, Ok(Value::Int(3)));
+    assert!(outs[2].output.is_err());
 }
 
 #[test]
@@ -749,7 +740,7 @@ fn without_a_listener_a_streaming_tool_just_runs() {
     let out = one(&manager, "crawl(pages=2)");
     assert_eq!(
         out.output.map(|v| v.repr()).as_deref(),
-        Some("['page 0', 'page 1']")
+        Ok("['page 0', 'page 1']")
     );
 }
 
@@ -758,7 +749,7 @@ fn without_a_listener_a_streaming_tool_just_runs() {
 fn events_stream_from_sandboxed_calls() {
     let manager = streaming_manager();
     let (outs, events) = with_events(&manager, "[crawl(pages=1), add(a=1, b=1)]", true);
-    assert_eq!(outs[1].output, Some(Value::Int(2)), "{}", outs[1]);
+    assert_eq!(outs[1].output, Ok(Value::Int(2)), "{}", outs[1]);
     assert_eq!(
         kinds(&events, "crawl"),
         vec![
@@ -821,7 +812,7 @@ fn an_unavailable_tool_is_hidden_and_refused_with_when() {
         .to_string()
         .contains("summarize"));
     let out = run(&manager, session.clone(), "summarize()").remove(0);
-    let e = out.error.unwrap();
+    let e = out.output.unwrap_err();
     assert_eq!(e.kind, ErrorKind::ToolFailed);
     assert!(
         e.message.contains("tool `summarize` is not available now"),
@@ -835,7 +826,7 @@ fn an_unavailable_tool_is_hidden_and_refused_with_when() {
     run(&manager, session.clone(), "query(q='rust')");
     assert_eq!(names(&session), vec!["query", "summarize", "final_answer"]);
     let out = run(&manager, session, "summarize()").remove(0);
-    assert_eq!(out.output, Some(Value::Str("a summary".into())));
+    assert_eq!(out.output, Ok(Value::Str("a summary".into())));
 }
 
 #[cfg(feature = "sandbox")]
@@ -847,14 +838,14 @@ fn availability_holds_in_the_sandbox_too() {
     }));
     let outs = sandboxed(&manager, session.clone(), "summarize()");
     assert!(outs[0]
-        .error
+        .error()
         .as_ref()
         .unwrap()
         .message
         .contains("not available"));
     sandboxed(&manager, session.clone(), "query(q='x')");
     let outs = sandboxed(&manager, session, "summarize()");
-    assert_eq!(outs[0].output, Some(Value::Str("a summary".into())));
+    assert_eq!(outs[0].output, Ok(Value::Str("a summary".into())));
 }
 
 #[test]
@@ -873,7 +864,7 @@ fn ends_turn_marks_outputs_that_can_end_the_turn() {
     assert!(manager.ends_turn(&outs));
     // A failed final answer does not end the turn.
     let outs = run(&manager, session, "final_answer(text=1)");
-    assert!(outs[0].error.is_some());
+    assert!(outs[0].output.is_err());
     assert!(!manager.ends_turn(&outs));
     assert!(manager
         .tool("final_answer")
@@ -914,10 +905,9 @@ fn calls_of_one_response_run_concurrently_with_errors_isolated() {
     );
     let got: Vec<String> = outs
         .iter()
-        .map(|o| match (&o.output, &o.error) {
-            (Some(v), _) => v.repr(),
-            (_, Some(e)) => e.message.clone(),
-            _ => String::new(),
+        .map(|o| match &o.output {
+            Ok(v) => v.repr(),
+            Err(e) => e.message.clone(),
         })
         .collect();
     assert_eq!(got, vec!["'a'", "'b'", "broken on purpose", "'c'"]);
@@ -952,7 +942,7 @@ fn memoised_tools_run_once_per_canonical_arguments_within_a_bound() {
     for text in ["lookup(key=1)", "lookup(1)", "lookup(key=1, options=None)"] {
         assert_eq!(
             one(&manager, text).output,
-            Some(Value::Str("1 ".into())),
+            Ok(Value::Str("1 ".into())),
             "{text}"
         );
     }
@@ -1014,10 +1004,7 @@ fn alice_and_bob(manager: &ToolManager) -> [Vec<Result<Value, String>>; 2] {
     let mut by_session = [Vec::new(), Vec::new()];
     for (i, mut out) in outs.into_iter().enumerate() {
         let out = out.remove(0);
-        by_session[i % 2].push(match (out.output, out.error) {
-            (Some(value), None) => Ok(value),
-            (_, error) => Err(error.map(|e| e.message).unwrap_or_default()),
-        });
+        by_session[i % 2].push(out.output.map_err(|e| e.message));
     }
     by_session
 }
@@ -1150,7 +1137,7 @@ fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
     );
     assert_eq!(outs.len(), 4);
     for out in &outs {
-        let e = out.error.as_ref().expect("an error, not an output");
+        let e = out.error().expect("an error, not an output");
         assert_eq!(e.kind, ErrorKind::ToolFailed, "{out}");
         assert_eq!(e.message, "the tool panicked: boom", "{out}");
     }
@@ -1194,10 +1181,9 @@ fn every_tool_kind_returns_values_outputs_and_results_with_any_error() {
     );
     let got: Vec<String> = outs
         .iter()
-        .map(|o| match (&o.output, &o.error) {
-            (Some(v), _) => v.repr(),
-            (_, Some(e)) => format!("{:?}: {}", e.kind, e.message),
-            _ => String::new(),
+        .map(|o| match &o.output {
+            Ok(v) => v.repr(),
+            Err(e) => format!("{:?}: {}", e.kind, e.message),
         })
         .collect();
     assert_eq!(got[..3], ["1", "2", "ToolFailed: disk on fire"]);
@@ -1278,8 +1264,8 @@ fn a_default_before_a_required_parameter_is_shown_as_valid_python() {
     );
     let manager = ToolManager::builder().tool(f).build().unwrap();
     // What Python accepts for that signature binds.
-    assert_eq!(one(&manager, "f(b=2)").output, Some(Value::Int(12)));
-    assert_eq!(one(&manager, "f(3, b=2)").output, Some(Value::Int(32)));
+    assert_eq!(one(&manager, "f(b=2)").output, Ok(Value::Int(12)));
+    assert_eq!(one(&manager, "f(3, b=2)").output, Ok(Value::Int(32)));
 }
 
 #[test]
@@ -1289,7 +1275,7 @@ fn a_conversion_error_names_the_parameter_not_an_internal_name() {
         .build()
         .unwrap();
     let out = one(&manager, "small(300)");
-    let e = out.error.expect("an error");
+    let e = out.output.expect_err("an error");
     assert!(e.message.contains("`count`"), "{}", e.message);
     assert!(!e.message.contains("A1"), "{}", e.message);
 }
@@ -1318,13 +1304,13 @@ fn sync_tools_of_one_response_run_concurrently_unless_inline() {
         elapsed < Duration::from_millis(290),
         "took {elapsed:?}: not concurrent"
     );
-    assert!(outs.iter().all(|o| o.error.is_none()), "{outs:?}");
+    assert!(outs.iter().all(|o| o.output.is_ok()), "{outs:?}");
 
     let inline = ToolManager::builder()
         .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b).inline())
         .build()
         .unwrap();
-    assert_eq!(one(&inline, "add(2, 3)").output, Some(Value::Int(5)));
+    assert_eq!(one(&inline, "add(2, 3)").output, Ok(Value::Int(5)));
 }
 
 // ---------------------------------------------------------------- definitions
@@ -1368,7 +1354,7 @@ fn the_strict_openai_form_follows_openais_rules_at_every_level() {
     assert_eq!(plain["$defs"]["Size"]["additionalProperties"], false);
     let out = one(&manager, "area(size={'w': 2, 'h': 3, 'd': 4})");
     assert!(
-        out.error.is_some(),
+        out.output.is_err(),
         "an undeclared field is refused: {out:?}"
     );
 }
@@ -1448,15 +1434,15 @@ fn schema_bounds_hold_for_tools_from_openai_json_and_from_rust() {
     ];
     for (manager, call, message) in cases {
         let out = one(manager, call);
-        let e = out.error.unwrap_or_else(|| panic!("{call} ran"));
+        let e = out.output.err().unwrap_or_else(|| panic!("{call} ran"));
         assert_eq!(e.message, message, "{call}");
     }
     assert_eq!(
         one(&from_json, "order(quantity=10, code='ABC')").output,
-        Some(Value::Str("ran".into()))
+        Ok(Value::Str("ran".into()))
     );
     assert_eq!(
         one(&from_rust, "order({'quantity': 10, 'code': 'ABC'})").output,
-        Some(Value::Str("10 x ABC".into()))
+        Ok(Value::Str("10 x ABC".into()))
     );
 }

@@ -16,11 +16,6 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let outputs = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(async { m.run(Input::expr(text)).await.outputs })));
-    for out in &outputs {
-        assert!(
-            out.output.is_some() != out.error.is_some(),
-            "{text:?}: an output must have a value or an error: {out:?}"
-        );
-    }
+    // No panic, no hang; an output has a value or an error by its type.
+    let _ = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(async { m.run(Input::expr(text)).await.outputs })));
 });

@@ -114,7 +114,7 @@ impl Manager {
     fn parse_func_expr(&self, py: Python<'_>, expr: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let parsed = match expr_text(expr)? {
             Ok(text) => py.detach(|| run::parse_func_expr(&self.inner, &text)),
-            Err(out) => Err(out.error.unwrap_or_else(invalid_text)),
+            Err(out) => Err(out.output.err().unwrap_or_else(invalid_text)),
         };
         match parsed {
             Ok(f) => Ok(output::function(py, &f, &self.records)?.unbind()),
@@ -215,7 +215,7 @@ impl Manager {
         let checked = match str_text(text)? {
             Ok(text) => py.detach(|| run::check_model_output(&self.inner, &text, &options)),
             Err(out) => fexpr::check::Checked {
-                error: out.error,
+                error: out.output.err(),
                 ..Default::default()
             },
         };

@@ -263,7 +263,7 @@ impl FunctionOutput {
         }
         out.observation = observation.clone();
         if output.is_none() {
-            if let Some(value) = out.output.clone() {
+            if let Ok(value) = out.output.clone() {
                 match convert::to_py(py, value, records, Strict::Yes) {
                     Ok(obj) => output = Some(obj.unbind()),
                     Err(e) => {
@@ -274,13 +274,12 @@ impl FunctionOutput {
                                 describe(py, &e)
                             ),
                         );
-                        out.output = None;
-                        out.error = Some(error);
+                        out.output = Err(error);
                     }
                 }
             }
         }
-        let error = out.error.clone().map(|e| error(py, e)).transpose()?;
+        let error = out.error().cloned().map(|e| error(py, e)).transpose()?;
         Ok(FunctionOutput {
             inner: out,
             output,
@@ -390,7 +389,7 @@ impl FunctionOutput {
         parsed_input: Py<PyAny>,
     ) -> PyResult<FunctionOutput> {
         let inner: fexpr::FunctionOutput = from_cbor(bytes).map_err(pickle_error)?;
-        let error = inner.error.clone().map(|e| error(py, e)).transpose()?;
+        let error = inner.error().cloned().map(|e| error(py, e)).transpose()?;
         let cell = PyOnceLock::new();
         if !parsed_input.is_none(py) {
             let _ = cell.set(py, parsed_input);

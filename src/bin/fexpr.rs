@@ -189,13 +189,12 @@ impl Human {
             .iter()
             .map(|r| self.show(r, source))
             .collect();
-        match (&output.error, &output.output, &output.parsed_input) {
-            (Some(e), _, _) => parts.push(self.show(e, source)),
-            (None, Some(value), Some(call)) => {
+        match (&output.output, &output.parsed_input) {
+            (Err(e), _) => parts.push(self.show(e, source)),
+            (Ok(value), Some(call)) => {
                 parts.push(format!("{} -> {}", call.to_expr(), value.repr()))
             }
-            (None, Some(value), None) => parts.push(format!("{} -> {}", output.name, value.repr())),
-            (None, None, _) => parts.push(format!("{} -> (no output)", output.name)),
+            (Ok(value), None) => parts.push(format!("{} -> {}", output.name, value.repr())),
         }
         parts.join("\n\n") + "\n"
     }
@@ -647,7 +646,7 @@ fn exec(
         }
         // Every span indexes the whole input.
         for mut output in outputs {
-            if let Some(e) = output.error.as_mut() {
+            if let Err(e) = output.output.as_mut() {
                 flag_hint(e);
             }
             let row = match human {

@@ -33,9 +33,9 @@ use crate::value::Value;
 ///     .build()?;
 /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 /// let out = rt.block_on(manager.execute_func_expr("add(a=x, b=3)"));
-/// assert_eq!(out.output, Some(fexpr::Value::Int(5)));
+/// assert_eq!(out.output, Ok(fexpr::Value::Int(5)));
 /// let bad = rt.block_on(manager.execute_func_expr("add(a=1, c=2)"));
-/// assert_eq!(bad.error.unwrap().kind, fexpr::ErrorKind::Arguments);
+/// assert_eq!(bad.error().unwrap().kind, fexpr::ErrorKind::Arguments);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -346,7 +346,7 @@ impl ToolManager {
     /// [`ends_turn`](crate::FunctionTool::ends_turn): the agent may stop after these calls.
     pub fn ends_turn(&self, outputs: &[FunctionOutput]) -> bool {
         outputs.iter().any(|out| {
-            out.error.is_none()
+            out.output.is_ok()
                 && self
                     .inner
                     .tools
@@ -361,11 +361,10 @@ impl ToolManager {
     /// longer than the observation limit (plus `…`).
     pub fn observation(&self, output: &FunctionOutput) -> String {
         let max = self.max_observation_chars();
-        match (&output.observation, &output.output, &output.error) {
-            (Some(text), _, _) => clip(text, max),
-            (None, Some(value), _) => summarize(value, max),
-            (None, None, Some(error)) => clip(&format!("error: {error}"), max),
-            (None, None, None) => String::new(),
+        match (&output.observation, &output.output) {
+            (Some(text), _) => clip(text, max),
+            (None, Ok(value)) => summarize(value, max),
+            (None, Err(error)) => clip(&format!("error: {error}"), max),
         }
     }
 
@@ -807,7 +806,7 @@ impl Scope {
 
     /// Give `out` the observation of the call at `span`, if it succeeded and there is one.
     pub(crate) fn attach(&self, out: &mut FunctionOutput, span: Span) {
-        if out.output.is_none() {
+        if out.output.is_err() {
             return;
         }
         if let Ok(observations) = self.observations.lock() {
@@ -871,18 +870,13 @@ fn output(
     call: Option<Function>,
     result: Result<Value, Error>,
 ) -> FunctionOutput {
-    let (output, observation, error) = match result {
-        Ok(v) => (Some(v), None, None),
-        Err(e) => (None, None, Some(e)),
-    };
     FunctionOutput {
         call_id,
         name,
         input,
         parsed_input: call,
-        output,
-        observation,
-        error,
+        output: result,
+        observation: None,
         receipt: None,
         repairs: Vec::new(),
     }

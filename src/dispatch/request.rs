@@ -14,12 +14,12 @@
 //!         .session(Session::new().id("trajectory-7"))
 //!         .await
 //! });
-//! assert_eq!(response.outputs[0].output, Some(fexpr::Value::Int(5)));
+//! assert_eq!(response.outputs[0].output, Ok(fexpr::Value::Int(5)));
 //! assert_eq!(response.outputs[0].repairs[0].from, "2.0");
-//! assert_eq!(response.outputs[1].output, Some(fexpr::Value::Int(4)));
+//! assert_eq!(response.outputs[1].output, Ok(fexpr::Value::Int(4)));
 //! assert_eq!(response.ignored.len(), 3); // the prose and the two fence markers
 //! let strict = rt.block_on(manager.run(Input::expr("add(a=2.0, b=3)")).into_future());
-//! assert_eq!(strict.outputs[0].error.as_ref().unwrap().kind, fexpr::ErrorKind::Type);
+//! assert_eq!(strict.outputs[0].error().unwrap().kind, fexpr::ErrorKind::Type);
 //! # use std::future::IntoFuture;
 //! ```
 
@@ -195,7 +195,7 @@ impl Response {
                     "type": "tool_result",
                     "tool_use_id": out.call_id,
                     "content": manager.observation(out),
-                    "is_error": out.error.is_some(),
+                    "is_error": out.output.is_err(),
                 })
             })
             .collect()
@@ -282,7 +282,7 @@ impl ToolManager {
     /// let manager = fexpr::demo::manager();
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// let func = Function::from_json(&serde_json::json!({"name": "add", "kwargs": {"a": 2, "b": 3}})).unwrap();
-    /// assert_eq!(rt.block_on(manager.execute_func(func)).output, Some(Value::Int(5)));
+    /// assert_eq!(rt.block_on(manager.execute_func(func)).output, Ok(Value::Int(5)));
     /// ```
     pub async fn execute_func(&self, func: Function) -> FunctionOutput {
         self.run(Input::function(func)).one().await
@@ -296,7 +296,7 @@ impl ToolManager {
     /// let manager = fexpr::demo::manager();
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// let out = rt.block_on(manager.execute_func_expr("add(a=2, b=x)"));
-    /// assert_eq!(out.output, Some(fexpr::Value::Int(4)));
+    /// assert_eq!(out.output, Ok(fexpr::Value::Int(4)));
     /// ```
     pub async fn execute_func_expr(&self, expr: impl AsRef<str>) -> FunctionOutput {
         self.run(Input::expr(expr.as_ref())).one().await
@@ -311,7 +311,7 @@ impl ToolManager {
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// let exprs = [FunctionExpression::new("add(a=1, b=2)"), FunctionExpression::new("multiply(a=2, b=3)")];
     /// let outs = rt.block_on(manager.execute_func_exprs(&exprs));
-    /// assert_eq!(outs[1].output, Some(fexpr::Value::Int(6)));
+    /// assert_eq!(outs[1].output, Ok(fexpr::Value::Int(6)));
     /// ```
     pub async fn execute_func_exprs(&self, exprs: &[FunctionExpression]) -> Vec<FunctionOutput> {
         self.run(Input::func_exprs(exprs.to_vec())).await.outputs
@@ -588,7 +588,7 @@ impl Run<'_> {
             let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
             let outputs = self.text(&source, false, Some(id.clone())).await;
             let mut out = with_repairs(outputs, &source, p.verdict.repairs, id);
-            out.error = out.error.map(|e| p.place.locate_error(e));
+            out.output = out.output.map_err(|e| p.place.locate_error(e));
             out
         });
         Response {

@@ -168,7 +168,7 @@ impl ToolManager {
     /// let rt = tokio::runtime::Runtime::new().unwrap();
     /// let func = fexpr::Function::from_json(&serde_json::json!({"name": "add", "args": [2, 3]})).unwrap();
     /// let out = rt.block_on(manager.execute_func_via_sandbox(func));
-    /// assert_eq!(out.output, Some(fexpr::Value::Int(5)));
+    /// assert_eq!(out.output, Ok(fexpr::Value::Int(5)));
     /// assert!(out.receipt.is_some());
     /// ```
     pub async fn execute_func_via_sandbox(&self, func: Function) -> FunctionOutput {
@@ -200,7 +200,7 @@ impl ToolManager {
     /// let rt = tokio::runtime::Runtime::new().unwrap();
     /// let exprs = [FunctionExpression::new("add(a=1, b=2)"), FunctionExpression::new("multiply(a=2, b=3)")];
     /// let outs = rt.block_on(manager.execute_func_exprs_via_sandbox(&exprs));
-    /// assert_eq!(outs[0].output, Some(fexpr::Value::Int(3)));
+    /// assert_eq!(outs[0].output, Ok(fexpr::Value::Int(3)));
     /// ```
     pub async fn execute_func_exprs_via_sandbox(
         &self,
