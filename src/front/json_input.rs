@@ -104,7 +104,7 @@ pub fn read(text: &str, limits: &Limits) -> Result<Expr, Error> {
 /// let tree = read(text, &Limits::default())?;
 /// let ExprKind::Dict(pairs) = &tree.kind else { unreachable!() };
 /// let nested = read_nested(&pairs[0].1, text, &Limits::default())?;
-/// let err = fexpr::front::json_input::check_call_tree(&nested, text).unwrap_err();
+/// let err = fexpr::front::json_input::check_call_tree(&nested, text, 0).unwrap_err();
 /// assert_eq!(err.message, "JSON: duplicate key `a` in an object (first at 16..21)");
 /// assert_eq!(&text[err.span.unwrap().range()], r#"\"a\""#);
 /// # Ok::<(), fexpr::Error>(())
@@ -152,19 +152,21 @@ fn string_spans<'a>(node: &Expr, value: &str, text: &'a str) -> impl Fn(Span) ->
 
 /// Check a tree read by [`read`] from `text` that is taken as a call (or a call's arguments):
 /// no object in it has a duplicate key, and no number is out of a float's range. The error names
-/// the key or quotes the number, at its span.
+/// the key or quotes the number, at its span (which indexes `text`). `text` starts at byte `base`
+/// of what the user gave: a message that names a place (the first of two equal keys) names it
+/// there, as every span fexpr reports does.
 ///
 /// ```
 /// use fexpr::front::json_input::{check_call_tree, read};
 /// use fexpr::{ErrorKind, Limits};
 ///
 /// let text = r#"{"name": "divide", "kwargs": {"a": 1e400, "b": 1}}"#;
-/// let err = check_call_tree(&read(text, &Limits::default())?, text).unwrap_err();
+/// let err = check_call_tree(&read(text, &Limits::default())?, text, 0).unwrap_err();
 /// assert_eq!(err.kind, ErrorKind::Value);
 /// assert_eq!(err.message, "JSON: number 1e400 is out of range for a float");
 /// # Ok::<(), fexpr::Error>(())
 /// ```
-pub fn check_call_tree(tree: &Expr, text: &str) -> Result<(), Error> {
+pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> {
     let mut stack = vec![tree];
     while let Some(node) = stack.pop() {
         match &node.kind {
@@ -193,7 +195,7 @@ pub fn check_call_tree(tree: &Expr, text: &str) -> Result<(), Error> {
                     _ => None,
                 });
                 if let Some((name, first, again)) = twice {
-                    return Err(duplicate_key(name, first, again));
+                    return Err(duplicate_key(name, first, again, base));
                 }
                 for (key, value) in pairs {
                     stack.push(key);
@@ -207,14 +209,14 @@ pub fn check_call_tree(tree: &Expr, text: &str) -> Result<(), Error> {
     Ok(())
 }
 
-fn duplicate_key(name: &str, first: Span, again: Span) -> Error {
+fn duplicate_key(name: &str, first: Span, again: Span, base: u32) -> Error {
     Error::new(
         ErrorKind::Syntax,
         format!(
             "JSON: duplicate key `{}` in an object (first at {}..{})",
             clip(name, QUOTE_CHARS),
-            first.start,
-            first.end
+            first.start.saturating_add(base),
+            first.end.saturating_add(base)
         ),
     )
     .with_hint("write each key once: which of the values was meant is unknown")
@@ -406,7 +408,7 @@ pub async fn run<D: Dispatch>(
 
 /// One item of fexpr's forms as a unit.
 fn item_unit(item: Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
-    check_call_tree(&item, text)?;
+    check_call_tree(&item, text, 0)?;
     let span = item.span;
     let ExprKind::Dict(pairs) = item.kind else {
         return Err(Error::new(
@@ -1259,7 +1261,7 @@ mod tests {
             ),
         ] {
             let tree = read(text, &limits()).expect(text);
-            let e = check_call_tree(&tree, text).expect_err(text);
+            let e = check_call_tree(&tree, text, 0).expect_err(text);
             assert_eq!(
                 (e.kind, e.message.as_str()),
                 (ErrorKind::Syntax, message),
@@ -1274,8 +1276,8 @@ mod tests {
         }
         for number in ["1e400", "-1e400", "123e999999999999999999"] {
             let text = format!("{{\"a\": [1, {number}]}}");
-            let e =
-                check_call_tree(&read(&text, &limits()).expect("reads"), &text).expect_err(&text);
+            let e = check_call_tree(&read(&text, &limits()).expect("reads"), &text, 0)
+                .expect_err(&text);
             assert_eq!(e.kind, ErrorKind::Value);
             assert_eq!(
                 e.message,
@@ -1285,7 +1287,7 @@ mod tests {
         }
         // Tiny numbers round to zero as in Python; keys repeated in different objects are fine.
         let text = r#"{"a": 1e-400, "b": {"a": 1}, "c": [{"a": 1}, {"a": 2}]}"#;
-        assert!(check_call_tree(&read(text, &limits()).expect("reads"), text).is_ok());
+        assert!(check_call_tree(&read(text, &limits()).expect("reads"), text, 0).is_ok());
     }
 
     #[test]

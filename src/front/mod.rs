@@ -768,10 +768,11 @@ impl Scanner<'_> {
         let at = span(start, end);
         let json = &self.text[start..end];
         let mut calls = Vec::new();
-        if !json_calls(tree, json, self.limits, 0, &mut calls) {
+        let base = u32::try_from(start).unwrap_or(u32::MAX);
+        if !json_calls(tree, json, base, self.limits, 0, &mut calls) {
             return false;
         }
-        if let Err(e) = json_input::check_call_tree(tree, json) {
+        if let Err(e) = json_input::check_call_tree(tree, json, base) {
             for (origin, name, _, id) in calls {
                 self.found.push(FoundCall {
                     name,
@@ -1201,11 +1202,12 @@ fn field<'a>(pairs: &'a [(Expr, Expr)], key: &str) -> Option<&'a str> {
     json_input::get(pairs, key).and_then(json_input::as_str)
 }
 
-/// Collect the calls of a JSON call form (a tree read from `text`) into `out`; false if `json`
-/// is not one.
+/// Collect the calls of a JSON call form (a tree read from `text`, which starts at byte `base` of
+/// the input) into `out`; false if `json` is not one.
 fn json_calls(
     json: &Expr,
     text: &str,
+    base: u32,
     limits: &Limits,
     depth: usize,
     out: &mut Vec<(Origin, String, JsonArgs, Option<String>)>,
@@ -1222,7 +1224,7 @@ fn json_calls(
             for item in items {
                 // Anthropic content blocks mix text with tool_use; text blocks are not calls.
                 let is_text_block = matches!(&item.kind, ExprKind::Dict(pairs) if field(pairs, "type") == Some("text"));
-                if !json_calls(item, text, limits, depth + 1, out) && !is_text_block {
+                if !json_calls(item, text, base, limits, depth + 1, out) && !is_text_block {
                     out.truncate(before);
                     return false;
                 }
@@ -1246,7 +1248,7 @@ fn json_calls(
                 },
             ) = get("tool_calls")
             {
-                return json_calls(calls, text, limits, depth + 1, out);
+                return json_calls(calls, text, base, limits, depth + 1, out);
             }
             if field(obj, "type") == Some("tool_use") {
                 let (
@@ -1275,7 +1277,7 @@ fn json_calls(
             ) = get("content")
             {
                 if field(obj, "role") == Some("assistant") {
-                    return json_calls(content, text, limits, depth + 1, out);
+                    return json_calls(content, text, base, limits, depth + 1, out);
                 }
             }
             if let Some(
@@ -1288,7 +1290,7 @@ fn json_calls(
                 if only(&["id", "type", "function", "index"]) {
                     // OpenAI's tool call: its `id` is beside the `function`.
                     let before = out.len();
-                    let found = json_calls(function, text, limits, depth + 1, out);
+                    let found = json_calls(function, text, base, limits, depth + 1, out);
                     if let (true, Some(id)) = (out.len() == before + 1, field(obj, "id")) {
                         if let Some(call) = out.last_mut() {
                             call.3 = Some(id.to_string());
@@ -1360,7 +1362,7 @@ fn json_calls(
                             kind: ExprKind::Dict(pairs),
                             span,
                         };
-                        match json_input::check_call_tree(&nested, text) {
+                        match json_input::check_call_tree(&nested, text, base) {
                             Ok(()) => match nested.kind {
                                 ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs),
                                 _ => JsonArgs::Object(positional, Vec::new()),
