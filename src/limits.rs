@@ -92,13 +92,14 @@ impl Default for Limits {
     }
 }
 
-/// One setter per field: `fn name(self, value) -> Limits`.
+/// One setter per field of a configuration struct: `fn name(self, value) -> Self` (for
+/// `#[non_exhaustive]` structs, which users cannot build with a struct literal).
 macro_rules! setters {
-    ($($field:ident: $ty:ty),* $(,)?) => {
-        impl Limits {
+    ($type:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        impl $type {
             $(
-                #[doc = concat!("The same limits with [`", stringify!($field), "`](Limits::", stringify!($field), ") set to `value`.")]
-                pub fn $field(mut self, value: $ty) -> Limits {
+                #[doc = concat!("The same value with [`", stringify!($field), "`](", stringify!($type), "::", stringify!($field), ") set to `value`.")]
+                pub fn $field(mut self, value: $ty) -> $type {
                     self.$field = value;
                     self
                 }
@@ -106,8 +107,10 @@ macro_rules! setters {
         }
     };
 }
+#[cfg(feature = "sandbox")]
+pub(crate) use setters;
 
-setters!(
+setters!(Limits {
     max_source_bytes: usize,
     max_depth: usize,
     max_int_digits: usize,
@@ -122,7 +125,7 @@ setters!(
     memory_bytes: usize,
     wasm_stack_bytes: usize,
     max_host_calls: u32,
-);
+});
 
 impl Limits {
     /// The least [`memory_bytes`](Limits::memory_bytes) a sandboxed evaluation can start

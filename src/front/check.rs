@@ -196,16 +196,14 @@ pub fn is_tool(ctx: &Context, name: &str) -> bool {
 
 /// Extract the calls in `text` and check each against the tools in `ctx`.
 pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Checked {
-    let Extraction {
+    let Plan {
         calls,
         ignored,
         error,
-    } = front::extract(text, limits, &|name| is_tool(ctx, name));
+        ..
+    } = plan_for(text, ctx, limits, options, Purpose::Check);
     Checked {
-        verdicts: calls
-            .into_iter()
-            .map(|c| plan_call(c, Some(text), ctx, limits, options, Purpose::Check).verdict)
-            .collect(),
+        verdicts: calls.into_iter().map(|p| p.verdict).collect(),
         ignored,
         error,
     }
@@ -236,12 +234,24 @@ enum Purpose {
 /// assert_eq!(plan.ignored[0].text, "Sure!");
 /// ```
 pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Plan {
+    plan_for(text, ctx, limits, options, Purpose::Run)
+}
+
+/// [`plan`] for `purpose` (for [`Purpose::Check`], `plain` is not worked out).
+fn plan_for(
+    text: &str,
+    ctx: &Context,
+    limits: &Limits,
+    options: &RepairOptions,
+    purpose: Purpose,
+) -> Plan {
     let Extraction {
         calls,
         ignored,
         error,
     } = front::extract(text, limits, &|name| is_tool(ctx, name));
-    let plain = error.is_none()
+    let plain = purpose == Purpose::Run
+        && error.is_none()
         && calls.iter().all(|c| {
             ctx.get(&c.name)
                 .is_some_and(|e| !matches!(e, Entry::Tool(_)))
@@ -250,7 +260,7 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
     Plan {
         calls: calls
             .into_iter()
-            .map(|c| plan_call(c, Some(text), ctx, limits, options, Purpose::Run))
+            .map(|c| plan_call(c, Some(text), ctx, limits, options, purpose))
             .collect(),
         ignored,
         error,

@@ -109,29 +109,14 @@ impl SandboxConfig {
     }
 }
 
-/// One setter per field: `fn name(self, value) -> SandboxConfig`.
-macro_rules! setters {
-    ($($field:ident: $ty:ty),* $(,)?) => {
-        impl SandboxConfig {
-            $(
-                #[doc = concat!("The same configuration with [`", stringify!($field), "`](SandboxConfig::", stringify!($field), ") set to `value`.")]
-                pub fn $field(mut self, value: $ty) -> SandboxConfig {
-                    self.$field = value;
-                    self
-                }
-            )*
-        }
-    };
-}
-
-setters!(
+crate::limits::setters!(SandboxConfig {
     allocation: Allocation,
     max_instances: u32,
     max_memory_bytes: usize,
     max_wasm_stack_bytes: usize,
     epoch_tick: Duration,
     module_cache: ModuleCache,
-);
+});
 
 /// The result of [`Sandbox::run`]: the response bytes or the error, and the cost either way.
 #[derive(Clone, Debug, PartialEq, Eq)]
