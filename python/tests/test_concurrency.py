@@ -216,6 +216,9 @@ def other() -> int:
     return 2
 
 manager = ToolManager(tools=[nap, anap, other])
+# A process started in the background by a shell without job control inherits SIGINT ignored
+# (and Python then installs no handler): take Ctrl-C's default Python handler back.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 started = time.monotonic()
 try:
