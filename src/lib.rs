@@ -59,8 +59,12 @@ pub use call::{Function, FunctionExpression, FunctionOutput, Receipt};
 pub use error::{Error, ErrorKind, LimitKind, Span};
 #[cfg(feature = "diagnostics")]
 pub use front::diagnostic;
+/// The path `fexpr::json_input` had before the stage move; `fexpr::front::json_input` now.
+#[doc(hidden)]
+pub use front::json_input;
 pub use front::{check, repair};
 pub use limits::Limits;
+pub use resolve::context;
 pub use resolve::context::Context;
 pub use value::{NdArray, Record, Value};
 

@@ -588,7 +588,7 @@ fn exec_and_check_agree_on_the_corpus() {
             // The arguments: positional ones named by their parameter, as a verdict does.
             let call = out.parsed_input.as_ref().expect("the call as written");
             let sig = ctx.get(&out.name).and_then(|e| match e {
-                fexpr::resolve::context::Entry::Tool(sig) => Some(sig.clone()),
+                fexpr::context::Entry::Tool(sig) => Some(sig.clone()),
                 _ => None,
             });
             let mut kwargs = indexmap::IndexMap::new();

@@ -330,7 +330,7 @@ fn names_are_identifiers_and_collision_free() {
         assert_eq!(sum.exposed, "get_sum");
         assert_eq!(sum.server, "everything");
         for n in &names {
-            assert!(fexpr::resolve::context::valid_name(&n.exposed), "{n:?}");
+            assert!(fexpr::context::valid_name(&n.exposed), "{n:?}");
         }
 
         // A name the manager already has is not replaced.

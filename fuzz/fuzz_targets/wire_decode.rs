@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(request) = wire::decode::<GuestRequest>(data) {
         let context = LazyContext::new(&request.context);
         for name in ["x", "np.array", "Point", "add"] {
-            let _ = fexpr::resolve::context::Resolve::get(&context, name);
+            let _ = fexpr::context::Resolve::get(&context, name);
         }
     }
     if let Ok(results) = wire::decode::<Vec<Result<Value, Error>>>(data) {

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use fexpr::context::{valid_name, Entry};
 use fexpr::repair::RepairOptions;
-use fexpr::resolve::context::{valid_name, Entry};
 use fexpr::types::RecordType;
 use fexpr::value::builtins::Builtin;
 use fexpr::{Context, ErrorKind, Function, FunctionExpression, ToolManager};

@@ -10,7 +10,7 @@
 //! use fexpr::check::check_text;
 //! use fexpr::repair::RepairOptions;
 //! use fexpr::{Context, Limits};
-//! use fexpr::resolve::context::Entry;
+//! use fexpr::context::Entry;
 //! use fexpr::types::RecordType;
 //!
 //! let sig = RecordType::from_schema("get_weather", &serde_json::json!({"type": "object",
