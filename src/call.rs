@@ -215,8 +215,8 @@ impl Receipt {
 /// assert_eq!(back, out);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(into = "OutputForm", try_from = "OutputForm")]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(try_from = "OutputForm")]
 pub struct FunctionOutput {
     /// The id of this call: the model's when it gave one (OpenAI `tool_calls[].id`,
     /// Anthropic `tool_use.id`, the `id` of a JSON call in raw model output), else a
@@ -240,8 +240,8 @@ pub struct FunctionOutput {
     pub repairs: Vec<Repair>,
 }
 
-/// [`FunctionOutput`] as serde sees it: `output` and `error` side by side, exactly one set.
-#[derive(Serialize, Deserialize)]
+/// [`FunctionOutput`] as serde reads it: `output` and `error` side by side, exactly one set.
+#[derive(Deserialize)]
 struct OutputForm {
     #[serde(default)]
     call_id: String,
@@ -257,23 +257,38 @@ struct OutputForm {
     repairs: Vec<Repair>,
 }
 
-impl From<FunctionOutput> for OutputForm {
-    fn from(out: FunctionOutput) -> OutputForm {
-        let (output, error) = match out.output {
-            Ok(value) => (Some(value), None),
-            Err(error) => (None, Some(error)),
-        };
-        OutputForm {
-            call_id: out.call_id,
-            name: out.name,
-            input: out.input,
-            parsed_input: out.parsed_input,
-            output,
-            observation: out.observation,
-            error,
-            receipt: out.receipt,
-            repairs: out.repairs,
+/// [`FunctionOutput`] as serde writes it: [`OutputForm`]'s fields, borrowed (no copy of the
+/// output to write it).
+#[derive(Serialize)]
+#[serde(rename = "FunctionOutput")]
+struct OutputFormRef<'a> {
+    call_id: &'a str,
+    name: &'a str,
+    input: &'a str,
+    parsed_input: &'a Option<Function>,
+    output: Option<&'a Value>,
+    observation: &'a Option<String>,
+    error: Option<&'a Error>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt: &'a Option<Receipt>,
+    #[serde(skip_serializing_if = "<[Repair]>::is_empty")]
+    repairs: &'a [Repair],
+}
+
+impl Serialize for FunctionOutput {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        OutputFormRef {
+            call_id: &self.call_id,
+            name: &self.name,
+            input: &self.input,
+            parsed_input: &self.parsed_input,
+            output: self.output.as_ref().ok(),
+            observation: &self.observation,
+            error: self.error(),
+            receipt: &self.receipt,
+            repairs: &self.repairs,
         }
+        .serialize(serializer)
     }
 }
 

@@ -260,7 +260,7 @@ fn plan_for(
     Plan {
         calls: calls
             .into_iter()
-            .map(|c| plan_call(c, Some(text), ctx, limits, options, purpose))
+            .map(|c| plan_call(c, text, ctx, limits, options, purpose))
             .collect(),
         ignored,
         error,
@@ -268,27 +268,23 @@ fn plan_for(
     }
 }
 
-/// Check one extracted call. Its spans index the text it was found in, as [`check_text`]'s.
-pub fn check_call(
-    found: &FoundCall,
-    ctx: &Context,
-    limits: &Limits,
-    options: &RepairOptions,
-) -> Verdict {
-    plan_call(found.clone(), None, ctx, limits, options, Purpose::Check).verdict
-}
-
 /// Repair, check and plan one extracted call (taken: its parsed tree is repaired in place).
 /// For [`Purpose::Check`] only the verdict is filled: `call` keeps just the name and `run`
 /// stays `None`.
 fn plan_call(
     found: FoundCall,
-    text: Option<&str>,
+    text: &str,
     ctx: &Context,
     limits: &Limits,
     options: &RepairOptions,
     purpose: Purpose,
 ) -> Planned {
+    // A call written as Python in the text (or a JSON form that failed to read, whose source
+    // is its JSON) is a slice of the text: its spans map byte for byte.
+    let place = Place {
+        span: found.span,
+        exact: text.get(found.span.range()) == Some(found.source.as_str()),
+    };
     let mut planned = Planned {
         verdict: Verdict {
             name: found.name.clone(),
@@ -306,19 +302,7 @@ fn plan_call(
         },
         run: None,
         id: found.id.clone(),
-        place: Place {
-            span: found.span,
-            exact: false,
-        },
-    };
-    // A call written as Python in the text (or a JSON form that failed to read, whose source
-    // is its JSON) is a slice of the text: its spans map byte for byte. Without the text, the
-    // extractor's word for it: the source is as long as the stretch.
-    let place = Place {
-        span: found.span,
-        exact: text.map_or(found.span.range().len() == found.source.len(), |text| {
-            text.get(found.span.range()) == Some(found.source.as_str())
-        }),
+        place,
     };
     let mut expr = match found.parsed {
         Ok(expr) => expr,
@@ -363,7 +347,7 @@ fn plan_call(
     };
     let running = purpose == Purpose::Run;
     // What running reports indexes `run`: the call as written unless repairs printed it again.
-    planned.place.exact = place.exact && planned.verdict.repairs.is_empty();
+    planned.place.exact &= planned.verdict.repairs.is_empty();
     match result {
         Ok(()) => {
             planned.verdict.valid = true;

@@ -306,17 +306,22 @@ mod tests {
         context
     }
 
-    #[test]
-    fn the_guest_sees_the_context_the_host_encoded() {
-        let context = &context();
+    /// The request for `add(a=2, b=3)` in `context`, with the default limits.
+    fn add_request(context: &Context) -> Vec<u8> {
         let bytes = encode_context(context).expect("encodes");
-        let request = encode_request(
+        encode_request(
             "add(a=2, b=3)",
             SourceForm::Expression,
             &Limits::default(),
             &bytes,
         )
-        .expect("encodes");
+        .expect("encodes")
+    }
+
+    #[test]
+    fn the_guest_sees_the_context_the_host_encoded() {
+        let context = &context();
+        let request = add_request(context);
         let decoded: GuestRequest = decode(&request).expect("decodes");
         assert_eq!(decoded.source, "add(a=2, b=3)");
         assert_eq!(decoded.form, SourceForm::Expression);
@@ -373,14 +378,7 @@ mod tests {
 
     #[test]
     fn truncated_requests_are_errors() {
-        let bytes = encode_context(&context()).expect("encodes");
-        let request = encode_request(
-            "add(a=2, b=3)",
-            SourceForm::Expression,
-            &Limits::default(),
-            &bytes,
-        )
-        .expect("encodes");
+        let request = add_request(&context());
         for len in 0..request.len() {
             let prefix = request.get(..len).unwrap_or_default();
             assert!(decode::<GuestRequest>(prefix).is_err(), "{len}");
