@@ -106,12 +106,13 @@ fn bad_input_is_an_error_object_with_exit_zero() {
     let (lines, code) = exec(&["--tools", "demo", "-"], b"add(a=1, b=\xff\xfe)");
     assert_eq!(code, 0);
     assert_eq!(lines[0]["error"]["kind"], "Syntax");
-    // Model text is read as `check` reads it: the call runs, the words after it are reported
-    // on stderr (see `exec_reads_what_models_write`), not run.
+    // Model text is read as `check` reads it: code beside a call makes the whole unit one
+    // rejected item, and nothing in it runs.
     let (lines, code) = exec(&["--tools", "demo", "add(a=1, b=2); import os"], b"");
     assert_eq!(code, 0);
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["output"], json!(3));
+    assert_eq!(lines[0]["output"], Value::Null);
+    assert_eq!(lines[0]["error"]["kind"], "Unsupported", "{lines:?}");
     // A call inside a larger expression does not run.
     let (lines, _) = exec(&["--tools", "demo", "add(a=1, b=2) + os"], b"");
     assert_eq!(lines.len(), 1);
@@ -401,8 +402,13 @@ fn exec_reads_what_models_write() {
             "I will call add: ```python\nadd(a=1, b=2)\n```",
             vec![json!(3)],
         ),
+        // Calls inside a sentence are mentions: nothing runs, one row says why.
         (
             "Sure! add(a=1, b=2) then multiply(a=3, b=4)",
+            vec![Value::Null],
+        ),
+        (
+            "Sure!\nadd(a=1, b=2)\nmultiply(a=3, b=4)",
             vec![json!(3), json!(12)],
         ),
         ("[add(a=2, b=3)]<|eot_id|>", vec![json!(5)]),
@@ -429,15 +435,18 @@ fn exec_reads_what_models_write() {
             assert_eq!(code, Some(0));
             let got: Vec<&Value> = rows.iter().map(|r| &r["output"]).collect();
             assert_eq!(got, outputs.iter().collect::<Vec<_>>(), "{text}: {rows:?}");
+            // Every call that ran has a receipt when sandboxed; a row saying nothing ran has none.
             assert!(
-                rows.iter().all(|r| r["receipt"].is_object() == sandbox),
+                rows.iter()
+                    .filter(|r| !r["output"].is_null())
+                    .all(|r| r["receipt"].is_object() == sandbox),
                 "{rows:?}"
             );
         }
     }
     // Repairs as in `check`, reported in the row; `--strict` turns them off.
     let (_, rows, stderr) = fexpr(
-        &[demo, &["Adding: add(a=-1_000, b=1e3)"][..]].concat(),
+        &[demo, &["Adding:\nadd(a=-1_000, b=1e3)"][..]].concat(),
         Stdio::null(),
     );
     assert_eq!(rows[0]["output"], json!(0), "{rows:?}");

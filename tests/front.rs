@@ -151,16 +151,15 @@ fn ignored_text_is_reported_not_dropped() {
     assert_eq!(found.calls.len(), 1);
     assert_eq!(&text[found.calls[0].span.range()], "f(a=1)");
     let reasons: Vec<IgnoreReason> = found.ignored.iter().map(|i| i.reason).collect();
+    // The tag is an explicit call form; what follows it on the line is prose (a fence opens
+    // only at a line's start).
     assert_eq!(
         reasons,
         [
             IgnoreReason::Prose,
             IgnoreReason::Tag,
             IgnoreReason::Tag,
-            IgnoreReason::Fence, // ```x (a fence with language tag `x`)
-            IgnoreReason::Fence,
-            IgnoreReason::JsonData,
-            IgnoreReason::NotATool,
+            IgnoreReason::Prose,
             IgnoreReason::ChatToken,
         ]
     );
@@ -178,7 +177,8 @@ fn a_lone_call_to_an_unknown_tool_is_kept_for_its_error() {
         n == "get_weather"
     });
     assert!(prose.calls.is_empty());
-    assert_eq!(prose.ignored[1].reason, IgnoreReason::NotATool);
+    let reasons: Vec<IgnoreReason> = prose.ignored.iter().map(|i| i.reason).collect();
+    assert_eq!(reasons, [IgnoreReason::Prose]);
 }
 
 #[test]
@@ -303,16 +303,19 @@ fn json_forms_go_through_the_json_door() {
         vec![r#"{"type": "function", "function": {"name": "add", "arguments": "{}"}}"#; 300]
             .join(", ")
     );
+    // Each call is a row carrying the limit: none runs, and a reply can answer each id.
     let refused = extract(&many, &limits, &|_| true);
-    assert!(refused.calls.is_empty());
-    assert!(refused
-        .error
-        .is_some_and(|e| e.message == "max_calls limit exceeded: 300 > 256"));
+    assert_eq!(refused.calls.len(), 300);
+    assert!(refused.error.is_none());
+    assert!(refused.calls.iter().all(|c| c
+        .parsed
+        .as_ref()
+        .is_err_and(|e| e.message == "max_calls limit exceeded: 300 > 256")));
     let deep = format!("Here: {}{}", "[".repeat(150), "]".repeat(150));
     let refused = extract(&deep, &limits, &|_| true);
     let error = refused.error.expect("refused");
     assert!(error.message.starts_with("max_depth"), "{error}");
-    assert_eq!(error.span, Some(fexpr::Span::new(106, 107)));
+    assert_eq!(error.span, Some(fexpr::Span::new(105, 106)));
 }
 
 #[test]
@@ -325,8 +328,8 @@ fn work_is_bounded() {
     let nested = format!("{}x", "[f(".repeat(100_000));
     let started = std::time::Instant::now();
     let found = extract(&nested, &Limits::default(), &|_| false);
-    assert!(found.calls.is_empty());
-    assert!(!found.ignored.is_empty());
+    assert!(found.calls.iter().all(|c| c.parsed.is_err()));
+    assert!(!found.ignored.is_empty() || !found.calls.is_empty());
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 
@@ -420,79 +423,71 @@ fn invalid_verdicts_keep_the_call_as_written() {
 #[test]
 fn calls_are_not_lifted_out_of_enclosing_expressions() {
     let tools = |n: &str| matches!(n, "add" | "multiply" | "search");
-    let one_item = |text: &str| {
-        let found = extract(text, &Limits::default(), &tools);
-        assert_eq!(found.calls.len(), 1, "{text}: {:?}", found.calls);
-        found.calls.into_iter().next().unwrap()
-    };
-    for (text, item, says) in [
+    // Code around calls: one rejected item saying what it is; nothing in it runs.
+    for (text, says) in [
         (
-            r#"__import__("os").system(search(query="x"))"#,
             r#"__import__("os").system(search(query="x"))"#,
             "attribute access",
         ),
+        ("(lambda: add(a=1, b=2))()", "can be called"),
         (
-            "(lambda: add(a=1, b=2))()",
-            "(lambda: add(a=1, b=2))()",
-            "can be called",
-        ),
-        (
-            "add(a=1, b=2) if False else multiply(a=1, b=1)",
             "add(a=1, b=2) if False else multiply(a=1, b=1)",
             "conditional",
         ),
-        (
-            "Sure: y = None if flag else add(a=1, b=2)<|eot_id|>",
-            "Sure: y = None if flag else add(a=1, b=2)",
-            "",
-        ),
-        (
-            "Done: lambda: add(a=1, b=2)",
-            "lambda: add(a=1, b=2)",
-            "lambda",
-        ),
-        (
-            "add(a=1, b=2).real",
-            "add(a=1, b=2).real",
-            "attribute access",
-        ),
-        (
-            "add(a=1, b=2) + os",
-            "add(a=1, b=2) + os",
-            "not a call or a list",
-        ),
-        ("x = 1 * add(a=1, b=2)", "x = 1 * add(a=1, b=2)", ""),
-        (
-            "run [add(a=1, b=2), x] now",
-            "[add(a=1, b=2), x]",
-            "not a call or a list",
-        ),
-        (
-            "I'll run (lambda: add(a=1, b=2))() now.",
-            "(lambda: add(a=1, b=2))()",
-            "can be called",
-        ),
+        ("lambda: add(a=1, b=2)", "lambda"),
+        ("add(a=1, b=2).real", "attribute access"),
+        ("add(a=1, b=2) + os", "operation"),
+        ("x = 1 * add(a=1, b=2)", "assignment"),
+        ("[add(a=1, b=2), x]", "not only calls"),
     ] {
-        let call = one_item(text);
-        assert_eq!(&text[call.span.range()], item, "{text}");
-        let error = call.parsed.expect_err(text);
+        let found = extract(text, &Limits::default(), &tools);
+        assert_eq!(found.calls.len(), 1, "{text}: {:?}", found.calls);
+        let call = &found.calls[0];
+        assert_eq!(&text[call.span.range()], text);
+        let error = call.parsed.as_ref().expect_err(text);
         assert!(error.message.contains(says), "{text}: {error}");
+        assert!(
+            error.message.contains("nothing in it ran"),
+            "{text}: {error}"
+        );
     }
-    // A call to a name that is not a tool, wrapping one: that call is the item (its error
-    // is that it is not a tool), even in prose.
-    let call = one_item("Let me show(add(a=1, b=2)) for you");
-    assert_eq!(call.name, "show");
-    assert_eq!(call.source, "show(add(a=1, b=2))");
-    assert!(call.parsed.is_ok());
-    assert_eq!(one_item("print(add(a=1, b=2), 3)").name, "print");
+    // In a sentence they are mentions: reported, not calls.
+    for text in [
+        "Sure: y = None if flag else add(a=1, b=2)<|eot_id|>",
+        "Done: lambda: add(a=1, b=2)",
+        "run [add(a=1, b=2), x] now",
+        "I'll run (lambda: add(a=1, b=2))() now.",
+        "Let me show(add(a=1, b=2)) for you",
+    ] {
+        let found = extract(text, &Limits::default(), &tools);
+        assert!(found.calls.is_empty(), "{text}: {:?}", found.calls);
+        assert!(
+            found
+                .ignored
+                .iter()
+                .any(|i| i.reason == IgnoreReason::Mention),
+            "{text}"
+        );
+    }
+    // A call to a name that is not a tool, standing alone: that call is the item (its error is
+    // that it is not a tool).
+    let found = extract("print(add(a=1, b=2), 3)", &Limits::default(), &tools);
+    assert_eq!(found.calls[0].name, "print");
     // `print` around calls (Gemma's `tool_code`) is the one wrapper looked into.
-    let call = one_item("```tool_code\nprint(add(a=1, b=2))\n```");
-    assert_eq!(call.source, "add(a=1, b=2)");
-    // Calls that stand alone are still found in prose, and in parentheses.
     let found = extract(
-        "Sure! add(a=1, b=2) then multiply(a=3, b=4) (add(a=5, b=6)).",
+        "```tool_code\nprint(add(a=1, b=2))\n```",
         &Limits::default(),
         &tools,
+    );
+    assert_eq!(found.calls[0].source, "add(a=1, b=2)");
+    // Calls in a sentence are taken only by the lenient reading.
+    let text = "Sure! add(a=1, b=2) then multiply(a=3, b=4) (add(a=5, b=6)).";
+    assert!(extract(text, &Limits::default(), &tools).calls.is_empty());
+    let found = fexpr::front::extract_with(
+        text,
+        &Limits::default(),
+        &tools,
+        fexpr::front::ReadOptions { lenient: true },
     );
     let sources: Vec<&str> = found.calls.iter().map(|c| c.source.as_str()).collect();
     assert_eq!(

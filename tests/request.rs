@@ -180,7 +180,7 @@ fn state_using_tools_work_on_every_input_form() {
     let rt = common::runtime();
     let state = Arc::new(Mutex::new(0_i64));
     let inputs = [
-        Input::model_output("Counting: [count(), count()]"),
+        Input::model_output("Counting:\n[count(), count()]"),
         Input::expr("[count(), count()]"),
         Input::json(r#"[{"name": "count"}, {"name": "count"}]"#),
         Input::openai(json!({"tool_calls": [
@@ -300,7 +300,7 @@ fn check_takes_the_same_inputs_and_runs_nothing() {
     let manager = stateful();
     let state = Arc::new(Mutex::new(0_i64));
     for input in [
-        Input::model_output("Sure: count()"),
+        Input::model_output("Sure:\ncount()"),
         Input::expr("count()"),
         Input::json(r#"{"name": "count"}"#),
         Input::function(Function {
@@ -321,7 +321,7 @@ fn every_span_indexes_the_text_given() {
     let manager = fexpr::demo::manager();
     // Python in prose, a repaired call, and a JSON form: the error's, the repair's and the
     // verdict's spans all index the whole text, natively and sandboxed alike.
-    let text = "Sure:\n[add(a=1, c=2), add(a=1.0, b=\"x\")]\nand {\"name\": \"add\", \"arguments\": {\"a\": 1}}, then divide(a=1, b=0)";
+    let text = "Sure:\n[add(a=1, c=2), add(a=1.0, b=\"x\")]\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\nthen:\ndivide(a=1, b=0)";
     let rt = common::runtime();
     let outputs = rt.block_on(async { manager.run(text).await.outputs });
     let sandboxed = rt.block_on(async { sandbox(manager.run(text)).await.outputs });

@@ -255,7 +255,7 @@ impl ToolManager {
     /// let state = Arc::new(Mutex::new(0_i64));
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// let response = rt.block_on(async {
-    ///     manager.run("I will count twice: [count(), count()]")
+    ///     manager.run("I will count twice:\n[count(), count()]")
     ///         .session(Session::new().state(state.clone()))
     ///         .limits(fexpr::Limits::default().max_calls(10))
     ///         .await
@@ -454,6 +454,9 @@ impl Request {
             Form::FuncExprs(exprs) => {
                 let runs = exprs.iter().map(|e| async {
                     let text = e.action.as_str();
+                    if let Some(n) = expr_calls(text, &limits).filter(|n| *n != 1) {
+                        return not_one(text, n);
+                    }
                     let outputs = match repair {
                         Some(options) if options != RepairOptions::strict() => {
                             run.model_output(text, &options, false).await.outputs
@@ -470,15 +473,56 @@ impl Request {
         }
     }
 
-    /// The request's one output (an error output if it had several calls).
+    /// The request's one output: an input of several calls is refused before any of them
+    /// runs, with an error output saying how many it holds.
     pub(crate) async fn one(mut self) -> FunctionOutput {
-        let outputs = self.respond().await.outputs;
-        let text = match &self.input.0 {
-            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.as_str(),
-            _ => "",
+        let limits = match &self.limits {
+            Some(limits) => limits.clone(),
+            None => self.manager.limits().clone(),
         };
-        single_output(text, outputs)
+        let text = match &self.input.0 {
+            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.clone(),
+            _ => String::new(),
+        };
+        let count = match &self.input.0 {
+            Form::Expr(text) => expr_calls(text, &limits),
+            Form::Functions(funcs) => Some(funcs.len()),
+            Form::FuncExprs(exprs) => Some(exprs.len()),
+            _ => None,
+        };
+        if let Some(n) = count.filter(|n| *n != 1) {
+            return not_one(&text, n);
+        }
+        let outputs = self.respond().await.outputs;
+        if outputs.len() != 1 {
+            return not_one(&text, outputs.len());
+        }
+        single_output(&text, outputs)
     }
+}
+
+/// How many calls the expression `text` holds at its top level, when it is a list or tuple
+/// (a call is one): known before anything runs. `None` when it does not parse (running it
+/// reports why).
+fn expr_calls(text: &str, limits: &Limits) -> Option<usize> {
+    if !text.trim_start().starts_with(['[', '(']) {
+        return Some(1);
+    }
+    let parsed = crate::syntax::parse(text, limits).ok()?;
+    Some(crate::eval::units(&parsed).len())
+}
+
+/// The output of a request that should hold one call and holds `n`: nothing ran.
+fn not_one(text: &str, n: usize) -> FunctionOutput {
+    FunctionOutput::failed(
+        clip(text, 60),
+        text,
+        Error::new(
+            ErrorKind::Unsupported,
+            format!("expected one call, found {n}; nothing ran"),
+        )
+        .with_hint("use ToolManager::run for a list of calls"),
+    )
 }
 
 impl IntoFuture for Request {
@@ -564,10 +608,24 @@ impl Run<'_> {
                 ignored: plan.ignored,
             };
         }
-        // No call at all: the reader's error says why nothing ran (it runs nothing).
+        // No call in call position: one row saying why nothing ran (nothing is evaluated).
         if plan.calls.is_empty() && !text.trim().is_empty() {
+            if is_json {
+                return Response {
+                    outputs: self.text(text, true, None).await,
+                    ignored: plan.ignored,
+                };
+            }
+            let error = match crate::syntax::parse(text, self.limits) {
+                Err(e) => e,
+                Ok(_) => Error::new(
+                    ErrorKind::Unsupported,
+                    "no call to run: the text holds no call in call position",
+                )
+                .with_hint("write the call itself, such as `tool(a=1)`, or a list of calls, outside comments, strings, prose and other code"),
+            };
             return Response {
-                outputs: self.text(text, is_json, None).await,
+                outputs: vec![FunctionOutput::failed(clip(text, 60), text, error)],
                 ignored: plan.ignored,
             };
         }
@@ -620,7 +678,7 @@ fn fexpr_forms(text: &str, limits: &Limits) -> bool {
         !has("id") && (has("action") || has("args") || has("kwargs") || only_name)
     };
     match &tree.kind {
-        ExprKind::List(items) => !items.is_empty() && items.iter().any(is_form),
+        ExprKind::List(items) => !items.is_empty() && items.iter().all(is_form),
         _ => is_form(&tree),
     }
 }

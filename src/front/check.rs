@@ -183,8 +183,8 @@ pub struct Plan {
     /// Set when the text was refused as a whole (over a limit).
     pub error: Option<Error>,
     /// Whether the text is a plain expression rather than tool calls: it parses as a whole and
-    /// every call found in it is to a function or record type of the context (`np.zeros(3)`,
-    /// `Point(x=1, y=2)`, `1 + 2`, `x`). `Input::model_output` evaluates such a text as
+    /// the calls found in it (at least one) are all to functions or record types of the context
+    /// (`np.zeros(3)`, `Point(x=1, y=2)`). `Input::model_output` evaluates such a text as
     /// written, as `Input::expr` does.
     pub plain: bool,
 }
@@ -249,9 +249,17 @@ fn plan_for(
         calls,
         ignored,
         error,
-    } = front::extract(text, limits, &|name| is_tool(ctx, name));
+    } = front::extract_with(
+        text,
+        limits,
+        &|name| is_tool(ctx, name),
+        front::ReadOptions {
+            lenient: options.lenient,
+        },
+    );
     let plain = purpose == Purpose::Run
         && error.is_none()
+        && !calls.is_empty()
         && calls.iter().all(|c| {
             ctx.get(&c.name)
                 .is_some_and(|e| !matches!(e, Entry::Tool(_)))

@@ -206,6 +206,8 @@ impl From<&Ignored> for Diagnostic {
             IgnoreReason::Budget => "text past the scan's step budget",
             IgnoreReason::Punctuation => "punctuation with no call",
             IgnoreReason::Duplicate => "a repeated copy of the calls before it",
+            IgnoreReason::Mention => "a call mentioned in a sentence, not asked for: not run",
+            IgnoreReason::Code => "code that holds no call",
         };
         Diagnostic {
             severity: Severity::Note,

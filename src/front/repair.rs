@@ -84,6 +84,11 @@ pub struct RepairOptions {
     pub bool_enums: bool,
     /// `'IMAX'` → `'imax'` where exactly one member matches, ignoring case, spaces, `-`, `_`.
     pub enum_spelling: bool,
+    /// Not a repair but how model text is read: take calls mentioned in prose (`You could use
+    /// f(x)`) as calls, as a harness that scores text wants. Off by default (also in
+    /// [`RepairOptions::default`]): a mention is reported, never run. See
+    /// [`ReadOptions`](crate::front::ReadOptions).
+    pub lenient: bool,
 }
 
 impl Default for RepairOptions {
@@ -96,6 +101,7 @@ impl Default for RepairOptions {
             enum_names: true,
             bool_enums: true,
             enum_spelling: true,
+            lenient: false,
         }
     }
 }
@@ -110,6 +116,7 @@ impl RepairOptions {
             enum_names: false,
             bool_enums: false,
             enum_spelling: false,
+            lenient: false,
         }
     }
 

@@ -1,0 +1,625 @@
+//! The JSON call forms of model text, next to [`json_input`] which reads them: fexpr's
+//! `Function` and `FunctionExpression`, `{"name", "arguments"}` (OpenAI functions, Hermes/Qwen
+//! tool calls), `{"name", "parameters"}` (Llama), OpenAI `tool_calls` and assistant messages
+//! (also the legacy `function_call`), Anthropic `tool_use` blocks and messages, and lists of
+//! any of these — also written as Python literals.
+//!
+//! No silent choice: an object with two keys naming the function (`name` and `tool_name`), two
+//! keys holding the arguments (`arguments` and `kwargs`; fexpr's `args` beside `kwargs` is one
+//! call's positional and keyword arguments), or a message holding two call forms (`tool_calls`
+//! and `function_call`, or `tool_calls` and Anthropic `tool_use` blocks) is one error row naming
+//! both, and nothing in it runs. In a list that holds calls, every other item gets its own error
+//! row, so a provider reply can answer each one.
+
+use crate::error::{clip, Error, ErrorKind, Span};
+use crate::front::{is_dotted_identifier, is_identifier, json_input, FoundCall, Origin};
+use crate::limits::Limits;
+use crate::syntax::{self, Expr, ExprKind, UnaryOp};
+
+/// How many levels of JSON wrapping (message → `tool_calls` → call → `function`) are looked
+/// into for calls.
+pub const MAX_JSON_NESTING: usize = 8;
+
+/// Keys that name the function in a JSON call (`name` first).
+const NAME_KEYS: &[&str] = &["name", "function", "function_name", "tool_name", "tool"];
+
+/// Keys that hold the arguments in a JSON call, in order of preference.
+const ARGS_KEYS: &[&str] = &[
+    "arguments",
+    "kwargs",
+    "parameters",
+    "params",
+    "input",
+    "tool_input",
+    "args",
+];
+
+/// Other keys a call object may carry.
+const EXTRA_KEYS: &[&str] = &["thought", "id", "type", "description", "index"];
+
+/// Arguments of a JSON call form.
+enum JsonArgs {
+    /// Positional arguments and the pairs of an object of keyword arguments.
+    Object(Vec<Expr>, Vec<(Expr, Expr)>),
+    /// A `FunctionExpression`'s action.
+    Expr(String),
+    /// Arguments that cannot be read, or an object that tries to be a call and is not one: the
+    /// error, its span in the JSON text.
+    Invalid(Error),
+}
+
+/// One call (or item that tries to be one) of a JSON form.
+struct JsonCall {
+    origin: Origin,
+    name: String,
+    args: JsonArgs,
+    id: Option<String>,
+    /// The object it was read from, in the JSON text.
+    span: Span,
+}
+
+/// The calls of the JSON call form `tree`, read from `json` (which starts at byte `start` of the
+/// text; `tree`'s spans index `json`); `None` if it is not one. When the form is ambiguous (a
+/// duplicate key) or holds a number out of range, each of its calls fails with that error, and
+/// its source is the JSON text, which the error's span indexes.
+pub(super) fn calls(
+    tree: &Expr,
+    json: &str,
+    start: usize,
+    limits: &Limits,
+) -> Option<Vec<FoundCall>> {
+    let mut found = Vec::new();
+    let base = u32::try_from(start).unwrap_or(u32::MAX);
+    if !json_calls(tree, json, base, limits, 0, &mut found) {
+        return None;
+    }
+    let whole = super::span(start, start + json.len());
+    let shift = |s: Span| Span::new(s.start.saturating_add(base), s.end.saturating_add(base));
+    if let Err(e) = json_input::check_call_tree(tree, json, base) {
+        return Some(
+            found
+                .into_iter()
+                .map(|c| FoundCall {
+                    name: c.name,
+                    span: whole,
+                    origin: c.origin,
+                    source: json.to_string(),
+                    parsed: Err(e.clone()),
+                    id: c.id,
+                })
+                .collect(),
+        );
+    }
+    let mut out = Vec::with_capacity(found.len());
+    for JsonCall {
+        origin,
+        name,
+        args,
+        id,
+        span,
+    } in found
+    {
+        let at = shift(span);
+        // An error located in the JSON: the call's source is its object as written, which the
+        // error's span (moved into the object) indexes.
+        let invalid = |e: Error| {
+            let object = json.get(span.range()).unwrap_or(json).to_string();
+            let e = Error {
+                span: e.span.map(|s| super::shift_back(s, span.start)),
+                ..e
+            };
+            (object, Err(e))
+        };
+        let (source, parsed) = match args {
+            JsonArgs::Expr(action) => {
+                let parsed = syntax::parse(&action, limits);
+                (action, parsed)
+            }
+            JsonArgs::Object(positional, args) => {
+                match call_source(&name, &positional, &args, limits) {
+                    Ok(source) => {
+                        let parsed = syntax::parse(&source, limits);
+                        (source, parsed)
+                    }
+                    Err(e) => invalid(e.at(span)),
+                }
+            }
+            JsonArgs::Invalid(e) => invalid(e),
+        };
+        // A FunctionExpression's action may hold a list of calls.
+        match parsed {
+            Ok(Expr {
+                kind: ExprKind::List(items) | ExprKind::Tuple(items),
+                ..
+            }) if origin == Origin::FunctionExpression
+                && !items.is_empty()
+                && items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) =>
+            {
+                for item in items {
+                    let ExprKind::Call(call) = &item.kind else {
+                        continue;
+                    };
+                    let name = call.func.clone();
+                    let mut item = item;
+                    let piece = source
+                        .get(item.span.range())
+                        .unwrap_or_default()
+                        .to_string();
+                    let base = item.span.start;
+                    json_input::map_spans(&mut item, &|s| super::shift_back(s, base));
+                    out.push(FoundCall {
+                        name,
+                        span: at,
+                        origin,
+                        source: piece,
+                        parsed: Ok(item),
+                        id: None,
+                    });
+                }
+            }
+            parsed => {
+                let name = match &parsed {
+                    Ok(Expr {
+                        kind: ExprKind::Call(call),
+                        ..
+                    }) => call.func.clone(),
+                    _ => name,
+                };
+                let parsed = parsed.and_then(|e| {
+                    e.as_call()?;
+                    Ok(e)
+                });
+                out.push(FoundCall {
+                    name,
+                    span: at,
+                    origin,
+                    source,
+                    parsed,
+                    id,
+                });
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The name a cut-off JSON call was given, if its `"name": "…"` was written whole: a cut-off
+/// call's verdict names its tool.
+pub(super) fn cut_off_name(json: &str) -> Option<String> {
+    for key in ["\"name\"", "'name'"] {
+        let Some(at) = json.find(key) else {
+            continue;
+        };
+        let rest = json.get(at + key.len()..)?.trim_start();
+        let rest = rest.strip_prefix(':')?.trim_start();
+        let quote = rest.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+        let body = rest.get(1..)?;
+        let end = body.find(quote)?;
+        let name = body.get(..end)?;
+        if is_dotted_identifier(name) {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
+
+/// The string under `key` in an object's pairs.
+fn field<'a>(pairs: &'a [(Expr, Expr)], key: &str) -> Option<&'a str> {
+    json_input::get(pairs, key).and_then(json_input::as_str)
+}
+
+/// An error row for `node`, an item that tries to be a call and is not one.
+fn not_a_call(node: &Expr, message: String) -> JsonCall {
+    let (name, id) = match &node.kind {
+        ExprKind::Dict(pairs) => (
+            NAME_KEYS
+                .iter()
+                .find_map(|k| field(pairs, k))
+                .unwrap_or_default()
+                .to_string(),
+            field(pairs, "id").map(str::to_string),
+        ),
+        _ => (String::new(), None),
+    };
+    JsonCall {
+        origin: Origin::OpenAi,
+        name,
+        args: JsonArgs::Invalid(
+            Error::new(ErrorKind::Syntax, message)
+                .at(node.span)
+                .with_hint("write each call as {\"name\": \"tool\", \"arguments\": {...}}; nothing in this item ran"),
+        ),
+        id,
+        span: node.span,
+    }
+}
+
+/// Whether `node` is an Anthropic text block (content blocks mix text with `tool_use`).
+fn is_text_block(node: &Expr) -> bool {
+    matches!(&node.kind, ExprKind::Dict(pairs) if field(pairs, "type") == Some("text"))
+}
+
+/// Collect the calls of a JSON call form (a tree read from `text`, which starts at byte `base` of
+/// the input) into `out`; false if `json` is not one.
+fn json_calls(
+    json: &Expr,
+    text: &str,
+    base: u32,
+    limits: &Limits,
+    depth: usize,
+    out: &mut Vec<JsonCall>,
+) -> bool {
+    if depth > MAX_JSON_NESTING {
+        return false;
+    }
+    match &json.kind {
+        ExprKind::List(items) => {
+            let before = out.len();
+            let mut calls = false;
+            for item in items {
+                if is_text_block(item) {
+                    continue;
+                }
+                let at = out.len();
+                if json_calls(item, text, base, limits, depth + 1, out) {
+                    calls = true;
+                } else {
+                    out.truncate(at);
+                    out.push(not_a_call(
+                        item,
+                        format!(
+                            "this item of a list of calls is not a call: `{}`",
+                            clip(text.get(item.span.range()).unwrap_or_default(), 60)
+                        ),
+                    ));
+                }
+            }
+            if !calls {
+                out.truncate(before);
+            }
+            calls
+        }
+        ExprKind::Dict(obj) => dict_calls(json, obj, text, base, limits, depth, out),
+        _ => false,
+    }
+}
+
+/// [`json_calls`] of an object.
+fn dict_calls(
+    json: &Expr,
+    obj: &[(Expr, Expr)],
+    text: &str,
+    base: u32,
+    limits: &Limits,
+    depth: usize,
+    out: &mut Vec<JsonCall>,
+) -> bool {
+    let get = |key: &str| json_input::get(obj, key);
+    let only = |allowed: &[&str]| {
+        obj.iter()
+            .all(|(k, _)| json_input::as_str(k).is_some_and(|k| allowed.contains(&k)))
+    };
+    // An assistant message: `tool_calls`, the legacy `function_call`, or Anthropic content
+    // blocks. Two of them in one message: which the model meant is not clear.
+    let tool_calls = get("tool_calls").filter(|e| matches!(e.kind, ExprKind::List(_)));
+    let function_call = get("function_call").filter(|e| matches!(e.kind, ExprKind::Dict(_)));
+    let content_calls = get("content")
+        .filter(|e| matches!(e.kind, ExprKind::List(_)))
+        .filter(|content| {
+            field(obj, "role") == Some("assistant") && {
+                let mut probe = Vec::new();
+                json_calls(content, text, base, limits, depth + 1, &mut probe)
+            }
+        });
+    let forms: Vec<&str> = [
+        ("tool_calls", tool_calls.is_some()),
+        ("function_call", function_call.is_some()),
+        ("content", content_calls.is_some()),
+    ]
+    .iter()
+    .filter(|(_, present)| *present)
+    .map(|(key, _)| *key)
+    .collect();
+    if let [first, second, ..] = forms.as_slice() {
+        out.push(not_a_call(
+            json,
+            format!("the message holds calls in both `{first}` and `{second}`: which ones the model meant is not clear"),
+        ));
+        return true;
+    }
+    if let Some(calls) = tool_calls {
+        return json_calls(calls, text, base, limits, depth + 1, out);
+    }
+    if let Some(call) = function_call {
+        return json_calls(call, text, base, limits, depth + 1, out);
+    }
+    if let Some(content) = content_calls {
+        return json_calls(content, text, base, limits, depth + 1, out);
+    }
+    let names: Vec<&str> = NAME_KEYS
+        .iter()
+        .copied()
+        .filter(|k| get(k).is_some_and(|v| !matches!(v.kind, ExprKind::Dict(_))))
+        .collect();
+    let name = names
+        .first()
+        .and_then(|k| field(obj, k))
+        .map(str::to_string);
+    if field(obj, "type") == Some("tool_use") {
+        let Some(name) = name else {
+            out.push(not_a_call(
+                json,
+                "a `tool_use` block without a string `name`".into(),
+            ));
+            return true;
+        };
+        let Some(Expr {
+            kind: ExprKind::Dict(input),
+            ..
+        }) = get("input")
+        else {
+            out.push(not_a_call(
+                json,
+                format!(
+                    "the `input` of the `tool_use` block `{}` is not an object",
+                    clip(&name, 40)
+                ),
+            ));
+            return true;
+        };
+        out.push(JsonCall {
+            origin: Origin::Anthropic,
+            name,
+            args: JsonArgs::Object(Vec::new(), input.clone()),
+            id: field(obj, "id").map(str::to_string),
+            span: json.span,
+        });
+        return true;
+    }
+    if let Some(function) = get("function").filter(|e| matches!(e.kind, ExprKind::Dict(_))) {
+        if only(&["id", "type", "function", "index"]) {
+            // OpenAI's tool call: its `id` is beside the `function`.
+            let before = out.len();
+            let found = json_calls(function, text, base, limits, depth + 1, out);
+            if let (true, Some(id)) = (out.len() == before + 1, field(obj, "id")) {
+                if let Some(call) = out.last_mut() {
+                    call.id = Some(id.to_string());
+                }
+            }
+            return found;
+        }
+    }
+    if let Some(action) = field(obj, "action") {
+        if only(&["action", "thought"]) {
+            out.push(JsonCall {
+                origin: Origin::FunctionExpression,
+                name: String::new(),
+                args: JsonArgs::Expr(action.to_string()),
+                id: None,
+                span: json.span,
+            });
+            return true;
+        }
+    }
+    // From here on the object is a call only if every key is one a call has.
+    if names.is_empty()
+        || !obj.iter().all(|(k, _)| {
+            json_input::as_str(k).is_some_and(|k| {
+                NAME_KEYS.contains(&k) || ARGS_KEYS.contains(&k) || EXTRA_KEYS.contains(&k)
+            })
+        })
+    {
+        return false;
+    }
+    if let [first, second, ..] = names.as_slice() {
+        out.push(not_a_call(
+            json,
+            format!("two keys name the function, `{first}` and `{second}`: which one the model meant is not clear"),
+        ));
+        return true;
+    }
+    let Some(name) = name else {
+        out.push(not_a_call(
+            json,
+            format!(
+                "the function's `{}` is not a string",
+                names.first().copied().unwrap_or("name")
+            ),
+        ));
+        return true;
+    };
+    // `args` beside `kwargs` is one call's positional and keyword arguments; any other two
+    // keys holding arguments are a conflict.
+    let args_keys: Vec<&str> = ARGS_KEYS
+        .iter()
+        .copied()
+        .filter(|k| get(k).is_some())
+        .filter(|k| !(*k == "args" && get("kwargs").is_some()))
+        .collect();
+    if let [first, second, ..] = args_keys.as_slice() {
+        out.push(not_a_call(
+            json,
+            format!("two keys hold the arguments of `{}`, `{first}` and `{second}`: which ones the model meant is not clear", clip(&name, 40)),
+        ));
+        return true;
+    }
+    // Which key holds the arguments decides the form; none at all is a call without
+    // arguments only when nothing but the name (and a thought) is there.
+    let null = Expr {
+        kind: ExprKind::None,
+        span: json.span,
+    };
+    let (origin, args) = match args_keys
+        .first()
+        .copied()
+        .or_else(|| get("args").map(|_| "args"))
+    {
+        Some(key @ "arguments") => (Origin::OpenAi, get(key).unwrap_or(&null)),
+        Some(key @ ("kwargs" | "args")) => (Origin::Function, get(key).unwrap_or(&null)),
+        Some(key) => (Origin::NameParameters, get(key).unwrap_or(&null)),
+        None if only(&["name", "thought"]) => (Origin::Function, &null),
+        None => return false,
+    };
+    // fexpr's `Function` may carry positional `args` next to `kwargs`.
+    let positional = match get("args") {
+        Some(Expr {
+            kind: ExprKind::List(items),
+            ..
+        }) => items.clone(),
+        _ => Vec::new(),
+    };
+    let args = match get("kwargs") {
+        Some(kwargs) => kwargs,
+        None if matches!(args.kind, ExprKind::List(_)) => &null,
+        None => args,
+    };
+    let args = match &args.kind {
+        ExprKind::None => JsonArgs::Object(positional, Vec::new()),
+        ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs.clone()),
+        ExprKind::Str(s) if s.trim().is_empty() => JsonArgs::Object(positional, Vec::new()),
+        // OpenAI's `arguments` as a JSON string: read by the same reader, checked the
+        // same way, spans into the text through the string's escapes.
+        ExprKind::Str(s) => match json_input::read_nested(args, text, limits) {
+            Ok(Expr {
+                kind: ExprKind::Dict(pairs),
+                span,
+            }) => {
+                let nested = Expr {
+                    kind: ExprKind::Dict(pairs),
+                    span,
+                };
+                match json_input::check_call_tree(&nested, text, base) {
+                    Ok(()) => match nested.kind {
+                        ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs),
+                        _ => JsonArgs::Object(positional, Vec::new()),
+                    },
+                    Err(e) => JsonArgs::Invalid(e),
+                }
+            }
+            Ok(_) => JsonArgs::Invalid(not_an_object(&name, s).at(args.span)),
+            Err(e) if e.kind == ErrorKind::Syntax => JsonArgs::Invalid(Error {
+                message: format!(
+                    "the arguments of `{}` are not a JSON object: {}",
+                    clip(&name, 40),
+                    e.message
+                ),
+                ..e
+            }),
+            Err(e) => JsonArgs::Invalid(e),
+        },
+        _ => JsonArgs::Invalid(
+            Error::new(
+                ErrorKind::Syntax,
+                format!("the arguments of `{}` are not an object", clip(&name, 40)),
+            )
+            .at(args.span),
+        ),
+    };
+    out.push(JsonCall {
+        origin,
+        name,
+        args,
+        id: field(obj, "id").map(str::to_string),
+        span: json.span,
+    });
+    true
+}
+
+fn not_an_object(name: &str, args: &str) -> Error {
+    Error::new(
+        ErrorKind::Syntax,
+        format!(
+            "the arguments of `{}` are not a JSON object: {}",
+            clip(name, 40),
+            clip(args, 60)
+        ),
+    )
+}
+
+/// `name(k=v, ...)` written from a JSON call's name and arguments.
+fn call_source(
+    name: &str,
+    positional: &[Expr],
+    args: &[(Expr, Expr)],
+    limits: &Limits,
+) -> Result<String, Error> {
+    // Values as Python writes them (`'x'`, `{'k': None}`): literals evaluate without a context.
+    let repr = |value: &Expr| {
+        crate::eval::eval_pure(value, &crate::resolve::context::Context::new(), limits)
+            .map(|v| v.repr())
+    };
+    if !is_dotted_identifier(name) {
+        return Err(Error::new(
+            ErrorKind::Syntax,
+            format!("`{}` is not a function name", clip(name, 40)),
+        ));
+    }
+    let mut source = format!("{name}(");
+    for (i, value) in positional.iter().enumerate() {
+        if i > 0 {
+            source.push_str(", ");
+        }
+        source.push_str(&repr(value)?);
+    }
+    for (i, (key, value)) in args.iter().enumerate() {
+        let key = json_input::as_str(key).unwrap_or_default();
+        if !is_identifier(key) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "argument name `{}` of `{}` cannot be written as a Python keyword argument",
+                    clip(key, 40),
+                    clip(name, 40)
+                ),
+            ));
+        }
+        if i > 0 || !positional.is_empty() {
+            source.push_str(", ");
+        }
+        source.push_str(key);
+        source.push('=');
+        source.push_str(&repr(value)?);
+    }
+    source.push(')');
+    Ok(source)
+}
+
+/// A parsed Python literal as the tree [`json_input::read`] gives for JSON: `None`, bools,
+/// numbers (a sign folded in), strings, lists and tuples (as lists) and dicts of these; `None`
+/// for anything else (names, calls, operators, sets, bytes). Recursion is bounded by the
+/// parser's depth limit.
+pub(super) fn literal_tree(expr: Expr) -> Option<Expr> {
+    let span = expr.span;
+    let kind = match expr.kind {
+        kind @ (ExprKind::None
+        | ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::BigInt(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)) => kind,
+        ExprKind::List(items) | ExprKind::Tuple(items) => ExprKind::List(
+            items
+                .into_iter()
+                .map(literal_tree)
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        ExprKind::Dict(pairs) => ExprKind::Dict(
+            pairs
+                .into_iter()
+                .map(|(k, v)| Some((literal_tree(k)?, literal_tree(v)?)))
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        ExprKind::Unary(op @ (UnaryOp::Neg | UnaryOp::Pos), operand) => {
+            let negate = op == UnaryOp::Neg;
+            match operand.kind {
+                ExprKind::Int(n) if negate => ExprKind::Int(n.checked_neg()?),
+                ExprKind::BigInt(n) if negate => ExprKind::BigInt(-n),
+                ExprKind::Float(x) if negate => ExprKind::Float(-x),
+                kind @ (ExprKind::Int(_) | ExprKind::BigInt(_) | ExprKind::Float(_)) => kind,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(Expr { kind, span })
+}

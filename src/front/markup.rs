@@ -1,0 +1,346 @@
+//! The markup of model text, found before anything is read as a call: reasoning blocks, code
+//! fences, chat-template tokens, markup tags, and the explicit tool-call forms
+//! (`<tool_call>…</tool_call>`, `<|python_tag|>…`, `[TOOL_CALLS]…`). The text is cut into
+//! [`Region`]s in one linear pass; what lies between is plain text, read line by line by
+//! [`super::python`].
+
+use crate::error::Span;
+use crate::front::{span, IgnoreReason};
+
+/// Chat-template tokens recognised (and reported as [`IgnoreReason::ChatToken`]) wherever they
+/// appear outside a call. Any other `<|…|>` token is recognised too.
+pub const CHAT_TOKENS: &[&str] = &[
+    "<end_of_turn>",
+    "<start_of_turn>",
+    "<eos>",
+    "<bos>",
+    "</s>",
+    "<s>",
+    "[/TOOL_CALLS]",
+    "[INST]",
+    "[/INST]",
+];
+
+/// Longest markup tag recognised (`<tool_call>`, `</function_calls>`), in bytes.
+pub(super) const MAX_TAG_BYTES: usize = 48;
+
+/// The explicit tool-call forms: an opening token or tag, and what ends its body (the first of
+/// these; the end of the text when none follows). The body is a call position.
+const EXPLICIT: &[(&str, &[&str])] = &[
+    ("<tool_call>", &["</tool_call>"]),
+    ("<tool_calls>", &["</tool_calls>"]),
+    ("<function_call>", &["</function_call>"]),
+    ("<function_calls>", &["</function_calls>"]),
+    ("<|python_start|>", &["<|python_end|>"]),
+    ("<|python_tag|>", &["<|eom_id|>", "<|eot_id|>"]),
+    ("[TOOL_CALLS]", &["[/TOOL_CALLS]", "</s>"]),
+];
+
+/// A piece of the text, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Region {
+    /// Reasoning (`<think>…</think>`): reported, never read for calls.
+    Reasoning(Span),
+    /// A chat token, a markup tag or a fence marker: reported with its reason.
+    Markup(Span, IgnoreReason),
+    /// The body of a fenced code block: one unit.
+    Fence(Span),
+    /// The body of an explicit tool-call form: a call position, one unit.
+    Explicit(Span),
+    /// Everything else, read line by line.
+    Plain(Span),
+}
+
+/// Cut `text` into regions, in order, covering it (blank plain stretches may be left out).
+pub(super) fn regions(text: &str) -> Vec<Region> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for r in reasoning_spans(text) {
+        split(text, pos, r.start as usize, &mut out);
+        out.push(Region::Reasoning(r));
+        pos = r.end as usize;
+    }
+    split(text, pos, text.len(), &mut out);
+    out
+}
+
+/// Regions of `text[a..b]`, which holds no reasoning.
+fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
+    let bytes = text.as_bytes();
+    let mut plain = a;
+    let mut i = a;
+    // Nothing but blanks (or markup) since the line started.
+    let mut blank_before = true;
+    // Nothing but blanks since the line started (markup included): where a fence may open.
+    let mut line_start = true;
+    // A quote seen on this line since the line (or the last markup) started: a tag after it may
+    // be inside a string, and is not taken as an explicit call form.
+    let mut quoted = false;
+    let plain_until = |out: &mut Vec<Region>, from: usize, to: usize| {
+        if text.get(from..to).is_some_and(|s| !s.trim().is_empty()) {
+            out.push(Region::Plain(span(from, to)));
+        }
+    };
+    while i < b {
+        let c = bytes[i];
+        match c {
+            b'\n' => {
+                blank_before = true;
+                line_start = true;
+                quoted = false;
+                i += 1;
+                continue;
+            }
+            b'`' if line_start && text[i..b].starts_with("```") => {
+                plain_until(out, plain, i);
+                let open_end = line_end(text, i, b);
+                let tag_end = i + 3 + text[i + 3..open_end].trim_end().len();
+                out.push(Region::Markup(span(i, tag_end), IgnoreReason::Fence));
+                let body = (open_end + 1).min(b);
+                let next = match fence_close(text, body, b) {
+                    Some((close, close_end)) => {
+                        out.push(Region::Fence(span(body, close)));
+                        out.push(Region::Markup(span(close, close_end), IgnoreReason::Fence));
+                        close_end
+                    }
+                    None => {
+                        out.push(Region::Fence(span(body, b)));
+                        b
+                    }
+                };
+                i = next;
+                plain = next;
+                blank_before = false;
+                continue;
+            }
+            b'<' | b'[' => {
+                let rest = &text[i..b];
+                if !quoted {
+                    if let Some((open, closes)) = EXPLICIT.iter().find(|(o, _)| rest.starts_with(o))
+                    {
+                        plain_until(out, plain, i);
+                        let reason = token_reason(open);
+                        out.push(Region::Markup(span(i, i + open.len()), reason));
+                        let body = i + open.len();
+                        let (close, close_end) = explicit_close(text, body, b, closes);
+                        out.push(Region::Explicit(span(body, close)));
+                        if close < close_end {
+                            let reason = token_reason(&text[close..close_end]);
+                            out.push(Region::Markup(span(close, close_end), reason));
+                        }
+                        i = close_end;
+                        plain = i;
+                        blank_before = true;
+                        continue;
+                    }
+                }
+                if let Some(len) = chat_token(rest) {
+                    plain_until(out, plain, i);
+                    out.push(Region::Markup(span(i, i + len), IgnoreReason::ChatToken));
+                    i += len;
+                    plain = i;
+                    blank_before = true;
+                    quoted = false;
+                    continue;
+                }
+                if c == b'<' {
+                    if let Some(len) = tag(rest) {
+                        // A tag standing apart on its line (at its start, or with only markup
+                        // and blanks after it), not one inside code or prose.
+                        let after = &text[i + len..line_end(text, i + len, b)];
+                        if blank_before || only_markup(after) {
+                            plain_until(out, plain, i);
+                            out.push(Region::Markup(span(i, i + len), IgnoreReason::Tag));
+                            i += len;
+                            plain = i;
+                            blank_before = true;
+                            continue;
+                        }
+                    }
+                }
+            }
+            b'"' | b'\'' | b'`' => quoted = true,
+            _ => {}
+        }
+        if !c.is_ascii_whitespace() {
+            blank_before = false;
+            line_start = false;
+        }
+        i += 1;
+    }
+    plain_until(out, plain, b);
+}
+
+/// How a token or tag is reported: `<|…|>` and `[…]` tokens are chat tokens, the rest tags.
+fn token_reason(token: &str) -> IgnoreReason {
+    if token.starts_with("<|") || token.starts_with('[') || CHAT_TOKENS.contains(&token) {
+        IgnoreReason::ChatToken
+    } else {
+        IgnoreReason::Tag
+    }
+}
+
+/// The end of the line holding `i` (the `\n`'s position), at most `b`.
+pub(super) fn line_end(text: &str, i: usize, b: usize) -> usize {
+    text.get(i..b)
+        .and_then(|s| s.find('\n'))
+        .map_or(b, |p| i + p)
+}
+
+/// The closing fence of a fenced block whose body starts at `body`: a line whose text starts
+/// with ```` ``` ````; its start and end.
+fn fence_close(text: &str, body: usize, b: usize) -> Option<(usize, usize)> {
+    let mut line = body;
+    while line < b {
+        let end = line_end(text, line, b);
+        let content = &text[line..end];
+        let lead = content.len() - content.trim_start().len();
+        if content.trim_start().starts_with("```") {
+            let at = line + lead;
+            return Some((at, at + 3));
+        }
+        line = end + 1;
+    }
+    None
+}
+
+/// Where the body of an explicit form starting at `body` ends, and where its closing token
+/// ends. A body that is JSON is matched as JSON first, so a closing tag inside one of its
+/// strings does not end it.
+fn explicit_close(text: &str, body: usize, b: usize, closes: &[&str]) -> (usize, usize) {
+    let rest = &text[body..b];
+    let lead = rest.len() - rest.trim_start().len();
+    let from = match rest.trim_start().as_bytes().first() {
+        Some(b'{' | b'[') => json_end(text.as_bytes(), body + lead, b).unwrap_or(body),
+        _ => body,
+    };
+    closes
+        .iter()
+        .filter_map(|c| {
+            text[from..b]
+                .find(c)
+                .map(|p| (from + p, from + p + c.len()))
+        })
+        .min()
+        .unwrap_or((b, b))
+}
+
+/// The end (exclusive) of the JSON object or array opening at `open`, strings skipped; `None`
+/// if it does not close before `b`. Linear.
+pub(super) fn json_end(bytes: &[u8], open: usize, b: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut i = open;
+    while i < b {
+        let c = *bytes.get(i)?;
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match c {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The length of the chat-template token `rest` starts with, if any.
+fn chat_token(rest: &str) -> Option<usize> {
+    if let Some(token) = CHAT_TOKENS.iter().find(|t| rest.starts_with(**t)) {
+        return Some(token.len());
+    }
+    let inner = rest.strip_prefix("<|")?;
+    let close = inner.find("|>")?;
+    (close <= MAX_TAG_BYTES && !inner[..close].contains(char::is_whitespace)).then_some(close + 4)
+}
+
+/// The length of the markup tag (`<answer>`, `</tool_call>`) `rest` starts with, if any.
+fn tag(rest: &str) -> Option<usize> {
+    let name = rest.get(1..)?;
+    let len = name
+        .bytes()
+        .take(MAX_TAG_BYTES)
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'/' | b':'))
+        .count();
+    let first = name.bytes().next()?;
+    (len > 0
+        && (first.is_ascii_alphabetic() || first == b'/')
+        && name.as_bytes().get(len) == Some(&b'>'))
+    .then_some(len + 2)
+}
+
+/// Whether `s` holds nothing but blanks, tags and chat tokens.
+fn only_markup(s: &str) -> bool {
+    let mut rest = s.trim_start();
+    while !rest.is_empty() {
+        match chat_token(rest).or_else(|| {
+            if rest.starts_with('<') {
+                tag(rest)
+            } else {
+                None
+            }
+        }) {
+            Some(len) => rest = rest[len..].trim_start(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Reasoning blocks: `<think>…</think>` (also `thinking`, `reasoning`), and everything
+/// before a closing `</think>` whose opening tag the chat template wrote. An unclosed block is
+/// not reasoning (the answer may be cut off inside it; its calls are taken). A tag right after
+/// or before a quote is inside a string argument (`search(query="</think>")`), not a tag.
+fn reasoning_spans(text: &str) -> Vec<Span> {
+    let quote = |c: char| matches!(c, '"' | '\'' | '`');
+    let apart_before = |at: usize| text[..at].chars().next_back().is_none_or(|c| !quote(c));
+    let apart_after = |at: usize| text[at..].chars().next().is_none_or(|c| !quote(c));
+    let mut spans = Vec::new();
+    for tag in ["think", "thinking", "reasoning"] {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        let mut from = 0;
+        while let Some(c) = text.get(from..).and_then(|t| t.find(&close)) {
+            let close_at = from + c;
+            let end = close_at + close.len();
+            if !apart_before(close_at) || !apart_after(end) {
+                from = end;
+                continue;
+            }
+            let opened = text[from..close_at]
+                .match_indices(&open)
+                .map(|(o, _)| from + o)
+                .find(|o| apart_before(*o));
+            let start = match opened {
+                Some(o) => o,
+                None if from == 0 && !text[..close_at].contains(&open) => 0,
+                None => close_at,
+            };
+            spans.push(span(start, end));
+            from = end;
+        }
+    }
+    spans.sort_by_key(|s| s.start);
+    // Overlapping blocks (a `<thinking>` inside a `<think>`) are merged.
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match merged.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => merged.push(s),
+        }
+    }
+    merged
+}
