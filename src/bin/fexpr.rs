@@ -69,6 +69,10 @@ enum Command {
         /// No schema-aware repairs: every call runs exactly as written.
         #[arg(long)]
         strict: bool,
+        /// Take calls mentioned in prose (`You could use f(x)`) as calls. By default only calls
+        /// in call position run; a mention is reported on stderr.
+        #[arg(long, conflicts_with = "expr")]
+        lenient: bool,
         /// Read each input as one Python expression (a call or a list of calls) or fexpr's
         /// JSON forms, exactly as written: no extraction from model text, no repairs.
         #[arg(long, conflicts_with = "strict")]
@@ -95,6 +99,10 @@ enum Command {
         /// reported).
         #[arg(long)]
         strict: bool,
+        /// Take calls mentioned in prose (`You could use f(x)`) as calls, as a harness that
+        /// scores text may want. By default a mention gets no verdict and is reported on stderr.
+        #[arg(long)]
+        lenient: bool,
         #[command(flatten)]
         report: ReportArgs,
         #[command(flatten)]
@@ -443,6 +451,7 @@ fn main() -> ExitCode {
         Command::Check {
             tools_json,
             strict,
+            lenient,
             report,
             limits,
             exprs,
@@ -450,7 +459,7 @@ fn main() -> ExitCode {
             check(
                 &mut out,
                 &tools_json,
-                strict,
+                repair_options(strict, lenient),
                 report.human(),
                 &limits,
                 exprs,
@@ -460,6 +469,7 @@ fn main() -> ExitCode {
             tools,
             sandbox,
             strict,
+            lenient,
             expr,
             mcp,
             report,
@@ -473,7 +483,7 @@ fn main() -> ExitCode {
                 manager
             };
             with_tools(&mut out, manager, &mcp, |out, runtime, m| {
-                let how = (strict, expr);
+                let how = (repair_options(strict, lenient), expr);
                 exec(out, runtime, m, sandbox, how, report.human(), exprs)
             })
         }),
@@ -607,11 +617,10 @@ fn exec(
     runtime: &tokio::runtime::Runtime,
     manager: ToolManager,
     sandbox: bool,
-    (strict, expr_only): (bool, bool),
+    (options, expr_only): (fexpr::repair::RepairOptions, bool),
     human: Option<Human>,
     exprs: Vec<String>,
 ) -> Result<(), Stop> {
-    let options = repair_options(strict);
     let mut inputs = Inputs {
         max_bytes: manager.limits().max_source_bytes,
         stdin_read: false,
@@ -673,7 +682,9 @@ async fn run_expression(manager: &ToolManager, sandbox: bool, text: &str) -> Vec
     } else {
         Input::expr(text)
     };
-    let request = manager.run(input).repair(repair_options(true));
+    let request = manager
+        .run(input)
+        .repair(fexpr::repair::RepairOptions::strict());
     in_sandbox(request, sandbox).await.outputs
 }
 
@@ -686,13 +697,15 @@ fn in_sandbox(request: fexpr::Request, sandbox: bool) -> fexpr::Request {
     }
 }
 
-/// The repairs `--strict` leaves on: none; else all of them.
-fn repair_options(strict: bool) -> fexpr::repair::RepairOptions {
-    if strict {
+/// The repairs `--strict` leaves on (none; else all of them), and whether `--lenient` takes
+/// mentions in prose as calls.
+fn repair_options(strict: bool, lenient: bool) -> fexpr::repair::RepairOptions {
+    let options = if strict {
         fexpr::repair::RepairOptions::strict()
     } else {
         fexpr::repair::RepairOptions::default()
-    }
+    };
+    fexpr::repair::RepairOptions { lenient, ..options }
 }
 
 /// The row of a blank input: nothing to `what`.
@@ -732,7 +745,7 @@ fn flag_hint(error: &mut Error) {
 fn check(
     out: &mut Output,
     tools_json: &std::path::Path,
-    strict: bool,
+    options: fexpr::repair::RepairOptions,
     human: Option<Human>,
     limits: &fexpr::Limits,
     exprs: Vec<String>,
@@ -743,7 +756,6 @@ fn check(
         .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.message))
         .map_err(|e| Stop::Usage(format!("--tools-json {}: {e}", tools_json.display())))?;
     let ctx = fexpr::tooldefs::context(&defs);
-    let options = repair_options(strict);
     let mut inputs = Inputs {
         max_bytes: limits.max_source_bytes,
         stdin_read: false,

@@ -616,16 +616,12 @@ impl Run<'_> {
                     ignored: plan.ignored,
                 };
             }
-            let error = match crate::syntax::parse(text, self.limits) {
-                Err(e) => e,
-                Ok(_) => Error::new(
-                    ErrorKind::Unsupported,
-                    "no call to run: the text holds no call in call position",
-                )
-                .with_hint("write the call itself, such as `tool(a=1)`, or a list of calls, outside comments, strings, prose and other code"),
-            };
             return Response {
-                outputs: vec![FunctionOutput::failed(clip(text, 60), text, error)],
+                outputs: vec![FunctionOutput::failed(
+                    clip(text, 60),
+                    text,
+                    nothing_to_run(&plan.ignored),
+                )],
                 ignored: plan.ignored,
             };
         }
@@ -654,6 +650,35 @@ impl Run<'_> {
             ignored: plan.ignored,
         }
     }
+}
+
+/// Why model text in which no call was found runs nothing, from what was found instead.
+fn nothing_to_run(ignored: &[Ignored]) -> Error {
+    use crate::front::IgnoreReason;
+    let has = |reason: IgnoreReason| ignored.iter().any(|i| i.reason == reason);
+    let first = |reason: IgnoreReason| {
+        ignored
+            .iter()
+            .find(|i| i.reason == reason)
+            .map_or(String::new(), |i| i.text.clone())
+    };
+    let what = if has(IgnoreReason::Mention) {
+        format!(
+            "`{}` is mentioned inside a sentence, not written as a call of its own",
+            first(IgnoreReason::Mention)
+        )
+    } else if has(IgnoreReason::Code) {
+        "the text is code that holds no call to a tool".to_string()
+    } else if has(IgnoreReason::Reasoning) && !has(IgnoreReason::Prose) {
+        "the calls are inside reasoning, which is not run".to_string()
+    } else if has(IgnoreReason::Prose) {
+        "the text is prose".to_string()
+    } else {
+        "the text holds no call".to_string()
+    };
+    Error::new(ErrorKind::Unsupported, format!("no call to run: {what}")).with_hint(
+        "write each call on its own line (or a list of calls), outside sentences, comments, strings and other code",
+    )
 }
 
 /// Whether JSON `text` is in fexpr's own forms, which [`json_input::run`] evaluates as one
