@@ -71,6 +71,7 @@
 pub mod check;
 #[cfg(feature = "diagnostics")]
 pub mod diagnostic;
+pub mod formats;
 pub mod json_input;
 pub mod repair;
 
