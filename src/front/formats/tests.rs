@@ -266,3 +266,80 @@ proptest! {
         let _ = detect(&text);
     }
 }
+
+/// A scalar value as JSON (what the corpus writes).
+fn scalar_json(value: &crate::Value) -> serde_json::Value {
+    use crate::Value;
+    match value {
+        Value::None => serde_json::Value::Null,
+        Value::Bool(b) => (*b).into(),
+        Value::Int(n) => (*n).into(),
+        Value::Float(x) => (*x).into(),
+        Value::Str(s) => s.as_str().into(),
+        other => panic!("not a scalar: {other:?}"),
+    }
+}
+
+/// The keyword arguments of a call, as JSON: JSON arguments as written, text values converted
+/// as for a parameter of unknown type, Python keywords evaluated.
+fn kwargs_json(call: &FormatCall, text: &str) -> serde_json::Value {
+    let limits = Limits::default();
+    let mut out = serde_json::Map::new();
+    match &call.args {
+        FormatArgs::Json(s) => return serde_json::from_str(&text[s.range()]).unwrap_or_default(),
+        FormatArgs::Text(args) => {
+            for arg in args {
+                let value = super::convert_text_arg(arg, None, &limits);
+                out.insert(
+                    arg.key.clone(),
+                    scalar_json(&value.unwrap_or(crate::Value::None)),
+                );
+            }
+        }
+        FormatArgs::Python(s) => {
+            let tree = crate::syntax::parse(&text[s.range()], &limits);
+            let Ok(crate::syntax::Expr {
+                kind: crate::syntax::ExprKind::Call(c),
+                ..
+            }) = tree
+            else {
+                panic!("not a call: {}", &text[s.range()]);
+            };
+            let ctx = crate::resolve::context::Context::new();
+            for k in &c.kwargs {
+                let value = crate::eval::eval_pure(&k.value, &ctx, &limits);
+                out.insert(
+                    k.name.clone(),
+                    scalar_json(&value.unwrap_or(crate::Value::None)),
+                );
+            }
+        }
+        FormatArgs::Broken(e) => panic!("broken: {e}"),
+    }
+    out.into()
+}
+
+/// `tests/data/model_formats.jsonl`: each output read as its format gives the expected calls
+/// (and the must-not-run outputs give no complete call); each is detected as its format when
+/// it has markers of its own.
+#[test]
+fn the_corpus_reads_as_expected() {
+    let corpus = include_str!("../../../tests/data/model_formats.jsonl");
+    let mut formats = std::collections::HashSet::new();
+    for line in corpus.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        let id = case["id"].as_str().unwrap_or_default();
+        let format: ModelFormat = case["format"].as_str().unwrap_or_default().parse().unwrap();
+        formats.insert(format);
+        let output = case["output"].as_str().unwrap_or_default();
+        let reading = read_as(format, output);
+        let got: Vec<serde_json::Value> = reading
+            .calls
+            .iter()
+            .filter(|c| !is_broken(c))
+            .map(|c| serde_json::json!({"name": c.name, "kwargs": kwargs_json(c, output)}))
+            .collect();
+        assert_eq!(serde_json::Value::from(got), case["expected"], "{id}");
+    }
+    assert_eq!(formats.len(), ModelFormat::ALL.len());
+}
