@@ -20,14 +20,22 @@ pub(super) fn read(text: &str, out: &mut Out) {
     let b = src.b;
     let mut pos = 0;
     while let Some((start, which)) = src.find_any(pos, &[TOKEN, super::hermes::OPEN]) {
-        if which == 1 {
+        // Granite 3.1 writes its list after `<tool_call>`, with no closing tag.
+        let list_after_tag =
+            which == 1 && b.get(skip_ws(b, start + super::hermes::OPEN.len())) == Some(&b'[');
+        if which == 1 && !list_after_tag {
             match super::hermes::tag_call(text, start, WHAT, out) {
                 Some(end) => pos = end,
                 None => return,
             }
             continue;
         }
-        let after = start + TOKEN.len();
+        let after = start
+            + if which == 1 {
+                super::hermes::OPEN.len()
+            } else {
+                TOKEN.len()
+            };
         out.markup(start, after, IgnoreReason::ChatToken);
         let i = skip_ws(b, after);
         let end = match b.get(i) {
@@ -48,11 +56,17 @@ pub(super) fn read(text: &str, out: &mut Out) {
                 Some(char_end(text, i))
             }
         };
-        out.claim(start, end.unwrap_or(text.len()));
-        match end {
-            Some(end) => pos = end,
-            None => return,
+        let Some(mut end) = end else {
+            out.claim(start, text.len());
+            return;
+        };
+        let close = skip_ws(b, end);
+        if list_after_tag && text[close..].starts_with("</tool_call>") {
+            out.markup(close, close + "</tool_call>".len(), IgnoreReason::Tag);
+            end = close + "</tool_call>".len();
         }
+        out.claim(start, end);
+        pos = end;
     }
 }
 
@@ -69,6 +83,12 @@ mod tests {
         let r = read_as(F, text);
         assert_eq!(names(&r), ["get_weather", "add"]);
         assert_eq!(args_src(&r.calls[0], text), "{\"city\": \"Boston\"}");
+    }
+
+    #[test]
+    fn granite31_list_after_a_tag() {
+        let text = "<tool_call>[{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}]";
+        assert_eq!(names(&read_as(F, text)), ["add"]);
     }
 
     #[test]

@@ -260,23 +260,27 @@ fn holds_markers(format: ModelFormat, text: &str) -> bool {
                     .any(|(_, body)| b.get(scan::skip_ws(b, body)) == Some(&b'{'))
         }
         ModelFormat::Pythonic => text.contains("<|python_start|>"),
-        ModelFormat::Granite => text.contains("<|tool_call|>"),
+        ModelFormat::Granite => text.contains("<|tool_call|>") || tag_then(text, b'['),
         ModelFormat::Mistral => text.contains("[TOOL_CALLS]"),
         ModelFormat::Phi4 => text.contains("functools["),
         ModelFormat::Gemma => text.contains("```tool_code"),
-        ModelFormat::Hermes => {
-            let mut from = 0;
-            while let Some(p) = scan::find(text, from, "<tool_call>") {
-                let body = scan::skip_ws(b, p + "<tool_call>".len());
-                if b.get(body) == Some(&b'{') {
-                    return true;
-                }
-                from = p + 1;
-            }
-            false
-        }
+        ModelFormat::Hermes => tag_then(text, b'{'),
         ModelFormat::Xlam => false,
     }
+}
+
+/// Whether a `<tool_call>` tag is followed (after blanks) by `first`.
+fn tag_then(text: &str, first: u8) -> bool {
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(p) = scan::find(text, from, "<tool_call>") {
+        let body = scan::skip_ws(b, p + "<tool_call>".len());
+        if b.get(body) == Some(&first) {
+            return true;
+        }
+        from = p + 1;
+    }
+    false
 }
 
 /// Read `text` as `format`: linear in the text, bounded, never panics. Any prefix of a valid

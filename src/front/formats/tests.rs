@@ -107,6 +107,8 @@ pub(super) const EXAMPLES: &[(ModelFormat, &str, &[&str])] = &[
     (ModelFormat::Llama31, "<function=add>{\"a\": 5, \"b\": 5}</function><function=search>{\"query\": \"x\"}</function>", &["add", "search"]),
     (ModelFormat::Llama31, "<|python_tag|>{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}; {\"name\": \"search\", \"parameters\": {\"query\": \"é\"}}<|eom_id|>", &["add", "search"]),
     (ModelFormat::Granite, "<|tool_call|>[{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}]", &["add", "search"]),
+    (ModelFormat::Granite, "<tool_call>[{\"name\": \"add\", \"arguments\": {\"a\": 1}}]</tool_call>", &["add"]),
+    (ModelFormat::Xlam, "Sure: ```json\n[{\"name\": \"add\", \"arguments\": {}}]\n``` [TOOL_CALLS][{\"name\": \"search\", \"arguments\": {\"query\": \"é\"}}]", &["add", "search"]),
     (ModelFormat::Phi4, "functools[{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}]", &["add", "search"]),
     (ModelFormat::Xlam, "```json\n[{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}, {\"name\": \"search\", \"arguments\": {\"query\": \"é\"}}]\n```", &["add", "search"]),
     (ModelFormat::Gemma, "```tool_code\nprint(add(a=1, b=2))\n```\n```tool_code\nsearch(query=\"é\")\n```", &["add", "search"]),

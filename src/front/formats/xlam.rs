@@ -1,44 +1,71 @@
 //! Salesforce xLAM: the calls as plain JSON, as its chat template asks and vLLM's `xlam` parser
 //! reads them: a list of `{"name", "arguments"}` objects, one such object, or
-//! `{"tool_calls": […]}`, possibly in a ```` ```json ```` fence and after a `<think>` block.
-//! The JSON must open the answer (or its first fence): JSON later in prose is not a call.
+//! `{"tool_calls": […]}`, opening the answer (after a `<think>` block), or in a
+//! ```` ```json ```` fence, after `[TOOL_CALLS]` or inside `<tool_call>…</tool_call>`
+//! anywhere. JSON in the middle of prose is not a call.
 
-use super::scan::{find, json_call, json_call_list, skip_ws, Out, Src};
+use super::scan::{find, json_call, json_call_list, may_continue, skip_ws, Out, Src};
 use crate::front::IgnoreReason;
 
 const WHAT: &str = "xLAM";
+const MARKERS: &[&str] = &["```", "[TOOL_CALLS]", "<tool_call>"];
 
 pub(super) fn read(text: &str, out: &mut Out) {
     let src = Src::new(text, "<think>", "</think>");
     src.report_reasoning(out);
     let b = src.b;
     // The answer starts after a leading reasoning block.
-    let mut i = skip_ws(b, 0);
-    if let Some(s) = out_of_reasoning(&src, i) {
-        i = skip_ws(b, s);
+    let mut pos = skip_ws(b, 0);
+    if let Some(s) = out_of_reasoning(&src, pos) {
+        pos = skip_ws(b, s);
     }
-    let rest = &text[i..];
-    if rest.starts_with("```") {
-        let tag_end = find(text, i, "\n").unwrap_or(text.len());
-        out.markup(i, tag_end, IgnoreReason::Fence);
-        let start = skip_ws(b, tag_end);
-        let Some(end) = json(text, start, out) else {
-            out.claim(i, text.len());
+    if matches!(b.get(pos), Some(b'[' | b'{')) {
+        let end = json(text, pos, out);
+        out.claim(pos, end.unwrap_or(text.len()));
+        match end {
+            Some(end) => pos = end,
+            None => return,
+        }
+    }
+    while let Some((start, which)) = src.find_any(pos, MARKERS) {
+        let (open_end, reason, close) = match which {
+            0 => match find(text, start, "\n") {
+                Some(line_end) => (line_end, IgnoreReason::Fence, "```"),
+                None => {
+                    out.claim(start, text.len());
+                    return;
+                }
+            },
+            1 => (start + MARKERS[1].len(), IgnoreReason::ChatToken, ""),
+            _ => (start + MARKERS[2].len(), IgnoreReason::Tag, "</tool_call>"),
+        };
+        let j = skip_ws(b, open_end);
+        if !matches!(b.get(j), Some(b'[' | b'{')) {
+            if may_continue(text, j, &["[", "{"]) {
+                out.claim(start, text.len());
+                return;
+            }
+            // A fence of something else: past its closing fence.
+            pos = match which {
+                0 => find(text, open_end, "```").map_or(text.len(), |p| p + 3),
+                _ => open_end,
+            };
+            continue;
+        }
+        out.markup(start, open_end, reason);
+        let Some(end) = json(text, j, out) else {
+            out.claim(start, text.len());
             return;
         };
-        let close = skip_ws(b, end);
-        if text[close..].starts_with("```") {
-            out.markup(close, close + 3, IgnoreReason::Fence);
-            out.claim(i, close + 3);
+        let k = skip_ws(b, end);
+        if !close.is_empty() && text[k..].starts_with(close) {
+            out.markup(k, k + close.len(), reason);
+            out.claim(start, k + close.len());
+            pos = k + close.len();
         } else {
-            out.claim(i, end);
+            out.claim(start, end);
+            pos = end;
         }
-        return;
-    }
-    if let Some(end) = json(text, i, out) {
-        out.claim(i, end);
-    } else if i < text.len() && matches!(b.get(i), Some(b'[' | b'{')) {
-        out.claim(i, text.len());
     }
 }
 
@@ -111,6 +138,15 @@ mod tests {
         assert!(is_broken(&r.calls[1]));
         let r = read_as(F, "[{\"function\": \"add\"}]");
         assert!(is_broken(&r.calls[0]));
+    }
+
+    #[test]
+    fn fences_and_tokens_after_prose() {
+        let text = "Sure, here you go:\n```json\n[{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}]\n```\nand [TOOL_CALLS][{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}]";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["add", "search"]);
+        let r = read_as(F, "```python\nprint(1)\n```\n<tool_call>[{\"name\": \"add\", \"arguments\": {}}]</tool_call>");
+        assert_eq!(names(&r), ["add"]);
     }
 
     #[test]
