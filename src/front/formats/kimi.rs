@@ -9,6 +9,7 @@
 //! run to `<|tool_call_end|>`.
 
 use super::scan::{cut, find, malformed, may_continue, skip_ws, span, trim, Out, Src};
+use crate::error::clip;
 use crate::front::IgnoreReason;
 
 use super::FormatArgs;
@@ -107,8 +108,13 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     };
     let end = args_end + END.len();
     if name.is_empty() {
-        let error = malformed(WHAT, "", "no function name before the arguments")
-            .at(span(id_start, args_token));
+        let written = id.as_deref().map_or(String::new(), |id| clip(id, 40));
+        let error = malformed(
+            WHAT,
+            "",
+            &format!("its id `{written}` is not `functions.NAME:INDEX`"),
+        )
+        .at(span(id_start, args_token));
         out.broken("", None, start, end, error);
         return Some(end);
     }
@@ -122,8 +128,9 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     Some(end)
 }
 
-/// The name, its span and the id written between `start` and `stop`: `functions.add:0` names
-/// `add`.
+/// The name, its span and the id written between `start` and `stop`: `functions.add:0` (or
+/// `add:0`) names `add`; an id without its `:INDEX` (`functions.add.0`, `0`) names nothing, as
+/// the name cannot be told from it.
 fn parse_id(text: &str, start: usize, stop: usize) -> (&str, Option<crate::Span>, Option<String>) {
     let (a, z) = trim(text.as_bytes(), start, stop);
     let id = &text[a..z];
@@ -131,9 +138,11 @@ fn parse_id(text: &str, start: usize, stop: usize) -> (&str, Option<crate::Span>
     if id.starts_with("functions.") {
         name_start += "functions.".len();
     }
-    let mut name_end = z;
+    let mut name_end = name_start;
     if let Some(colon) = id.rfind(':') {
-        if id[colon + 1..].bytes().all(|c| c.is_ascii_digit()) && a + colon >= name_start {
+        let index = &id[colon + 1..];
+        if !index.is_empty() && index.bytes().all(|c| c.is_ascii_digit()) && a + colon >= name_start
+        {
             name_end = a + colon;
         }
     }
@@ -189,6 +198,16 @@ mod tests {
         assert!(matches!(r.calls[0].args, FormatArgs::Json(_)));
         let missing = read_as(F, "<|tool_call_begin|>functions.add:0<|tool_call_end|>");
         assert!(is_broken(&missing.calls[0]));
+    }
+
+    #[test]
+    fn an_id_without_its_index_names_nothing() {
+        for id in ["functions.get_weather.0", "0"] {
+            let text = format!("<|tool_calls_section_begin|><|tool_call_begin|>{id} <|tool_call_argument_begin|>{{\"city\": \"Tokyo\"}}<|tool_call_end|><|tool_calls_section_end|>");
+            let r = read_as(F, &text);
+            assert_eq!(names(&r), [""]);
+            assert!(matches!(&r.calls[0].args, FormatArgs::Broken(e) if e.message.contains(id)));
+        }
     }
 
     #[test]
