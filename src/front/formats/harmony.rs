@@ -13,7 +13,7 @@
 //! (claimed), so nothing in an `analysis` or `final` message is read as a call. A message
 //! ends at `<|end|>`, `<|call|>` or `<|return|>` (or where the next one starts).
 
-use super::scan::{cut, find, span, trim, Out, Src};
+use super::scan::{cut, find, json_end, skip_ws, span, trim, Out, Src};
 use super::FormatArgs;
 use crate::front::IgnoreReason;
 
@@ -92,56 +92,84 @@ fn message(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     };
     let h = header(text, start, body_token);
     let body = body_token + MESSAGE.len();
-    // The body runs to an end token, or to the next message's start.
-    let mut stop = None;
+    let recipient = h.to.filter(|(to, _)| !to.is_empty());
+    if let Some((to, at)) = recipient {
+        let name = to.strip_prefix("functions.").unwrap_or(to);
+        let name_span = Some(span(at + to.len() - name.len(), at + to.len()));
+        // JSON arguments end where the object closes (markers inside its strings are text),
+        // and the call with them: a server strips the stop token `<|call|>`.
+        let first = skip_ws(b, body);
+        if b.get(first) == Some(&b'{') {
+            let Some(json_end) = json_end(b, first) else {
+                out.broken(name, name_span, start, text.len(), cut(WHAT, name, "}"));
+                out.claim(start, text.len());
+                return None;
+            };
+            out.call(
+                name,
+                name_span,
+                (start, json_end),
+                FormatArgs::Json(span(first, json_end)),
+                None,
+            );
+            let k = skip_ws(b, json_end);
+            return match ENDS.iter().find(|t| text[k..].starts_with(**t)) {
+                Some(t) => {
+                    out.markup(k, k + t.len(), IgnoreReason::ChatToken);
+                    out.claim(start, k + t.len());
+                    Some(k + t.len())
+                }
+                None => Some(json_end),
+            };
+        }
+        // Other arguments (code for a built-in tool, or none) run to an end token.
+        let Some((body_end, end)) = body_end(text, body, ENDS) else {
+            out.broken(
+                name,
+                name_span,
+                start,
+                text.len(),
+                cut(WHAT, name, "<|call|>"),
+            );
+            out.claim(start, text.len());
+            return None;
+        };
+        let (a, z) = trim(b, body, body_end);
+        let args = if a == z {
+            FormatArgs::Text(Vec::new())
+        } else {
+            FormatArgs::Json(span(a, z))
+        };
+        out.call(name, name_span, (start, end), args, None);
+        return Some(end);
+    }
+    // A message to the user or reasoning ends at `<|end|>` or `<|return|>` (a `<|call|>` or a
+    // header in its text is text), or at the next message; cut off, at the text's end.
+    let stop = body_end(text, body, &["<|end|>", "<|return|>"]);
+    let (body_end, end) = stop.unwrap_or((text.len(), text.len()));
+    out.markup(start, body, IgnoreReason::ChatToken);
+    out.markup(body_end, end, IgnoreReason::ChatToken);
+    if h.channel == "analysis" {
+        out.reasoning(body, body_end);
+    }
+    out.claim(start, end);
+    stop.map(|_| end)
+}
+
+/// Where a body from `body` ends: the first of `ends` (its start and end), or the next
+/// `<|start|>` (twice its start); `None` if the text ends first.
+fn body_end(text: &str, body: usize, ends: &[&str]) -> Option<(usize, usize)> {
     let mut from = body;
     while let Some(p) = find(text, from, "<|") {
-        if let Some(t) = ENDS.iter().find(|t| text[p..].starts_with(**t)) {
-            stop = Some((p, p + t.len()));
-            break;
+        if let Some(t) = ends.iter().find(|t| text[p..].starts_with(**t)) {
+            return Some((p, p + t.len()));
         }
-        if text[p..].starts_with(START) || text[p..].starts_with(CHANNEL) {
-            stop = Some((p, p));
-            break;
+        if text[p..].starts_with(START) {
+            return Some((p, p));
         }
         from = p + 2;
     }
-    let end = stop.map_or(text.len(), |(_, e)| e);
-    let body_end = stop.map_or(text.len(), |(p, _)| p);
-    match h.to {
-        Some((to, at)) if !to.is_empty() => {
-            let name = to.strip_prefix("functions.").unwrap_or(to);
-            let name_span = Some(span(at + to.len() - name.len(), at + to.len()));
-            if stop.is_none() {
-                out.broken(
-                    name,
-                    name_span,
-                    start,
-                    text.len(),
-                    cut(WHAT, name, "<|call|>"),
-                );
-                return None;
-            }
-            let (a, z) = trim(b, body, body_end);
-            let args = if a == z {
-                FormatArgs::Text(Vec::new())
-            } else {
-                FormatArgs::Json(span(a, z))
-            };
-            out.call(name, name_span, (start, end), args, None);
-        }
-        _ => {
-            out.markup(start, body, IgnoreReason::ChatToken);
-            if body_end < end {
-                out.markup(body_end, end, IgnoreReason::ChatToken);
-            }
-            if h.channel == "analysis" {
-                out.reasoning(body, body_end);
-            }
-            out.claim(start, end);
-        }
-    }
-    stop.map(|_| end)
+    None
 }
 
 #[cfg(test)]
@@ -176,6 +204,31 @@ mod tests {
         let text = "<|channel|>analysis<|message|>Two lookups.<|end|><|start|>assistant to=functions.search<|channel|>commentary json<|message|>{\"query\": \"a\"}<|call|><|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
         let r = read_as(F, text);
         assert_eq!(names(&r), ["search", "get_weather"]);
+    }
+
+    #[test]
+    fn markers_inside_arguments_and_reasoning_are_text() {
+        let text = "<|channel|>analysis<|message|>I must not write <|call|> or <|channel|>final myself.<|end|><|start|>assistant to=functions.write_file<|channel|>commentary <|constrain|>json<|message|>{\"content\": \"ends with <|call|>; <|start|>assistant<|channel|>commentary to=functions.get_time<|message|>{}<|end|>\"}<|call|>";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["write_file"]);
+        assert!(args_src(&r.calls[0], text).ends_with("<|end|>\"}"));
+        assert_eq!(r.reasoning.len(), 1);
+        assert!(text[r.reasoning[0].range()].ends_with("final myself."));
+    }
+
+    #[test]
+    fn a_call_is_complete_without_its_stop_token() {
+        // A server strips `<|call|>`, the stop token, from the text it returns.
+        let text = "<|channel|>analysis<|message|>Weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["get_weather"]);
+        assert!(!is_broken(&r.calls[0]));
+        let r = read_as(
+            F,
+            "<|channel|>final<|message|>{\"name\": \"get_weather\", \"arguments\": {}}",
+        );
+        assert!(r.calls.is_empty());
+        assert_eq!(r.claimed.len(), 1);
     }
 
     #[test]
