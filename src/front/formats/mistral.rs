@@ -86,6 +86,7 @@ fn call(text: &str, start: usize, from: usize, out: &mut Out) -> Option<usize> {
         id = Some(slice(text, id_start, e));
         k = e;
     }
+    let marked = id.is_some() || text[k..].starts_with(ARGS);
     if text[k..].starts_with(ARGS) {
         k += ARGS.len();
     }
@@ -94,6 +95,12 @@ fn call(text: &str, start: usize, from: usize, out: &mut Out) -> Option<usize> {
         if may_continue(text, k, &[ARGS, CALL_ID, "{"]) {
             out.broken(name, name_span, start, text.len(), cut(WHAT, name, "}"));
             return None;
+        }
+        if !marked {
+            // Words after the token, not a name and its arguments (`[TOOL_CALLS] not json at
+            // all`): no call, as vLLM reads it; the words are the front door's to read.
+            out.markup(start, from, IgnoreReason::ChatToken);
+            return Some(from);
         }
         let problem = if name.is_empty() {
             "expected a function name after `[TOOL_CALLS]`"
@@ -158,10 +165,18 @@ mod tests {
         assert!(is_broken(&r.calls[0]));
         let r = read_as(
             F,
-            "[TOOL_CALLS]add please[TOOL_CALLS] [{\"name\": \"x\", \"bogus\": 1}]",
+            "[TOOL_CALLS]add[ARGS]please[TOOL_CALLS] [{\"name\": \"x\", \"bogus\": 1}]",
         );
         assert_eq!(names(&r), ["add", "x"]);
         assert!(r.calls.iter().all(is_broken));
+    }
+
+    #[test]
+    fn words_after_the_token_are_not_a_call() {
+        let r = read_as(F, "[TOOL_CALLS] not json at all");
+        assert!(r.calls.is_empty());
+        assert_eq!(r.markup.len(), 1);
+        assert!(r.claimed.is_empty());
     }
 
     #[test]
