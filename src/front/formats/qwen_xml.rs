@@ -17,10 +17,10 @@
 //! error (no silent choice).
 
 use super::scan::{
-    at_end, char_end, cut, find, malformed, may_continue, name_end, skip_ws, slice, span, NameEnd,
-    Out, Src,
+    char_end, cut, find, malformed, may_continue, name_end, skip_ws, slice, span, NameEnd, Out, Src,
 };
 use super::{FormatArgs, TextArg};
+use crate::front::IgnoreReason;
 
 const WHAT: &str = "Qwen3-Coder";
 const FUNCTION: &str = "<function=";
@@ -116,24 +116,31 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
             }
         };
         let key = &text[key_start..key_close];
-        // The value ends at the first `</parameter>` that is followed by structure.
+        // The value ends at the first of: a `</parameter>` followed by `<parameter=` or
+        // `</function>`; a `<parameter=` opening a line, or a `</function>` followed by
+        // `</tool_call>`, when the model left `</parameter>` out (as vLLM reads them).
         let value_start = key_close + 1;
         let mut from = value_start;
-        let value_end = loop {
-            let Some(q) = find(text, from, END_PARAMETER) else {
+        let ends = [END_PARAMETER, "\n<parameter=", END_FUNCTION];
+        let (value_end, next) = loop {
+            let Some((q, which)) = Src::plain(text).find_any(from, &ends) else {
                 out.broken(name, name_span, start, text.len(), cut(WHAT, name, closing));
                 return None;
             };
-            let after = skip_ws(b, q + END_PARAMETER.len());
-            let next = &text[after..];
-            if next.starts_with(PARAMETER) || next.starts_with(END_FUNCTION) {
-                break q;
+            let (after, structure): (usize, &[&str]) = match which {
+                0 => (q + END_PARAMETER.len(), &[PARAMETER, END_FUNCTION]),
+                1 => break (q + 1, q + 1),
+                _ => (q + END_FUNCTION.len(), &[END_TOOL_CALL]),
+            };
+            let k = skip_ws(b, after);
+            if structure.iter().any(|t| text[k..].starts_with(t)) {
+                break if which == 0 { (q, after) } else { (q, q) };
             }
-            if at_end(b, after) {
+            if may_continue(text, k, structure) {
                 out.broken(name, name_span, start, text.len(), cut(WHAT, name, closing));
                 return None;
             }
-            from = q + END_PARAMETER.len();
+            from = after;
         };
         let (mut a, mut z) = (value_start, value_end);
         if b.get(a) == Some(&b'\n') {
@@ -155,7 +162,7 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
             value: slice(text, a, z),
             value_span: span(a, z),
         });
-        i = value_end + END_PARAMETER.len();
+        i = next;
     };
     let end = if wrapped {
         let j = skip_ws(b, function_end);
@@ -177,6 +184,12 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
             return Some(function_end);
         }
     } else {
+        // A bare function is often followed by the `</tool_call>` of the opener left out.
+        let j = skip_ws(b, function_end);
+        if text[j..].starts_with(END_TOOL_CALL) {
+            out.markup(j, j + END_TOOL_CALL.len(), IgnoreReason::Tag);
+            out.claim(start, j + END_TOOL_CALL.len());
+        }
         function_end
     };
     out.call(name, name_span, (start, end), FormatArgs::Text(args), None);
@@ -221,6 +234,30 @@ mod tests {
             args_text(&r.calls[0], text),
             [("query", "a </parameter> b")]
         );
+    }
+
+    #[test]
+    fn a_missing_closing_parameter_tag_ends_at_the_next_tag() {
+        // vLLM's test_extract_tool_calls_missing_closing_parameter_tag, and vLLM issue 57699.
+        let text = "Let me check:\n<tool_call>\n<function=get_weather>\n<parameter=city>\nDallas\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>";
+        let r = read_as(F, text);
+        assert_eq!(
+            args_text(&r.calls[0], text),
+            [("city", "Dallas"), ("unit", "fahrenheit")]
+        );
+        let text = "<tool_call>\n<function=set>\n<parameter=body>\n{\"on\": true}\n</function>\n</tool_call>";
+        let r = read_as(F, text);
+        assert_eq!(args_text(&r.calls[0], text), [("body", "{\"on\": true}")]);
+        assert_eq!(r.calls[0].span.end as usize, text.len());
+    }
+
+    #[test]
+    fn a_bare_function_and_its_stray_closing_tag() {
+        let text = "I'll list them.\n\n<function=glob>\n<parameter=pattern>\n**/*.md\n</parameter>\n</function>\n</tool_call>";
+        let r = read_as(F, text);
+        assert_eq!(args_text(&r.calls[0], text), [("pattern", "**/*.md")]);
+        assert_eq!(r.markup.len(), 1);
+        assert_eq!(r.claimed[0].end as usize, text.len());
     }
 
     #[test]

@@ -198,11 +198,6 @@ pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Whether only whitespace follows `i`.
-pub(super) fn at_end(b: &[u8], i: usize) -> bool {
-    skip_ws(b, i) >= b.len()
-}
-
 /// `start..end` with the whitespace at both ends taken off.
 pub(super) fn trim(b: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
     start = skip_ws(b, start).min(end);
