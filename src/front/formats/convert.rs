@@ -40,19 +40,36 @@ fn kind(ty: &Type) -> Kind {
         | Type::Record(_)
         | Type::Array => Kind::Container,
         Type::Enum(values) if values.iter().all(|v| matches!(v, Value::Str(_))) => Kind::Str,
-        // A union of one kind (and `None`) is read as that kind; of several, as JSON.
+        Type::All(parts) => parts.first().map_or(Kind::Other, kind_of_part),
+        _ => Kind::Other,
+    }
+}
+
+/// The kind of a part of an `allOf` or an alternative of a union (not looked into further).
+fn kind_of_part(ty: &Type) -> Kind {
+    match ty.shape() {
+        Type::Union(_) | Type::All(_) => Kind::Other,
+        _ => kind(ty),
+    }
+}
+
+/// The kinds to try, in order: a union's alternatives but `None` (vLLM reads a value by the
+/// first; the others are tried when it does not fit), or the type's own.
+fn kinds(ty: &Type) -> Vec<Kind> {
+    match ty.shape() {
         Type::Union(alts) => {
-            let mut kinds = alts
+            let kinds: Vec<Kind> = alts
                 .iter()
                 .filter(|t| !matches!(t.shape(), Type::None))
-                .map(kind);
-            match kinds.next() {
-                Some(first) if kinds.all(|k| k == first) => first,
-                _ => Kind::Other,
+                .map(kind_of_part)
+                .collect();
+            if kinds.is_empty() {
+                vec![Kind::Other]
+            } else {
+                kinds
             }
         }
-        Type::All(parts) => parts.first().map_or(Kind::Other, kind),
-        _ => Kind::Other,
+        _ => vec![kind(ty)],
     }
 }
 
@@ -90,12 +107,30 @@ pub fn convert_text_arg(arg: &TextArg, ty: Option<&Type>, limits: &Limits) -> Re
     }
     let any = Type::Any;
     let ty = ty.unwrap_or(&any);
-    let kind = kind(ty);
+    let kinds = kinds(ty);
+    let first = kinds.first().copied().unwrap_or(Kind::Other);
     let text = raw.trim();
     let null = text.eq_ignore_ascii_case("null") || text.eq_ignore_ascii_case("none");
-    if null && (ty.accepts_none() || kind != Kind::Str) {
+    if null && (ty.accepts_none() || first != Kind::Str) {
         return Ok(Value::None);
     }
+    let mut error = None;
+    for kind in kinds {
+        match as_kind(arg, kind, ty, limits) {
+            Ok(value) => return Ok(value),
+            Err(e) if e.kind == ErrorKind::Limit => return Err(e),
+            Err(e) => {
+                error.get_or_insert(e);
+            }
+        }
+    }
+    Err(error.unwrap_or_else(|| Error::new(ErrorKind::Type, "no type to read the value as")))
+}
+
+/// The value read as `kind`.
+fn as_kind(arg: &TextArg, kind: Kind, ty: &Type, limits: &Limits) -> Result<Value, Error> {
+    let raw = arg.value.as_str();
+    let text = raw.trim();
     let at = |e: Error| shift(e, arg.value_span, raw);
     let not_a = |what: &str| {
         Error::new(
@@ -111,6 +146,11 @@ pub fn convert_text_arg(arg: &TextArg, ty: Option<&Type>, limits: &Limits) -> Re
             "the model wrote the value as text; the parameter's type is `{ty}`"
         ))
     };
+    let number = if kind == Kind::Int {
+        "an integer"
+    } else {
+        "a number"
+    };
     match kind {
         Kind::Str => Ok(Value::Str(raw.to_string())),
         Kind::Bool => match text.to_ascii_lowercase().as_str() {
@@ -119,27 +159,16 @@ pub fn convert_text_arg(arg: &TextArg, ty: Option<&Type>, limits: &Limits) -> Re
             _ => Err(not_a("a boolean (`true` or `false`)")),
         },
         Kind::Int | Kind::Float => {
-            let tree = match json(text, limits).map_err(at)? {
-                Some(tree) => tree,
-                None => {
-                    return Err(not_a(if kind == Kind::Int {
-                        "an integer"
-                    } else {
-                        "a number"
-                    }))
-                }
-            };
+            let tree = json(text, limits)
+                .map_err(at)?
+                .ok_or_else(|| not_a(number))?;
             let fits = match tree.kind {
                 ExprKind::Int(_) | ExprKind::BigInt(_) => true,
                 ExprKind::Float(_) => kind == Kind::Float,
                 _ => false,
             };
             if !fits {
-                return Err(not_a(if kind == Kind::Int {
-                    "an integer"
-                } else {
-                    "a number"
-                }));
+                return Err(not_a(number));
             }
             value(&tree, limits).map_err(at)
         }
@@ -291,8 +320,18 @@ mod tests {
     fn anything_else_is_json_or_the_string() {
         assert_eq!(convert("7", None), Ok(Value::Int(7)));
         assert_eq!(convert("Paris", None), Ok(Value::Str("Paris".into())));
+        // A union is read as its first alternative, then the next (vLLM's `anyOf` rule).
         let mixed = Type::Union(vec![Type::Int, Type::Str]);
         assert_eq!(convert("abc", Some(&mixed)), Ok(Value::Str("abc".into())));
+        assert_eq!(convert("5", Some(&mixed)), Ok(Value::Int(5)));
+        let text_first = Type::Union(vec![Type::Str, Type::Int, Type::None]);
+        assert_eq!(convert("5", Some(&text_first)), Ok(Value::Str("5".into())));
+        assert_eq!(convert("null", Some(&text_first)), Ok(Value::None));
+        let numbers = Type::Union(vec![Type::Int, Type::Float]);
+        assert_eq!(
+            convert("x", Some(&numbers)).map_err(|e| e.kind),
+            Err(ErrorKind::Type)
+        );
     }
 
     #[test]
