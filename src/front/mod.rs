@@ -70,6 +70,7 @@
 pub mod check;
 #[cfg(feature = "diagnostics")]
 pub mod diagnostic;
+pub mod formats;
 pub mod json_form;
 pub mod json_input;
 mod markup;

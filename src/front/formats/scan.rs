@@ -1,0 +1,691 @@
+//! What the format readers share: the reading being built, a finder that steps over reasoning,
+//! and string-aware bracket matching for JSON and Python. Every function here moves forward
+//! through the text only, so a reader that calls them from increasing positions is linear.
+
+use crate::error::{clip, Error, ErrorKind, Span};
+use crate::front::IgnoreReason;
+
+use super::{FormatArgs, FormatCall, FormatReading};
+
+/// A span from byte offsets (texts over `u32::MAX` bytes are refused before any reading).
+pub(super) fn span(start: usize, end: usize) -> Span {
+    Span::new(
+        u32::try_from(start).unwrap_or(u32::MAX),
+        u32::try_from(end).unwrap_or(u32::MAX),
+    )
+}
+
+/// The reading being built.
+#[derive(Default)]
+pub(super) struct Out {
+    reading: FormatReading,
+}
+
+impl Out {
+    /// A call read whole.
+    pub(super) fn call(
+        &mut self,
+        name: &str,
+        name_span: Option<Span>,
+        (start, end): (usize, usize),
+        args: FormatArgs,
+        id: Option<String>,
+    ) {
+        self.reading.calls.push(FormatCall {
+            name: name.to_string(),
+            name_span,
+            span: span(start, end),
+            args,
+            id,
+        });
+    }
+
+    /// A call that is malformed or cut off: `error` located at `start..end` unless it has a
+    /// place already.
+    pub(super) fn broken(
+        &mut self,
+        name: &str,
+        name_span: Option<Span>,
+        start: usize,
+        end: usize,
+        error: Error,
+    ) {
+        let error = error.at(span(start, end));
+        self.call(
+            name,
+            name_span,
+            (start, end),
+            FormatArgs::Broken(error),
+            None,
+        );
+    }
+
+    /// The last call pushed, taken back.
+    pub(super) fn take_last(&mut self) -> Option<FormatCall> {
+        self.reading.calls.pop()
+    }
+
+    /// A call as it is.
+    pub(super) fn push(&mut self, call: FormatCall) {
+        self.reading.calls.push(call);
+    }
+
+    pub(super) fn markup(&mut self, start: usize, end: usize, reason: IgnoreReason) {
+        if start < end {
+            self.reading.markup.push((span(start, end), reason));
+        }
+    }
+
+    pub(super) fn reasoning(&mut self, start: usize, end: usize) {
+        self.reading.reasoning.push(span(start, end));
+        self.claim(start, end);
+    }
+
+    pub(super) fn claim(&mut self, start: usize, end: usize) {
+        if start < end {
+            self.reading.claimed.push(span(start, end));
+        }
+    }
+
+    pub(super) fn finish(self) -> FormatReading {
+        let mut reading = self.reading;
+        reading.claimed.extend(reading.calls.iter().map(|c| c.span));
+        reading.claimed.sort_by_key(|s| s.start);
+        let mut merged: Vec<Span> = Vec::with_capacity(reading.claimed.len());
+        for s in reading.claimed {
+            match merged.last_mut() {
+                Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+                _ => merged.push(s),
+            }
+        }
+        reading.claimed = merged;
+        reading.calls.sort_by_key(|c| c.span.start);
+        reading.markup.sort_by_key(|m| m.0.start);
+        reading.reasoning.sort_by_key(|s| s.start);
+        reading
+    }
+}
+
+/// The text with its reasoning blocks, and a finder that steps over them.
+pub(super) struct Src<'a> {
+    pub b: &'a [u8],
+    think: Vec<Span>,
+}
+
+impl<'a> Src<'a> {
+    /// A text whose reasoning is written between `open` and `close` (`<think>`, `</think>`): a
+    /// block left open runs to the end of the text (a stream cut inside reasoning is still
+    /// reasoning), and a `close` with no `open` before it closes a block the chat template
+    /// opened, from the start of the text.
+    pub(super) fn new(text: &'a str, open: &str, close: &str) -> Src<'a> {
+        let mut think = Vec::new();
+        let mut pos = 0;
+        let first_open = find(text, 0, open);
+        if let Some(c) = find(text, 0, close) {
+            if first_open.is_none_or(|o| c < o) {
+                think.push(span(0, c + close.len()));
+                pos = c + close.len();
+            }
+        }
+        while let Some(o) = find(text, pos, open) {
+            match find(text, o + open.len(), close) {
+                Some(c) => {
+                    think.push(span(o, c + close.len()));
+                    pos = c + close.len();
+                }
+                None => {
+                    think.push(span(o, text.len()));
+                    break;
+                }
+            }
+        }
+        Src {
+            b: text.as_bytes(),
+            think,
+        }
+    }
+
+    /// A text of a format without reasoning blocks.
+    pub(super) fn plain(text: &'a str) -> Src<'a> {
+        Src {
+            b: text.as_bytes(),
+            think: Vec::new(),
+        }
+    }
+
+    /// Report the reasoning blocks.
+    pub(super) fn report_reasoning(&self, out: &mut Out) {
+        for s in &self.think {
+            out.reasoning(s.start as usize, s.end as usize);
+        }
+    }
+
+    /// The first place at or after `from`, outside reasoning, where one of `patterns` starts
+    /// (which one, by index). Each pattern starts with an ASCII byte.
+    pub(super) fn find_any(&self, from: usize, patterns: &[&str]) -> Option<(usize, usize)> {
+        let mut k = self.think.partition_point(|s| (s.end as usize) <= from);
+        let mut i = from;
+        while i < self.b.len() {
+            if let Some(which) = patterns
+                .iter()
+                .position(|p| self.b[i..].starts_with(p.as_bytes()))
+            {
+                while self.think.get(k).is_some_and(|s| (s.end as usize) <= i) {
+                    k += 1;
+                }
+                match self.think.get(k) {
+                    Some(s) if (s.start as usize) <= i => i = s.end as usize,
+                    _ => return Some((i, which)),
+                }
+                continue;
+            }
+            i += 1;
+        }
+        None
+    }
+}
+
+/// The first `pattern` at or after `from`.
+pub(super) fn find(text: &str, from: usize, pattern: &str) -> Option<usize> {
+    text.get(from..)?.find(pattern).map(|p| p + from)
+}
+
+/// Past the ASCII whitespace at `i`.
+pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// `start..end` with the whitespace at both ends taken off.
+pub(super) fn trim(b: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
+    start = skip_ws(b, start).min(end);
+    while end > start && b[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    (start, end)
+}
+
+/// Each `<function=NAME>` tag: where it starts and where its body does (past the `>`).
+pub(super) fn function_tags(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(p) = find(text, from, "<function=") {
+            let name = p + "<function=".len();
+            from = name;
+            if let NameEnd::At(close) = name_end(text.as_bytes(), name, b'>') {
+                from = close + 1;
+                return Some((p, close + 1));
+            }
+        }
+        None
+    })
+}
+
+/// Where a tag's name ends.
+pub(super) enum NameEnd {
+    /// At the `stop` byte here.
+    At(usize),
+    /// The text ends first.
+    Cut,
+    /// A blank, bracket or quote comes first, here.
+    Bad(usize),
+}
+
+/// The end of a tag's name starting at `i`, at `stop`.
+pub(super) fn name_end(b: &[u8], i: usize, stop: u8) -> NameEnd {
+    let mut j = i;
+    while j < b.len() {
+        match b[j] {
+            c if c == stop => return NameEnd::At(j),
+            b'<' | b'>' | b'{' | b'}' | b'"' | b'\'' => return NameEnd::Bad(j),
+            c if c.is_ascii_whitespace() => return NameEnd::Bad(j),
+            _ => j += 1,
+        }
+    }
+    NameEnd::Cut
+}
+
+/// Whether the text from `i` on is blank, or a cut-off start of one of `tokens`: a stream
+/// that may still be writing one of them.
+pub(super) fn may_continue(text: &str, i: usize, tokens: &[&str]) -> bool {
+    let i = skip_ws(text.as_bytes(), i);
+    let rest = text.get(i..).unwrap_or_default();
+    rest.is_empty() || tokens.iter().any(|t| t.starts_with(rest))
+}
+
+/// The text between `a` and `z` as a string (empty if they are not boundaries).
+pub(super) fn slice(text: &str, a: usize, z: usize) -> String {
+    text.get(a..z).unwrap_or_default().to_string()
+}
+
+/// Past the character at `i` (at `i` at the end of the text).
+pub(super) fn char_end(text: &str, i: usize) -> usize {
+    text.get(i..)
+        .and_then(|rest| rest.chars().next())
+        .map_or(i, |c| i + c.len_utf8())
+}
+
+/// The error of a call cut off before `closing`.
+pub(super) fn cut(what: &str, name: &str, closing: &str) -> Error {
+    let call = if name.is_empty() {
+        format!("a {what} tool call")
+    } else {
+        format!("the {what} tool call `{}`", clip(name, 40))
+    };
+    Error::new(ErrorKind::Syntax, format!("{call} is cut off"))
+        .with_hint(format!("the text ends before its closing `{closing}`"))
+}
+
+/// A malformed call's error.
+pub(super) fn malformed(what: &str, name: &str, problem: &str) -> Error {
+    let call = if name.is_empty() {
+        format!("a {what} tool call")
+    } else {
+        format!("the {what} tool call `{}`", clip(name, 40))
+    };
+    Error::new(ErrorKind::Syntax, format!("{call} is malformed: {problem}"))
+}
+
+/// The end (exclusive) of the JSON string whose quote is at `open`; `None` if the text ends.
+pub(super) fn json_string_end(b: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The end (exclusive) of the JSON object or array opening at `open`, strings skipped;
+/// `None` if the text ends first. Brackets are counted, not paired: the reader the caller
+/// gives the text to reports a mismatch.
+pub(super) fn json_end(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = json_string_end(b, i)?;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The end of the JSON value starting at `i` (an object, array, string, or a scalar up to
+/// the next `,`, `}`, `]` or blank); `None` if the text ends inside it.
+fn json_value_end(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'{' | b'[' => json_end(b, i),
+        b'"' => json_string_end(b, i),
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']') && !b[j].is_ascii_whitespace()
+            {
+                j += 1;
+            }
+            (j < b.len()).then_some(j)
+        }
+    }
+}
+
+/// A JSON string's value (its quotes at `start` and `end - 1`).
+pub(super) fn json_str(text: &str, start: usize, end: usize) -> Option<String> {
+    let raw = text.get(start..end)?;
+    if !raw.contains('\\') {
+        return raw.get(1..raw.len().checked_sub(1)?).map(str::to_string);
+    }
+    serde_json::from_str(raw).ok()
+}
+
+/// One member of a JSON object: its key, and where the key and the value are.
+pub(super) struct Member {
+    pub key: String,
+    pub key_span: (usize, usize),
+    pub value: (usize, usize),
+}
+
+/// Why an object's members could not all be read.
+pub(super) enum Stop {
+    /// The text ends inside the object.
+    Cut,
+    /// Not JSON: the problem and where.
+    Bad(String, usize),
+}
+
+/// The members of the JSON object opening at `open`, one level deep (values are skipped by
+/// bracket matching), and where it ends; on failure the members read before it.
+pub(super) fn members(text: &str, open: usize) -> (Vec<Member>, Result<usize, Stop>) {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = skip_ws(b, open + 1);
+    if b.get(i) == Some(&b'}') {
+        return (out, Ok(i + 1));
+    }
+    loop {
+        let Some(&c) = b.get(i) else {
+            return (out, Err(Stop::Cut));
+        };
+        if c != b'"' {
+            return (out, Err(Stop::Bad("expected a key".into(), i)));
+        }
+        let Some(key_end) = json_string_end(b, i) else {
+            return (out, Err(Stop::Cut));
+        };
+        let Some(key) = json_str(text, i, key_end) else {
+            return (out, Err(Stop::Bad("a key is not a JSON string".into(), i)));
+        };
+        let colon = skip_ws(b, key_end);
+        match b.get(colon) {
+            None => return (out, Err(Stop::Cut)),
+            Some(b':') => {}
+            Some(_) => return (out, Err(Stop::Bad("expected `:`".into(), colon))),
+        }
+        let value = skip_ws(b, colon + 1);
+        if value >= b.len() {
+            return (out, Err(Stop::Cut));
+        }
+        let Some(value_end) = json_value_end(b, value) else {
+            return (out, Err(Stop::Cut));
+        };
+        out.push(Member {
+            key,
+            key_span: (i, key_end),
+            value: (value, value_end),
+        });
+        let next = skip_ws(b, value_end);
+        match b.get(next) {
+            None => return (out, Err(Stop::Cut)),
+            Some(b',') => i = skip_ws(b, next + 1),
+            Some(b'}') => return (out, Ok(next + 1)),
+            Some(_) => return (out, Err(Stop::Bad("expected `,` or `}`".into(), next))),
+        }
+    }
+}
+
+/// Keys that name the function in a JSON call.
+const NAME_KEYS: &[&str] = &["name"];
+/// Keys that hold its arguments.
+const ARGS_KEYS: &[&str] = &["arguments", "parameters"];
+/// Other keys a JSON call may carry.
+const OTHER_KEYS: &[&str] = &["id", "type"];
+
+/// The name and its span in an object's members, if a complete `"name": "…"` was read.
+fn name_of(text: &str, members: &[Member]) -> (String, Option<Span>) {
+    members
+        .iter()
+        .find(|m| NAME_KEYS.contains(&m.key.as_str()))
+        .and_then(|m| {
+            let (a, z) = m.value;
+            let name = (text.as_bytes().get(a) == Some(&b'"'))
+                .then(|| json_str(text, a, z))
+                .flatten()?;
+            Some((name, Some(span(a, z))))
+        })
+        .unwrap_or_default()
+}
+
+/// Read the JSON call object `{"name", "arguments"}` opening at `open` (`"parameters"` for
+/// the arguments too; `"id"` kept, `"type"` allowed); the end of the object, or `None` when
+/// the text ends inside it (a broken call is pushed either way when it is not a call).
+pub(super) fn json_call(text: &str, open: usize, what: &str, out: &mut Out) -> Option<usize> {
+    let (members, end) = members(text, open);
+    let (name, name_span) = name_of(text, &members);
+    let end = match end {
+        Ok(end) => end,
+        Err(Stop::Cut) => {
+            out.broken(&name, name_span, open, text.len(), cut(what, &name, "}"));
+            return None;
+        }
+        Err(Stop::Bad(problem, at)) => {
+            // Not JSON: the whole bracketed stretch is the broken call.
+            let end = json_end(text.as_bytes(), open);
+            let stop = end.unwrap_or(text.len());
+            let error = malformed(what, &name, &format!("not a JSON object: {problem}"))
+                .at(span(at, char_end(text, at).min(stop).max(at)));
+            out.broken(&name, name_span, open, stop, error);
+            return end;
+        }
+    };
+    let mut args = None;
+    let mut id = None;
+    let mut seen: Vec<&str> = Vec::new();
+    let mut problem = None;
+    for m in &members {
+        let key = m.key.as_str();
+        let known =
+            NAME_KEYS.contains(&key) || ARGS_KEYS.contains(&key) || OTHER_KEYS.contains(&key);
+        if !known {
+            problem = Some((format!("unexpected key `{}`", clip(key, 40)), m.key_span));
+            break;
+        }
+        if let Some(before) = seen
+            .iter()
+            .find(|k| **k == key || (ARGS_KEYS.contains(k) && ARGS_KEYS.contains(&key)))
+        {
+            problem = Some((
+                format!("`{before}` and `{}` both given", clip(key, 40)),
+                m.key_span,
+            ));
+            break;
+        }
+        seen.push(key);
+        if ARGS_KEYS.contains(&key) {
+            args = Some(m.value);
+        } else if key == "id" {
+            id = Some(m.value);
+        }
+    }
+    if problem.is_none() && name.is_empty() {
+        problem = Some(("no `\"name\"` string".to_string(), (open, end)));
+    }
+    if let Some((problem, (a, z))) = problem {
+        out.broken(
+            &name,
+            name_span,
+            open,
+            end,
+            malformed(what, &name, &problem).at(span(a, z)),
+        );
+        return Some(end);
+    }
+    let id = id.and_then(|(a, z)| match text.as_bytes().get(a) {
+        Some(b'"') => json_str(text, a, z),
+        _ => text.get(a..z).map(str::to_string),
+    });
+    let args = match args {
+        None => FormatArgs::Text(Vec::new()),
+        Some((a, z)) => match text.as_bytes().get(a) {
+            Some(b'{' | b'"') => FormatArgs::Json(span(a, z)),
+            _ if text.get(a..z) == Some("null") => FormatArgs::Text(Vec::new()),
+            _ => {
+                let error =
+                    malformed(what, &name, "its arguments are not a JSON object").at(span(a, z));
+                out.broken(&name, name_span, open, end, error);
+                return Some(end);
+            }
+        },
+    };
+    out.call(&name, name_span, (open, end), args, id);
+    Some(end)
+}
+
+/// Read the JSON list of call objects opening at `open`, each item its own call (an item that
+/// is not an object is a broken call); the end of the list, or `None` when the text ends
+/// inside it (a broken call is pushed for the cut-off item, or for the unclosed list).
+pub(super) fn json_call_list(text: &str, open: usize, what: &str, out: &mut Out) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, open + 1);
+    if b.get(i) == Some(&b']') {
+        return Some(i + 1);
+    }
+    loop {
+        let Some(&c) = b.get(i) else {
+            out.broken("", None, i.min(text.len()), text.len(), cut(what, "", "]"));
+            return None;
+        };
+        let item_end = if c == b'{' {
+            json_call(text, i, what, out)?
+        } else {
+            let Some(end) = json_value_end(b, i) else {
+                out.broken("", None, i, text.len(), cut(what, "", "]"));
+                return None;
+            };
+            let end = end.max(i + 1);
+            let error = malformed(what, "", "an item of the list of calls is not an object");
+            out.broken("", None, i, end, error);
+            end
+        };
+        let next = skip_ws(b, item_end);
+        match b.get(next) {
+            None => {
+                out.broken("", None, item_end, text.len(), cut(what, "", "]"));
+                return None;
+            }
+            Some(b',') => i = skip_ws(b, next + 1),
+            Some(b']') => return Some(next + 1),
+            Some(_) => {
+                let end = json_end(b, open).unwrap_or(text.len());
+                let error = malformed(what, "", "expected `,` or `]` after a call")
+                    .at(span(next, char_end(text, next)));
+                out.broken("", None, next, end.max(char_end(text, next)), error);
+                return json_end(b, open);
+            }
+        }
+    }
+}
+
+/// The end (exclusive) of the Python bracket group opening at `open`, strings and comments
+/// skipped; `None` if the text ends first.
+pub(super) fn python_group_end(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            q @ (b'\'' | b'"') => {
+                i = python_string_end(b, i, q)?;
+                continue;
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Past the Python string literal whose quote `q` is at `i` (single or triple quoted).
+fn python_string_end(b: &[u8], i: usize, q: u8) -> Option<usize> {
+    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
+    let mut j = if triple { i + 3 } else { i + 1 };
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 2,
+            c if c == q => {
+                if !triple {
+                    return Some(j + 1);
+                }
+                if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
+                    return Some(j + 3);
+                }
+                j += 1;
+            }
+            // An unterminated one-line string: the Python reader reports it.
+            b'\n' if !triple => return Some(j),
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// The end of the dotted identifier at `i` (`a.b_c`), `i` if there is none.
+pub(super) fn ident_end(b: &[u8], i: usize) -> usize {
+    let start = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
+    let mut j = i;
+    loop {
+        if !b.get(j).is_some_and(start) {
+            return j;
+        }
+        while b
+            .get(j)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            j += 1;
+        }
+        if b.get(j) == Some(&b'.') && b.get(j + 1).is_some_and(start) {
+            j += 1;
+        } else {
+            return j;
+        }
+    }
+}
+
+/// A Python call at `i`: `name(…)`.
+pub(super) enum PyCall {
+    /// Not a name followed by `(`.
+    NotACall,
+    /// The name ends at `.0`; the text ends inside the arguments.
+    Cut(usize),
+    /// The name ends at `.0`, the call at `.1`.
+    Call(usize, usize),
+}
+
+pub(super) fn python_call(b: &[u8], i: usize) -> PyCall {
+    let name_end = ident_end(b, i);
+    if name_end == i
+        || (i > 0
+            && b.get(i - 1)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_'))
+    {
+        return PyCall::NotACall;
+    }
+    match b.get(name_end) {
+        Some(b'(') => match python_group_end(b, name_end) {
+            Some(end) => PyCall::Call(name_end, end),
+            None => PyCall::Cut(name_end),
+        },
+        None => PyCall::Cut(name_end),
+        Some(_) => PyCall::NotACall,
+    }
+}
+
+/// The end of the Python item at `i` in a list or argument list: the next `,` or closing
+/// bracket at its level; `None` if the text ends first.
+pub(super) fn python_item_end(b: &[u8], mut i: usize) -> Option<usize> {
+    while i < b.len() {
+        match b[i] {
+            b',' | b')' | b']' | b'}' => return Some(i),
+            b'(' | b'[' | b'{' => i = python_group_end(b, i)?,
+            q @ (b'\'' | b'"') => i = python_string_end(b, i, q)?,
+            _ => i += 1,
+        }
+    }
+    None
+}
