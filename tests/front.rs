@@ -487,7 +487,10 @@ fn calls_are_not_lifted_out_of_enclosing_expressions() {
         text,
         &Limits::default(),
         &tools,
-        fexpr::front::ReadOptions { lenient: true },
+        fexpr::front::ReadOptions {
+            lenient: true,
+            ..Default::default()
+        },
     );
     let sources: Vec<&str> = found.calls.iter().map(|c| c.source.as_str()).collect();
     assert_eq!(
@@ -715,4 +718,77 @@ fn call_ids_are_the_models_or_fresh() {
         .iter()
         .all(|o| o.call_id.starts_with("call_") && o.call_id.len() == 29));
     assert_ne!(outputs[0].call_id, outputs[1].call_id);
+}
+
+/// `tests/data/model_formats.jsonl`: raw outputs in each model format (Qwen3-Coder, GLM, Kimi
+/// K2, DeepSeek, Harmony, Mistral, Llama 3.1, Granite, Phi-4, xLAM, Gemma, Hermes, pythonic),
+/// read by the front door found by their markers and with the format named: the valid verdicts
+/// are exactly the expected calls, and running gives a value for exactly those.
+#[test]
+fn model_formats_are_read_checked_and_run() {
+    let manager = fexpr::demo::manager();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let corpus = std::fs::read_to_string(data("model_formats.jsonl")).unwrap();
+    let mut wrong = Vec::new();
+    let mut cases = 0;
+    for line in corpus
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let case: Json = serde_json::from_str(line).unwrap();
+        let (id, text) = (
+            case["id"].as_str().unwrap(),
+            case["output"].as_str().unwrap(),
+        );
+        // `fexpr_expected` (with `why`): where the front door's rules read more than the
+        // format's own reader does.
+        let expected = case
+            .get("fexpr_expected")
+            .unwrap_or(&case["expected"])
+            .as_array()
+            .unwrap();
+        let format: fexpr::front::formats::ModelFormat =
+            case["format"].as_str().unwrap().parse().unwrap();
+        for named in [None, Some(format)] {
+            let options = fexpr::repair::RepairOptions {
+                model_format: named,
+                ..Default::default()
+            };
+            let checked = manager
+                .run(Input::model_output(text))
+                .repair(options)
+                .check();
+            let valid: Vec<Json> = checked
+                .verdicts
+                .iter()
+                .filter(|v| v.valid)
+                .map(|v| json!({"name": v.name, "kwargs": v.to_json()["kwargs"]}))
+                .collect();
+            let matches = valid.len() == expected.len()
+                && valid.iter().zip(expected).all(|(v, e)| same(v, e));
+            if !matches {
+                wrong.push(format!(
+                    "{id} ({named:?}): got {valid:?}\n   want {expected:?}\n   {:?}",
+                    checked.verdicts
+                ));
+            }
+            let run = rt.block_on(
+                manager
+                    .run(Input::model_output(text))
+                    .repair(options)
+                    .into_future(),
+            );
+            let ran = run.outputs.iter().filter(|o| o.output.is_ok()).count();
+            if ran != expected.len() {
+                wrong.push(format!(
+                    "{id} ({named:?}): {ran} ran, want {}: {:?}",
+                    expected.len(),
+                    run.outputs
+                ));
+            }
+        }
+        cases += 1;
+    }
+    assert!(cases >= 40, "{cases} cases");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -73,6 +73,11 @@ enum Command {
         /// in call position run; a mention is reported on stderr.
         #[arg(long, conflicts_with = "expr")]
         lenient: bool,
+        /// Read the text as this model format only (qwen3-coder, glm, kimi-k2, deepseek,
+        /// harmony, mistral, llama3.1, granite, phi4, xlam, gemma, hermes, pythonic). By
+        /// default every format whose markers the text holds is read.
+        #[arg(long, conflicts_with = "expr")]
+        model_format: Option<fexpr::front::formats::ModelFormat>,
         /// Read each input as one Python expression (a call or a list of calls) or fexpr's
         /// JSON forms, exactly as written: no extraction from model text, no repairs.
         #[arg(long, conflicts_with = "strict")]
@@ -103,6 +108,9 @@ enum Command {
         /// scores text may want. By default a mention gets no verdict and is reported on stderr.
         #[arg(long)]
         lenient: bool,
+        /// Read the text as this model format only (see `exec --help`).
+        #[arg(long)]
+        model_format: Option<fexpr::front::formats::ModelFormat>,
         #[command(flatten)]
         report: ReportArgs,
         #[command(flatten)]
@@ -452,6 +460,7 @@ fn main() -> ExitCode {
             tools_json,
             strict,
             lenient,
+            model_format,
             report,
             limits,
             exprs,
@@ -459,7 +468,7 @@ fn main() -> ExitCode {
             check(
                 &mut out,
                 &tools_json,
-                repair_options(strict, lenient),
+                repair_options(strict, lenient, model_format),
                 report.human(),
                 &limits,
                 exprs,
@@ -470,6 +479,7 @@ fn main() -> ExitCode {
             sandbox,
             strict,
             lenient,
+            model_format,
             expr,
             mcp,
             report,
@@ -483,7 +493,7 @@ fn main() -> ExitCode {
                 manager
             };
             with_tools(&mut out, manager, &mcp, |out, runtime, m| {
-                let how = (repair_options(strict, lenient), expr);
+                let how = (repair_options(strict, lenient, model_format), expr);
                 exec(out, runtime, m, sandbox, how, report.human(), exprs)
             })
         }),
@@ -697,15 +707,23 @@ fn in_sandbox(request: fexpr::Request, sandbox: bool) -> fexpr::Request {
     }
 }
 
-/// The repairs `--strict` leaves on (none; else all of them), and whether `--lenient` takes
-/// mentions in prose as calls.
-fn repair_options(strict: bool, lenient: bool) -> fexpr::repair::RepairOptions {
+/// The repairs `--strict` leaves on (none; else all of them), whether `--lenient` takes
+/// mentions in prose as calls, and the `--model-format` to read.
+fn repair_options(
+    strict: bool,
+    lenient: bool,
+    model_format: Option<fexpr::front::formats::ModelFormat>,
+) -> fexpr::repair::RepairOptions {
     let options = if strict {
         fexpr::repair::RepairOptions::strict()
     } else {
         fexpr::repair::RepairOptions::default()
     };
-    fexpr::repair::RepairOptions { lenient, ..options }
+    fexpr::repair::RepairOptions {
+        lenient,
+        model_format,
+        ..options
+    }
 }
 
 /// The row of a blank input: nothing to `what`.

@@ -249,12 +249,17 @@ fn plan_for(
         calls,
         ignored,
         error,
-    } = front::extract_with(
+    } = front::extract_typed(
         text,
         limits,
         &|name| is_tool(ctx, name),
+        &|tool, param| match ctx.get(tool) {
+            Some(Entry::Tool(sig)) => sig.field(param).map(|f| f.ty.clone()),
+            _ => None,
+        },
         front::ReadOptions {
             lenient: options.lenient,
+            format: options.model_format,
         },
     );
     let plain = purpose == Purpose::Run

@@ -183,6 +183,53 @@ pub(super) fn calls(
     Some(out)
 }
 
+/// The call to `name` whose arguments are the JSON object `json` (at byte `start` of the text;
+/// a JSON string holding the object is read too): its Python source and parse, or the error
+/// (located in the text).
+pub(super) fn call_from_args(
+    name: &str,
+    json: &str,
+    start: usize,
+    limits: &Limits,
+) -> Result<(String, Result<Expr, Error>), Error> {
+    let at = |e: Error| Error {
+        span: e.span.map(|s| {
+            Span::new(
+                s.start.saturating_add(start as u32),
+                s.end.saturating_add(start as u32),
+            )
+        }),
+        ..e
+    };
+    let mut tree = json_input::read(json, limits).map_err(at)?;
+    if let ExprKind::Str(inner) = &tree.kind {
+        // The object written as a JSON string: read from the string's text.
+        let inner = inner.clone();
+        tree = json_input::read(&inner, limits).map_err(|e| Error {
+            span: Some(Span::new(start as u32, (start + json.len()) as u32)),
+            ..e
+        })?;
+    }
+    json_input::check_call_tree(&tree, json, start as u32).map_err(at)?;
+    let pairs = match tree.kind {
+        ExprKind::Dict(pairs) => pairs,
+        ExprKind::None => Vec::new(),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                format!("the arguments of `{}` are not an object", clip(name, 40)),
+            )
+            .at(Span::new(start as u32, (start + json.len()) as u32)))
+        }
+    };
+    let source = call_source(name, &[], &pairs, limits).map_err(|e| Error {
+        span: Some(Span::new(start as u32, (start + json.len()) as u32)),
+        ..e
+    })?;
+    let parsed = syntax::parse(&source, limits);
+    Ok((source, parsed))
+}
+
 /// The name a cut-off JSON call was given, if its `"name": "…"` was written whole: a cut-off
 /// call's verdict names its tool.
 pub(super) fn cut_off_name(json: &str) -> Option<String> {

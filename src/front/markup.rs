@@ -26,14 +26,16 @@ pub(super) const MAX_TAG_BYTES: usize = 48;
 
 /// The explicit tool-call forms: an opening token or tag, and what ends its body (the first of
 /// these; the end of the text when none follows). The body is a call position.
-const EXPLICIT: &[(&str, &[&str])] = &[
-    ("<tool_call>", &["</tool_call>"]),
-    ("<tool_calls>", &["</tool_calls>"]),
-    ("<function_call>", &["</function_call>"]),
-    ("<function_calls>", &["</function_calls>"]),
-    ("<|python_start|>", &["<|python_end|>"]),
-    ("<|python_tag|>", &["<|eom_id|>", "<|eot_id|>"]),
-    ("[TOOL_CALLS]", &["[/TOOL_CALLS]", "</s>"]),
+/// Whether the form must be closed: a body that runs to the end of the text without its
+/// closing tag was cut off, and its calls do not run.
+const EXPLICIT: &[(&str, &[&str], bool)] = &[
+    ("<tool_call>", &["</tool_call>"], true),
+    ("<tool_calls>", &["</tool_calls>"], true),
+    ("<function_call>", &["</function_call>"], true),
+    ("<function_calls>", &["</function_calls>"], true),
+    ("<|python_start|>", &["<|python_end|>"], true),
+    ("<|python_tag|>", &["<|eom_id|>", "<|eot_id|>"], false),
+    ("[TOOL_CALLS]", &["[/TOOL_CALLS]", "</s>"], false),
 ];
 
 /// A piece of the text, in order.
@@ -45,23 +47,27 @@ pub(super) enum Region {
     Markup(Span, IgnoreReason),
     /// The body of a fenced code block: one unit.
     Fence(Span),
-    /// The body of an explicit tool-call form: a call position, one unit.
-    Explicit(Span),
+    /// The body of an explicit tool-call form: a call position, one unit. With the closing
+    /// tag it needs, when that is missing (cut off: its calls do not run).
+    Explicit(Span, Option<&'static str>),
     /// Everything else, read line by line.
     Plain(Span),
 }
 
-/// Cut `text` into regions, in order, covering it (blank plain stretches may be left out).
-pub(super) fn regions(text: &str) -> Vec<Region> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    for r in reasoning_spans(text) {
-        split(text, pos, r.start as usize, &mut out);
-        out.push(Region::Reasoning(r));
-        pos = r.end as usize;
+/// Cut `text[a..b]` into regions, in order, appended to `out` (blank plain stretches may be
+/// left out).
+pub(super) fn regions_in(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
+    let Some(piece) = text.get(a..b) else {
+        return;
+    };
+    let mut pos = a;
+    for r in reasoning_spans(piece) {
+        let (start, end) = (a + r.start as usize, a + r.end as usize);
+        split(text, pos, start, out);
+        out.push(Region::Reasoning(span(start, end)));
+        pos = end;
     }
-    split(text, pos, text.len(), &mut out);
-    out
+    split(text, pos, b, out);
 }
 
 /// Regions of `text[a..b]`, which holds no reasoning.
@@ -116,14 +122,16 @@ fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
             b'<' | b'[' => {
                 let rest = &text[i..b];
                 if !quoted {
-                    if let Some((open, closes)) = EXPLICIT.iter().find(|(o, _)| rest.starts_with(o))
+                    if let Some((open, closes, needed)) =
+                        EXPLICIT.iter().find(|(o, _, _)| rest.starts_with(o))
                     {
                         plain_until(out, plain, i);
                         let reason = token_reason(open);
                         out.push(Region::Markup(span(i, i + open.len()), reason));
                         let body = i + open.len();
                         let (close, close_end) = explicit_close(text, body, b, closes);
-                        out.push(Region::Explicit(span(body, close)));
+                        let missing = (*needed && close == close_end).then(|| closes[0]);
+                        out.push(Region::Explicit(span(body, close), missing));
                         if close < close_end {
                             let reason = token_reason(&text[close..close_end]);
                             out.push(Region::Markup(span(close, close_end), reason));

@@ -74,6 +74,7 @@ pub mod formats;
 pub mod json_form;
 pub mod json_input;
 mod markup;
+mod model;
 mod python;
 pub mod repair;
 
@@ -96,6 +97,10 @@ pub struct ReadOptions {
     /// Take calls mentioned in prose (`Use f(x) to…`) as calls, as harnesses that score text
     /// want. Off by default: a mention is reported, never run.
     pub lenient: bool,
+    /// Read the text as this model format only. `None` (the default): every format whose
+    /// markers the text holds ([`formats::detect`]) is read.
+    #[serde(default)]
+    pub format: Option<formats::ModelFormat>,
 }
 
 /// What a model's response holds: its calls in order, and what was not used.
@@ -145,6 +150,8 @@ pub enum Origin {
     NameParameters,
     /// `{"type": "tool_use", "name", "input"}`: Anthropic.
     Anthropic,
+    /// A model's own tool-call format ([`formats`]).
+    Format(formats::ModelFormat),
 }
 
 /// A stretch of text that is not part of any call.
@@ -208,13 +215,26 @@ pub fn extract(text: &str, limits: &Limits, is_tool: &dyn Fn(&str) -> bool) -> E
 /// let text = "You could use add(a=1, b=2) here.";
 /// let strict = extract_with(text, &Limits::default(), &|n| n == "add", ReadOptions::default());
 /// assert!(strict.calls.is_empty());
-/// let lenient = extract_with(text, &Limits::default(), &|n| n == "add", ReadOptions { lenient: true });
+/// let lenient = extract_with(text, &Limits::default(), &|n| n == "add", ReadOptions { lenient: true, ..ReadOptions::default() });
 /// assert_eq!(lenient.calls[0].source, "add(a=1, b=2)");
 /// ```
 pub fn extract_with(
     text: &str,
     limits: &Limits,
     is_tool: &dyn Fn(&str) -> bool,
+    options: ReadOptions,
+) -> Extraction {
+    extract_typed(text, limits, is_tool, &|_, _| None, options)
+}
+
+/// [`extract_with`], with the type of each tool's parameters (`param_type(tool, parameter)`):
+/// values a model format writes as text (Qwen3-Coder's and GLM's XML) are read by that type,
+/// as the models' own parsers do. [`check::plan`] reads with the tools' signatures.
+pub fn extract_typed(
+    text: &str,
+    limits: &Limits,
+    is_tool: &dyn Fn(&str) -> bool,
+    param_type: &dyn Fn(&str, &str) -> Option<crate::types::Type>,
     options: ReadOptions,
 ) -> Extraction {
     if text.len() > limits.max_source_bytes {
@@ -232,6 +252,7 @@ pub fn extract_with(
         text,
         limits,
         is_tool,
+        param_type,
         options,
         steps: STEPS_PER_BYTE
             .saturating_mul(text.len())
@@ -260,6 +281,8 @@ struct Reader<'a> {
     text: &'a str,
     limits: &'a Limits,
     is_tool: &'a dyn Fn(&str) -> bool,
+    /// The type of a tool's parameter, when known.
+    param_type: &'a dyn Fn(&str, &str) -> Option<crate::types::Type>,
     options: ReadOptions,
     /// Steps left (a step is about a byte looked at).
     steps: usize,
@@ -285,9 +308,17 @@ impl Reader<'_> {
         }
     }
 
-    /// Read every region of the text.
+    /// Read every region of the text: the model formats' first, then the rest.
     fn read(&mut self) {
-        for region in markup::regions(self.text) {
+        let claimed = self.read_formats();
+        let mut regions = Vec::new();
+        let mut from = 0;
+        for c in &claimed {
+            markup::regions_in(self.text, from, c.start as usize, &mut regions);
+            from = c.end as usize;
+        }
+        markup::regions_in(self.text, from, self.text.len(), &mut regions);
+        for region in regions {
             if self.budget_from.is_some() || self.refused.is_some() {
                 return;
             }
@@ -295,7 +326,21 @@ impl Reader<'_> {
                 markup::Region::Reasoning(s) => self.ignore(s, IgnoreReason::Reasoning),
                 markup::Region::Markup(s, reason) => self.ignore(s, reason),
                 markup::Region::Fence(s) => self.read_lines(s, python::Block::Fence),
-                markup::Region::Explicit(s) => self.read_lines(s, python::Block::Explicit),
+                markup::Region::Explicit(s, missing) => {
+                    let before = self.found.len();
+                    self.read_lines(s, python::Block::Explicit);
+                    if let Some(close) = missing {
+                        // Cut off before its closing tag: what it holds does not run.
+                        for (call, _) in self.found.iter_mut().skip(before) {
+                            let error = Error::new(
+                                crate::error::ErrorKind::Syntax,
+                                format!("the tool call `{}` is cut off", clip(&call.name, 40)),
+                            )
+                            .with_hint(format!("the text ends before its closing `{close}`"));
+                            call.parsed = Err(error);
+                        }
+                    }
+                }
                 markup::Region::Plain(s) => self.read_lines(s, python::Block::Plain),
             }
         }

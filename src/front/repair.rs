@@ -89,6 +89,9 @@ pub struct RepairOptions {
     /// [`RepairOptions::default`]): a mention is reported, never run. See
     /// [`ReadOptions`](crate::front::ReadOptions).
     pub lenient: bool,
+    /// Not a repair either: read the text as this model format only (`None`: every format
+    /// whose markers the text holds). See [`ReadOptions`](crate::front::ReadOptions).
+    pub model_format: Option<crate::front::formats::ModelFormat>,
 }
 
 impl Default for RepairOptions {
@@ -102,6 +105,7 @@ impl Default for RepairOptions {
             bool_enums: true,
             enum_spelling: true,
             lenient: false,
+            model_format: None,
         }
     }
 }
@@ -117,6 +121,7 @@ impl RepairOptions {
             bool_enums: false,
             enum_spelling: false,
             lenient: false,
+            model_format: None,
         }
     }
 

@@ -260,13 +260,28 @@ fn holds_markers(format: ModelFormat, text: &str) -> bool {
                     .any(|(_, body)| b.get(scan::skip_ws(b, body)) == Some(&b'{'))
         }
         ModelFormat::Pythonic => text.contains("<|python_start|>"),
-        ModelFormat::Granite => text.contains("<|tool_call|>") || tag_then(text, b'['),
+        ModelFormat::Granite => text.contains("<|tool_call|>") || tag_then_list_of_objects(text),
         ModelFormat::Mistral => text.contains("[TOOL_CALLS]"),
         ModelFormat::Phi4 => text.contains("functools["),
         ModelFormat::Gemma => text.contains("```tool_code"),
         ModelFormat::Hermes => tag_then(text, b'{'),
         ModelFormat::Xlam => false,
     }
+}
+
+/// Whether a `<tool_call>` tag is followed (after blanks) by a JSON list of objects (`[{`):
+/// Granite's form, not a Python list of calls in a tag.
+fn tag_then_list_of_objects(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(p) = scan::find(text, from, "<tool_call>") {
+        let body = scan::skip_ws(b, p + "<tool_call>".len());
+        if b.get(body) == Some(&b'[') && b.get(scan::skip_ws(b, body + 1)) == Some(&b'{') {
+            return true;
+        }
+        from = p + 1;
+    }
+    false
 }
 
 /// Whether a `<tool_call>` tag is followed (after blanks) by `first`.
