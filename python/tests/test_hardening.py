@@ -352,3 +352,21 @@ def test_a_batch_survives_deep_and_unpicklable_results():
     assert gen_out.output is None and gen_out.error.kind == ErrorKind.Value, gen_out
     assert "worker" in gen_out.error.message
     assert add_out.output == 2
+
+
+def test_the_bfcl_drop_in_registers_only_a_class_s_own_public_methods():
+    from fexpr import bfcl
+
+    class Files:
+        def ls(self) -> str:
+            """List."""
+            return "a"
+
+        def _export_to_disk(self) -> str:
+            return "exported"
+
+        def __init__(self) -> None:
+            self.export = self._export_to_disk
+
+    manager, _, _ = bfcl._manager({"Files": Files()})
+    assert [d.func_name for d in manager.function_definitions] == ["ls"]
