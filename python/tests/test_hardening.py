@@ -370,3 +370,23 @@ def test_the_bfcl_drop_in_registers_only_a_class_s_own_public_methods():
 
     manager, _, _ = bfcl._manager({"Files": Files()})
     assert [d.func_name for d in manager.function_definitions] == ["ls"]
+
+
+# Numbers: a Python tool receives what the model wrote (PEP 484's numeric tower).
+
+
+def test_an_int_for_a_float_parameter_arrives_as_the_int():
+    def add(a: float, b: float) -> dict:
+        return {"result": a + b}
+
+    def ten() -> float:
+        return np.int64(10)
+
+    manager = ToolManager(tools=[add, ten])
+    out = manager.execute_func_expr("add(a=1, b=2)")
+    assert out.output == {"result": 3} and type(out.output["result"]) is int
+    assert out.to_dict()["output"] == {"result": 3}
+    assert type(manager.execute_func_expr("add(a=1.5, b=2)").output["result"]) is float
+    shown = manager.execute_func_expr("ten()")
+    assert str(shown) == "ten() -> 10" and shown.to_dict()["output"] == 10
+    assert manager.execute_func_expr("add(a=ten(), b=0.5)").output == {"result": 10.5}
