@@ -130,18 +130,6 @@ def test_keys_python_keeps_apart_are_never_merged(value):
     assert manager.execute_func_expr("make()").output is value
 
 
-def test_a_lone_surrogate_in_a_str_argument_is_an_error():
-    def search(query: str) -> str:
-        return query
-
-    manager = ToolManager(tools=[search])
-    from fexpr import Function
-
-    out = manager.execute_func(Function(name="search", kwargs={"query": "\ud800"}))
-    assert out.error is not None, out
-    assert manager.execute_func_expr("search(query='\ud800')").error is not None
-
-
 # BaseExceptions: they reach the caller as themselves, and the runtime keeps working.
 
 
