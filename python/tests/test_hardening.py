@@ -378,3 +378,13 @@ def test_an_int_for_a_float_parameter_arrives_as_the_int():
     shown = manager.execute_func_expr("ten()")
     assert str(shown) == "ten() -> 10" and shown.to_dict()["output"] == 10
     assert manager.execute_func_expr("add(a=ten(), b=0.5)").output == {"result": 10.5}
+
+
+def test_a_dict_of_str_keys_refuses_other_keys():
+    def count(d: dict[str, int]) -> int:
+        return len(d)
+
+    manager = ToolManager(tools=[count])
+    out = manager.execute_func_expr("count(d={1: 2})")
+    assert out.error.kind == ErrorKind.Type and "keys must be str" in out.error.message, out
+    assert manager.execute_func_expr("count(d={'a': 2})").output == 1
