@@ -303,6 +303,10 @@ impl FunctionOutput {
             if let Ok(value) = out.output.clone() {
                 match convert::to_py(py, value, records, Strict::Yes) {
                     Ok(obj) => output = Some(obj.unbind()),
+                    // `KeyboardInterrupt` from a record class: raised, as Python raises it.
+                    Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                        return Err(e)
+                    }
                     Err(e) => {
                         let error = fexpr::Error::new(
                             fexpr::ErrorKind::Value,

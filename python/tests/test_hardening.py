@@ -202,6 +202,8 @@ def test_a_keyboard_interrupt_from_an_argument_class_propagates():
         manager.execute_func_expr("norm(p=Fragile(x=1))")
     with pytest.raises(KeyboardInterrupt):
         manager.execute_func_expr("norm(p={'x': 1})")
+    with pytest.raises(KeyboardInterrupt):
+        manager.execute_func_expr("Fragile(x=1)")
     # An Exception there stays a Type error of the call.
     assert manager.execute_func_expr("norm(p={'x': 2})").error.kind == ErrorKind.Type
     assert manager.execute_func_expr("norm(p={'x': 3})").output == 3
