@@ -23,6 +23,8 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
 
+from . import _fexpr
+
 __all__ = ["execute_batch", "map_chunks"]
 
 T = TypeVar("T")
@@ -89,6 +91,8 @@ def _portable(result: Any) -> Any:
     one bad item never fails its whole chunk."""
     if isinstance(result, list):
         return [_portable(r) for r in result]
+    if isinstance(result, _fexpr.Executed):
+        return _fexpr.Executed._unpickle([_portable(o) for o in result.outputs], list(result.ignored))
     try:
         pickle.dumps(result)
     except Exception as e:  # noqa: BLE001 - any pickling failure is this item's error

@@ -554,6 +554,21 @@ pub struct Ignored {
 
 #[pymethods]
 impl Ignored {
+    /// Pickled as its fields (batches cross process boundaries: `fexpr.fanout`).
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, ((u32, u32), String, String))> {
+        let this = slf.get();
+        Ok((
+            slf.getattr("_unpickle")?,
+            (this.span, this.reason.clone(), this.text.clone()),
+        ))
+    }
+    #[staticmethod]
+    fn _unpickle(span: (u32, u32), reason: String, text: String) -> Ignored {
+        Ignored { span, reason, text }
+    }
     fn __repr__(&self) -> String {
         format!(
             "Ignored(span={:?}, reason={}, text={})",
@@ -605,6 +620,29 @@ impl Executed {
 
 #[pymethods]
 impl Executed {
+    /// Pickled as its outputs and ignored stretches, each pickled as itself.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        (Vec<Py<FunctionOutput>>, Vec<Py<Ignored>>),
+    )> {
+        let py = slf.py();
+        let this = slf.get();
+        Ok((
+            slf.getattr("_unpickle")?,
+            (
+                this.outputs.iter().map(|o| o.clone_ref(py)).collect(),
+                this.ignored.iter().map(|i| i.clone_ref(py)).collect(),
+            ),
+        ))
+    }
+    /// Also how `fexpr.fanout` rebuilds one whose outputs it changed.
+    #[staticmethod]
+    fn _unpickle(outputs: Vec<Py<FunctionOutput>>, ignored: Vec<Py<Ignored>>) -> Executed {
+        Executed { outputs, ignored }
+    }
     fn __repr__(&self) -> String {
         format!(
             "Executed(outputs=<{} outputs>, ignored=<{} stretches>)",

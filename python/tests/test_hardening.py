@@ -343,6 +343,14 @@ def test_a_batch_survives_deep_and_unpicklable_results():
     assert "worker" in gen_out.error.message
     assert add_out.output == 2
 
+    # Raw model output: an `Executed` per text, its bad output that output's error.
+    texts = ["Sure: gen() and add_one(n=1)", "add_one(n=5)"]
+    results = execute_batch(fan_manager, texts, method="execute_model_output", workers=2, backend="processes")
+    first, second = results
+    assert [o.name for o in first.outputs] == ["gen", "add_one"], first
+    assert first.outputs[0].error is not None and first.outputs[1].output == 2
+    assert [i.reason for i in first.ignored] and second.outputs[0].output == 6
+
 
 def test_the_bfcl_drop_in_registers_only_a_class_s_own_public_methods():
     from fexpr import bfcl
