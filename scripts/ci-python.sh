@@ -25,6 +25,7 @@ fi
 PACKAGES=(
     "maturin==1.16.0" "pytest==9.2.0" "numpy==2.4.6" "pydantic==2.14.4" "docstring-parser==0.18.0"
     "ray==2.60.0" # python/tests/test_fanout.py: a local Ray instance
+    "hypothesis==6.170.15" # python/tests/test_conversion_properties.py
 )
 # bfcl-eval without its dependencies (every LLM provider's SDK): its multi-turn classes need
 # only mpmath (python/tests/test_bfcl.py).

@@ -1246,12 +1246,12 @@ fn a_wrong_default_or_unknown_parameter_is_a_problem_of_the_tool() {
     let error: fexpr::Error = refused.into();
     assert_eq!(error.kind, ErrorKind::Config);
     assert_eq!(error.message, text);
-    // A default that converts is stored as the parameter's type.
+    // A default that converts is stored as the parameter's type (an int is a float, PEP 484).
     let ok = FunctionTool::new("h", ["x"], |x: f64| x).default("x", 1);
     assert!(ok.check().is_ok());
     assert_eq!(
         ok.definition().python_signature(),
-        "h(x: float = 1.0) -> float"
+        "h(x: float = 1) -> float"
     );
 }
 

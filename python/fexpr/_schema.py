@@ -82,6 +82,16 @@ def docstring(obj: Any) -> tuple[str, dict[str, str]]:
     return "\n\n".join(parts), params
 
 
+def _str_keys(convert: Converter) -> Callable[[dict], dict]:
+    def check(d: dict) -> dict:
+        for k in d:
+            if not isinstance(k, str):
+                raise TypeError(f"the keys must be str, not {type(k).__name__} ({k!r:.40})")
+        return d if convert is None else {k: convert(v) for k, v in d.items()}
+
+    return check
+
+
 class Records:
     """The record types met while describing tools and context: their schemas (``$defs``),
     the classes, and how to build each from its fields."""
@@ -188,6 +198,10 @@ class Records:
             if value[0]:
                 schema["additionalProperties"] = value[0]
             convert = value[1]
+            if args and args[0] is str:
+                # A JSON object's keys are strings, and so are the keys the annotation asks
+                # for: an expression's `{1: 2}` is refused, not handed over.
+                return schema, _str_keys(convert)
             return schema, (None if convert is None else lambda d: {k: convert(v) for k, v in d.items()})
         if kind is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             if args == ((),):  # tuple[()]

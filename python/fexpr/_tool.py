@@ -24,12 +24,12 @@ class FunctionTool:
 
     ``definition`` (AdalFlow's ``FunctionDefinition``, or a dict with ``func_name``,
     ``func_desc``, ``func_parameters``) replaces the generated one; ``name`` and
-    ``description`` replace the function's name and docstring. ``blocking=True`` runs a sync
-    function on a worker thread, so that slow calls of one response overlap and a call past
-    ``Limits.call_deadline`` (or the request's ``deadline``) returns a ``Limit`` error on time
-    (the thread finishes the call; its result is dropped). By default it runs on the calling
-    thread, which is faster for quick tools but cannot be interrupted: mark tools that wait
-    (network, disk, sleep) ``blocking=True``.
+    ``description`` replace the function's name and docstring. A sync function runs on a
+    worker thread (``blocking=True``, the default), so that slow calls of one response overlap
+    and a call past ``Limits.call_deadline`` (or the request's ``deadline``) returns a ``Limit``
+    error on time (the thread finishes the call; its result is dropped). ``blocking=False``
+    runs it on the calling thread instead: for a function that must not run on another thread
+    (thread-bound state), or a quick one, at the cost of deadlines (it cannot be interrupted).
     """
 
     def __init__(
@@ -39,7 +39,7 @@ class FunctionTool:
         *,
         name: Optional[str] = None,
         description: Optional[str] = None,
-        blocking: bool = False,
+        blocking: bool = True,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionTool needs a callable, not {type(fn).__name__}")

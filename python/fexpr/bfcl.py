@@ -75,7 +75,7 @@ def _manager(instances: dict[str, Any]) -> tuple[ToolManager, dict[str, Any], th
         methods: dict[str, tuple[str, Any]] = {}
         for class_name, instance in instances.items():
             for method_name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
-                if not method_name.startswith("_"):
+                if not method_name.startswith("_") and method.__name__ == method_name:
                     methods[method_name] = (class_name, method)
         tools = [_tool(current, class_name, method) for class_name, method in methods.values()]
         entry = _MANAGERS[key] = (ToolManager(tools=tools), current, threading.Lock())

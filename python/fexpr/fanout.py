@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import functools
 import multiprocessing
+import pickle
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
+
+from . import _fexpr
 
 __all__ = ["execute_batch", "map_chunks"]
 
@@ -79,7 +82,25 @@ def _manager(make_manager: Callable[[], Any]) -> Any:
 
 def _execute_chunk(make_manager: Callable[[], Any], method: str, texts: list[str]) -> list[Any]:
     run = getattr(_manager(make_manager), method)
-    return [run(text) for text in texts]
+    return [_portable(run(text)) for text in texts]
+
+
+def _portable(result: Any) -> Any:
+    """``result`` as it can come back from a worker: an output whose object does not pickle
+    (a lock, a class defined in a function) loses the object and carries the error instead, so
+    one bad item never fails its whole chunk."""
+    if isinstance(result, list):
+        return [_portable(r) for r in result]
+    if isinstance(result, _fexpr.Executed):
+        return _fexpr.Executed._unpickle([_portable(o) for o in result.outputs], list(result.ignored))
+    try:
+        pickle.dumps(result)
+    except Exception as e:  # noqa: BLE001 - any pickling failure is this item's error
+        without = getattr(result, "_without_output", None)
+        if without is None:
+            raise
+        return without(f"the output cannot be sent back from the worker: {type(e).__name__}: {e}")
+    return result
 
 
 def execute_batch(

@@ -28,6 +28,9 @@ use pyo3::types::{
 /// Bytes charged per value, as [`Value::approx_size`] charges them.
 const NODE_BYTES: usize = 24;
 
+/// The most dimensions an array may have (fexpr's `np.array` bound, numpy 1.x's).
+const MAX_NDIM: usize = 32;
+
 /// The record types a manager knows: how to build each from its fields, and which name a
 /// Python class has as a record.
 pub struct Records {
@@ -75,6 +78,9 @@ pub enum Unconverted {
     Unsupported(String),
     /// Python raised while the object was read (a property, `model_dump`, ...).
     Raised(PyErr),
+    /// Two keys of a dict (or members of a set) that Python keeps apart are one fexpr value:
+    /// the repr of the key (or set), clipped.
+    Collision(String),
 }
 
 impl Unconverted {
@@ -91,6 +97,13 @@ impl Unconverted {
                  a pydantic model, an Enum or a numpy array",
             ),
             Unconverted::Raised(e) => Error::new(kind, format!("{what}: {}", describe(py, &e))),
+            Unconverted::Collision(key) => Error::new(
+                kind,
+                format!("{what}: `{key}` would merge with another key or member of equal value"),
+            )
+            .with_hint(
+                "use keys (and set members) that stay distinct as plain values: str, int, ...",
+            ),
         }
     }
 }
@@ -148,16 +161,27 @@ pub struct Budget {
     left: usize,
     limit: usize,
     name: fexpr::LimitKind,
+    /// The most decimal digits an int may have (`Limits::max_int_digits`): printing an int
+    /// costs time quadratic in its digits, as CPython's `int_max_str_digits` bounds.
+    int_digits: usize,
 }
 
 impl Budget {
-    /// `limit` bytes, reported as the `name` limit.
+    /// `limit` bytes, reported as the `name` limit; ints up to the default
+    /// `Limits::max_int_digits`.
     pub fn new(name: fexpr::LimitKind, limit: usize) -> Budget {
         Budget {
             left: limit,
             limit,
             name,
+            int_digits: fexpr::Limits::default().max_int_digits,
         }
+    }
+
+    /// Ints up to `digits` decimal digits.
+    pub fn int_digits(mut self, digits: usize) -> Budget {
+        self.int_digits = digits;
+        self
     }
 
     fn charge(&mut self, bytes: usize) -> Result<(), Unconverted> {
@@ -303,11 +327,11 @@ fn from_py_at(
     }
     if let Ok(set) = obj.cast::<PySet>() {
         let values = items(set.iter(), set.len(), records, budget, depth)?;
-        return set_value(values);
+        return set_value(obj, values);
     }
     if let Ok(set) = obj.cast::<PyFrozenSet>() {
         let values = items(set.iter(), set.len(), records, budget, depth)?;
-        return set_value(values);
+        return set_value(obj, values);
     }
     // numpy scalars (`np.int64(3)`, `np.float32(0.5)`, `np.bool_(True)`): their Python value.
     if ty
@@ -330,8 +354,18 @@ fn int_value(i: &Bound<'_, PyInt>, budget: &mut Budget) -> Result<Value, Unconve
     if let Ok(small) = i.extract::<i64>() {
         return Ok(Value::Int(small));
     }
+    // Decimal digits from the bit length (over-estimating by at most one) before any copy.
+    let bits = i.call_method0("bit_length")?.extract::<u64>()?;
+    let digits = bits.saturating_mul(30_103) / 100_000 + 1;
+    if digits > budget.int_digits as u64 {
+        return Err(Unconverted::Limit(Error::limit(
+            fexpr::LimitKind::IntDigits,
+            budget.int_digits,
+            format!("an int of about {digits} digits"),
+        )));
+    }
+    budget.charge((bits / 8) as usize)?;
     let big: BigInt = i.extract()?;
-    budget.charge((big.bits() / 8) as usize)?;
     Ok(Value::from_bigint(big))
 }
 
@@ -373,19 +407,47 @@ fn dict_value(
             )));
         }
         let value = from_py_at(&v, records, budget, depth + 1)?;
-        out.insert(key, value);
+        // Keys Python keeps apart may be one fexpr value (`Color.RED` and `1`, two `str`
+        // subclasses of the same text): refused, never merged.
+        if out.insert(key, value).is_some() {
+            return Err(Unconverted::Collision(repr_clipped(&k)));
+        }
     }
     Ok(Value::Dict(out))
 }
 
-fn set_value(values: Vec<Value>) -> Result<Value, Unconverted> {
+fn set_value(set: &Bound<'_, PyAny>, values: Vec<Value>) -> Result<Value, Unconverted> {
     if let Some(bad) = values.iter().find(|v| !v.is_hashable()) {
         return Err(Unconverted::Unsupported(format!(
             "set of {}",
             bad.type_name()
         )));
     }
-    Ok(Value::Set(values.into_iter().collect()))
+    let len = values.len();
+    let out: fexpr::value::Set = values.into_iter().collect();
+    // As for dict keys: members Python keeps apart are not merged.
+    if out.len() != len {
+        return Err(Unconverted::Collision(repr_clipped(set)));
+    }
+    Ok(Value::Set(out))
+}
+
+/// A short repr of `obj` for a message.
+fn repr_clipped(obj: &Bound<'_, PyAny>) -> String {
+    bounded_repr(obj, 60)
+}
+
+/// `obj`'s repr, built bounded (`reprlib`: a few items of each collection, long strings cut),
+/// then clipped to `max` characters: how an object fexpr has no value for is shown.
+pub fn bounded_repr(obj: &Bound<'_, PyAny>, max: usize) -> String {
+    let py = obj.py();
+    let text = (|| {
+        let short = py.import("reprlib")?.getattr("Repr")?.call0()?;
+        short.setattr("maxstring", max.min(200))?;
+        short.setattr("maxother", max)?;
+        short.call_method1("repr", (obj,))?.extract::<String>()
+    })();
+    fexpr::error::clip(&text.unwrap_or_else(|_| "?".into()), max)
 }
 
 /// A numpy array as an [`NdArray`]: bool arrays as bools, integer arrays as int64, float
@@ -394,7 +456,28 @@ fn array_value(
     array: &Bound<'_, PyUntypedArray>,
     budget: &mut Budget,
 ) -> Result<Value, Unconverted> {
-    budget.charge(array.len().saturating_mul(8))?;
+    let shape = array.shape();
+    // numpy 2 allows 64 dimensions; fexpr's arrays (and rust-numpy's views) 32.
+    if shape.len() > MAX_NDIM {
+        return Err(Unconverted::Unsupported(format!(
+            "ndarray of {} dimensions (at most {MAX_NDIM})",
+            shape.len()
+        )));
+    }
+    // Charged before any copy: 8 bytes an element, and a node for every row of the nested
+    // lists the array prints as (`np.zeros((10**8, 0))` has no element but 10**8 rows).
+    let mut rows: usize = 0;
+    let mut level: usize = 1;
+    for &extent in &shape[..shape.len().saturating_sub(1)] {
+        level = level.saturating_mul(extent);
+        rows = rows.saturating_add(level);
+    }
+    let elements = shape.iter().fold(1usize, |n, &e| n.saturating_mul(e));
+    budget.charge(
+        elements
+            .saturating_mul(8)
+            .saturating_add(rows.saturating_mul(NODE_BYTES)),
+    )?;
     let kind = array.dtype().kind();
     let as_type =
         |dtype: &str| -> PyResult<Bound<'_, PyAny>> { array.call_method1("astype", (dtype,)) };

@@ -43,6 +43,7 @@ fn json_to_yaml(json: &str) -> PyResult<String> {
 
 #[pymodule]
 fn _fexpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    runtime::configure();
     m.add_class::<manager::Manager>()?;
     m.add_class::<output::FunctionOutput>()?;
     m.add_class::<output::PyError>()?;

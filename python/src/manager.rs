@@ -53,7 +53,7 @@ impl Manager {
                     spec.name
                 )));
             }
-            let tool = PyTool::new(py, spec, records.clone(), limits.max_output_bytes)?;
+            let tool = PyTool::new(py, spec, records.clone(), &limits)?;
             builder.add_tool(Arc::new(tool));
         }
         let mut names = Context::new();

@@ -146,8 +146,14 @@ fn to_cbor<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, String> {
 }
 
 fn from_cbor<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
-    ciborium::from_reader(bytes).map_err(|e| e.to_string())
+    // A value may nest `MAX_DECODE_DEPTH` levels, each a few CBOR levels (the variant's map,
+    // its list), inside the output: ciborium's default 256 refused what fexpr made.
+    ciborium::de::from_reader_with_recursion_limit(bytes, CBOR_DEPTH).map_err(|e| e.to_string())
 }
+
+/// The CBOR nesting a pickle may have: [`fexpr::value::MAX_DECODE_DEPTH`] values of up to three
+/// CBOR levels each, and the output around them.
+const CBOR_DEPTH: usize = 3 * fexpr::value::MAX_DECODE_DEPTH + 64;
 
 fn pickle_error(e: String) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(format!("not a pickled fexpr object: {e}"))
@@ -230,6 +236,21 @@ impl Receipt {
     }
 }
 
+/// A hint led by `mark` (a kept object's), then `hint`: how a tool's error carries the object
+/// it could not convert to the output the caller sees.
+pub fn marked_hint(mark: &str, hint: Option<&str>) -> String {
+    format!("{mark}\u{1}{}", hint.unwrap_or_default())
+}
+
+/// The mark and the hint of [`marked_hint`]'s text.
+fn split_marked_hint(text: &str) -> Option<(&str, &str)> {
+    if !is_mark(text) {
+        return None;
+    }
+    let end = text.get(1..)?.find('\u{1}')? + 1;
+    Some((text.get(..end)?, text.get(end + 1..)?))
+}
+
 /// The result of one call: an output or a structured error.
 #[pyclass(frozen, module = "fexpr._fexpr")]
 pub struct FunctionOutput {
@@ -252,6 +273,22 @@ impl FunctionOutput {
     ) -> PyResult<FunctionOutput> {
         let mut output = None;
         let mut observation = out.observation.take();
+        // A call whose result fexpr has no value for: an error, and the object for the caller
+        // when the call is the one the input names (its `parsed_input`).
+        let top = out.parsed_input.is_some();
+        if let Err(error) = &mut out.output {
+            let marked = error.hint.as_deref().and_then(split_marked_hint);
+            if let Some((mark, hint)) = marked.map(|(m, h)| (m.to_string(), h.to_string())) {
+                error.hint = (!hint.is_empty()).then_some(hint);
+                if let Some((object, own)) = state.filter(|_| top).and_then(|s| s.claim(&mark)) {
+                    // Shown as its repr (bounded); no later call used it.
+                    let shown = convert::bounded_repr(object.bind(py), 2000);
+                    out.output = Ok(fexpr::Value::Str(shown));
+                    output = Some(object);
+                    observation = own;
+                }
+            }
+        }
         if let Some(mark) = observation.as_deref().filter(|o| is_mark(o)) {
             match state.and_then(|s| s.claim(mark)) {
                 Some((object, own)) => {
@@ -266,6 +303,10 @@ impl FunctionOutput {
             if let Ok(value) = out.output.clone() {
                 match convert::to_py(py, value, records, Strict::Yes) {
                     Ok(obj) => output = Some(obj.unbind()),
+                    // `KeyboardInterrupt` from a record class: raised, as Python raises it.
+                    Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                        return Err(e)
+                    }
                     Err(e) => {
                         let error = fexpr::Error::new(
                             fexpr::ErrorKind::Value,
@@ -403,6 +444,24 @@ impl FunctionOutput {
             inner,
         })
     }
+    /// This output without its output object: `error` (a `Value` error) in its place. For the
+    /// fan-out, when the object cannot cross a process boundary.
+    fn _without_output(&self, py: Python<'_>, error: String) -> PyResult<FunctionOutput> {
+        let mut inner = self.inner.clone();
+        inner.output = Err(fexpr::Error::new(fexpr::ErrorKind::Value, error));
+        Ok(FunctionOutput {
+            error: inner
+                .error()
+                .cloned()
+                .map(|e| self::error(py, e))
+                .transpose()?,
+            observation: self.observation.clone(),
+            output: None,
+            records: self.records.clone(),
+            parsed_input: PyOnceLock::new(),
+            inner,
+        })
+    }
     /// `add(a=2, b=3) -> 5`, or `... -> error: ...`.
     fn __str__(&self) -> String {
         self.inner.to_string()
@@ -495,6 +554,21 @@ pub struct Ignored {
 
 #[pymethods]
 impl Ignored {
+    /// Pickled as its fields (batches cross process boundaries: `fexpr.fanout`).
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, ((u32, u32), String, String))> {
+        let this = slf.get();
+        Ok((
+            slf.getattr("_unpickle")?,
+            (this.span, this.reason.clone(), this.text.clone()),
+        ))
+    }
+    #[staticmethod]
+    fn _unpickle(span: (u32, u32), reason: String, text: String) -> Ignored {
+        Ignored { span, reason, text }
+    }
     fn __repr__(&self) -> String {
         format!(
             "Ignored(span={:?}, reason={}, text={})",
@@ -546,6 +620,29 @@ impl Executed {
 
 #[pymethods]
 impl Executed {
+    /// Pickled as its outputs and ignored stretches, each pickled as itself.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        (Vec<Py<FunctionOutput>>, Vec<Py<Ignored>>),
+    )> {
+        let py = slf.py();
+        let this = slf.get();
+        Ok((
+            slf.getattr("_unpickle")?,
+            (
+                this.outputs.iter().map(|o| o.clone_ref(py)).collect(),
+                this.ignored.iter().map(|i| i.clone_ref(py)).collect(),
+            ),
+        ))
+    }
+    /// Also how `fexpr.fanout` rebuilds one whose outputs it changed.
+    #[staticmethod]
+    fn _unpickle(outputs: Vec<Py<FunctionOutput>>, ignored: Vec<Py<Ignored>>) -> Executed {
+        Executed { outputs, ignored }
+    }
     fn __repr__(&self) -> String {
         format!(
             "Executed(outputs=<{} outputs>, ignored=<{} stretches>)",

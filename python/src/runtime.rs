@@ -1,7 +1,12 @@
 //! Waiting for the engine from Python: the sync methods block the calling thread with the GIL
 //! released (checking for Ctrl-C while they wait); the async methods return an awaitable for the
 //! caller's asyncio loop. Both run on one multi-threaded tokio runtime.
+//!
+//! A tool may call its manager again; each such call runs one level deeper, and a call more
+//! than [`MAX_NESTING`] levels deep raises `RecursionError` (unbounded, the nested calls would
+//! exhaust the stack or the worker threads, as unbounded recursion does in plain Python).
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
@@ -9,13 +14,76 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use fexpr::ToolManager;
+use pyo3::exceptions::PyRecursionError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 use crate::request::RequestState;
 use crate::run::{self, Call, Outputs};
 
 /// How often a waiting sync call lets Python run its signal handlers (Ctrl-C).
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// How deep calls may nest (a tool calling its manager, which calls the tool, ...).
+pub const MAX_NESTING: u32 = 32;
+
+tokio::task_local! {
+    /// The nesting level of the request whose future is being polled (1 for a call the program
+    /// made, 2 for a call a tool of that call made, ...).
+    static DEPTH: u32;
+}
+
+thread_local! {
+    /// The nesting level of the sync tool running on this thread (0: none).
+    static TOOL_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The nesting level of the request being polled (0 outside any).
+pub fn depth() -> u32 {
+    DEPTH.try_with(|d| *d).unwrap_or(0)
+}
+
+/// Run `f` (a sync tool's body) as a tool of a request at level `depth`: a call it makes to a
+/// manager runs at `depth + 1`.
+pub fn at_depth<T>(depth: u32, f: impl FnOnce() -> T) -> T {
+    let outer = TOOL_DEPTH.replace(depth);
+    let out = f();
+    TOOL_DEPTH.set(outer);
+    out
+}
+
+/// The level a call starting here runs at: one below the sync tool running on this thread,
+/// else one below the async tool whose task this is (`fexpr._runtime.depth`), else 1. A
+/// `RecursionError` past [`MAX_NESTING`].
+fn level(py: Python<'_>) -> PyResult<u32> {
+    static VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let mut outer = TOOL_DEPTH.get();
+    if outer == 0 {
+        let var = VAR.get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("depth")?.unbind())
+        })?;
+        outer = var.bind(py).call_method0("get")?.extract()?;
+    }
+    let level = outer.saturating_add(1);
+    if level > MAX_NESTING {
+        return Err(PyRecursionError::new_err(format!(
+            "fexpr calls nested more than {MAX_NESTING} deep (a tool calling its manager again)"
+        )));
+    }
+    Ok(level)
+}
+
+/// The stack of the runtime's threads, where sync tools run and results are converted: as a
+/// Python main thread's (8 MiB), not tokio's 2 MiB, so a result nested as deep as fexpr allows
+/// (and the tool's own Python) fits.
+const THREAD_STACK: usize = 8 << 20;
+
+/// Configure the runtime before its first use (at import).
+pub fn configure() {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all().thread_stack_size(THREAD_STACK);
+    pyo3_async_runtimes::tokio::init(builder);
+}
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     pyo3_async_runtimes::tokio::get_runtime()
@@ -31,17 +99,21 @@ pub fn block_on(
     call: Call,
     state: Arc<RequestState>,
 ) -> PyResult<Outputs> {
+    let level = level(py)?;
     let waiting = state.clone();
     let result = py.detach(move || {
-        block_on_here(waiting.clone().scope(async move {
-            let work = run::run(&manager, call);
-            tokio::pin!(work);
-            tokio::select! {
-                biased;
-                out = &mut work => Ok(out),
-                error = interrupted(&waiting) => Err(error),
-            }
-        }))
+        block_on_here(DEPTH.scope(
+            level,
+            waiting.clone().scope(async move {
+                let work = run::run(&manager, call);
+                tokio::pin!(work);
+                tokio::select! {
+                    biased;
+                    out = &mut work => Ok(out),
+                    error = interrupted(&waiting) => Err(error),
+                }
+            }),
+        ))
     });
     match state.take_interrupt() {
         Some(error) => Err(error),
@@ -104,6 +176,7 @@ pub fn spawn<'py, F>(
 where
     F: FnOnce(Python<'_>, Outputs, &RequestState) -> PyResult<Py<PyAny>> + Send + 'static,
 {
+    let level = level(py)?;
     let locals = pyo3_async_runtimes::tokio::get_current_locals(py)?;
     let state = RequestState::new(Some(locals.clone()));
     pyo3_async_runtimes::tokio::future_into_py_with_locals(py, locals, async move {
@@ -114,15 +187,18 @@ where
         // The engine's native futures are not `Send` yet, so the call is polled on a thread
         // of the blocking pool rather than spawned.
         let joined = tokio::task::spawn_blocking(move || {
-            handle.block_on(scoped.scope(async move {
-                let work = run::run(&manager, call);
-                tokio::pin!(work);
-                tokio::select! {
-                    biased;
-                    out = &mut work => Some(out),
-                    _ = cancelled => None,
-                }
-            }))
+            handle.block_on(DEPTH.scope(
+                level,
+                scoped.scope(async move {
+                    let work = run::run(&manager, call);
+                    tokio::pin!(work);
+                    tokio::select! {
+                        biased;
+                        out = &mut work => Some(out),
+                        _ = cancelled => None,
+                    }
+                }),
+            ))
         })
         .await;
         Python::attach(|py| {

@@ -1,5 +1,6 @@
-//! Python functions as fexpr tools: sync functions run with the GIL on the thread that polls the
-//! call (or on a worker thread when marked blocking), async functions on an asyncio loop.
+//! Python functions as fexpr tools: sync functions on a worker thread of the blocking pool (or,
+//! marked `blocking=False`, with the GIL on the thread that polls the call), async functions on
+//! an asyncio loop, inside `fexpr._runtime.guard`.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use pyo3_async_runtimes::TaskLocals;
 
 use crate::convert::{self, describe, Budget, Records, Strict, Unconverted};
 use crate::request::RequestState;
+use crate::runtime;
 
 /// One parameter: its name, whether it must be passed by keyword, the Python converter its
 /// annotation needs (an Enum, a frozenset, ...), if any, and whether its default is one only
@@ -33,6 +35,8 @@ struct Callable {
     records: Arc<Records>,
     /// `Limits::max_output_bytes`: a result is refused while it is converted, past this.
     max_output_bytes: usize,
+    /// `Limits::max_int_digits`: an int result with more digits is refused.
+    max_int_digits: usize,
 }
 
 /// A Python function as a [`Tool`].
@@ -80,7 +84,7 @@ impl PyTool {
         py: Python<'_>,
         spec: Spec<'_>,
         records: Arc<Records>,
-        max_output_bytes: usize,
+        limits: &fexpr::Limits,
     ) -> PyResult<PyTool> {
         let parameters = parse_json(&spec.parameters, "parameters")?;
         let mut definition = ToolDefinition::new(&spec.name, &spec.description, parameters);
@@ -104,7 +108,8 @@ impl PyTool {
                 is_async: spec.is_async,
                 params,
                 records,
-                max_output_bytes,
+                max_output_bytes: limits.max_output_bytes,
+                max_int_digits: limits.max_int_digits,
             }),
             blocking: spec.blocking,
         })
@@ -124,13 +129,14 @@ impl Tool for PyTool {
 
     fn call(&self, args: Vec<Option<Value>>) -> ToolFuture {
         let state = RequestState::current();
+        let depth = runtime::depth();
         let callable = self.callable.clone();
         if callable.is_async {
-            return Box::pin(async move { callable.call_async(args, state).await });
+            return Box::pin(async move { callable.call_async(args, state, depth).await });
         }
         if self.blocking {
             return Box::pin(async move {
-                let run = move || Python::attach(|py| callable.call_sync(py, args, state));
+                let run = move || Python::attach(|py| callable.call_sync(py, args, state, depth));
                 match tokio::task::spawn_blocking(run).await {
                     Ok(Run::Done(result)) => result,
                     Ok(Run::Awaitable(fut, callable, state)) => {
@@ -143,7 +149,7 @@ impl Tool for PyTool {
                 }
             });
         }
-        match Python::attach(|py| callable.call_sync(py, args, state)) {
+        match Python::attach(|py| callable.call_sync(py, args, state, depth)) {
             Run::Done(result) => Box::pin(std::future::ready(result)),
             Run::Awaitable(fut, callable, state) => {
                 Box::pin(async move { callable.finish_async(fut, state).await })
@@ -161,22 +167,59 @@ enum Run {
     Awaitable(PyFuture, Arc<Callable>, Option<Arc<RequestState>>),
 }
 
+/// The exception to raise in the caller instead of reporting `e` as the call's error: a
+/// `BaseException` that is not an `Exception` (`SystemExit`, `KeyboardInterrupt`), also when
+/// `fexpr._runtime.guard` carried it out of an async tool as `Escaped`.
+fn escaping(py: Python<'_>, e: &PyErr) -> Option<PyErr> {
+    static ESCAPED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    if !e.is_instance_of::<PyException>(py) {
+        return Some(e.clone_ref(py));
+    }
+    let escaped = ESCAPED
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("Escaped")?.unbind())
+        })
+        .ok()?;
+    let value = e.value(py);
+    if !value.is_instance(escaped.bind(py)).unwrap_or(false) {
+        return None;
+    }
+    value
+        .getattr("exception")
+        .ok()
+        .map(|inner| PyErr::from_value(inner))
+}
+
+/// `error`, after handing an escaping exception (see [`escaping`]) in `e` to the request, which
+/// stops and raises it in the caller.
+fn stopping(py: Python<'_>, e: &PyErr, state: Option<&RequestState>, error: Error) -> Error {
+    if let (Some(escape), Some(state)) = (escaping(py, e), state) {
+        state.interrupt(escape);
+    }
+    error
+}
+
 impl Callable {
     fn call_sync(
         self: &Arc<Self>,
         py: Python<'_>,
         args: Vec<Option<Value>>,
         state: Option<Arc<RequestState>>,
+        depth: u32,
     ) -> Run {
-        let result = match self.arguments(py, args) {
-            Ok((positional, keywords)) => self.func.bind(py).call(positional, keywords.as_ref()),
+        let result = match self.arguments(py, args, state.as_deref()) {
+            Ok((positional, keywords)) => runtime::at_depth(depth, || {
+                self.func.bind(py).call(positional, keywords.as_ref())
+            }),
             Err(error) => return Run::Done(Err(error)),
         };
         match result {
-            Ok(obj) if is_awaitable(py, &obj) => match self.schedule(py, obj, state.as_deref()) {
-                Ok(fut) => Run::Awaitable(fut, self.clone(), state),
-                Err(e) => Run::Done(Err(self.failure(py, e, state.as_deref()))),
-            },
+            Ok(obj) if is_awaitable(py, &obj) => {
+                match self.schedule(py, obj, state.as_deref(), depth) {
+                    Ok(fut) => Run::Awaitable(fut, self.clone(), state),
+                    Err(e) => Run::Done(Err(self.failure(py, e, state.as_deref()))),
+                }
+            }
             Ok(obj) => Run::Done(self.finish(py, obj, state.as_deref())),
             Err(e) => Run::Done(Err(self.failure(py, e, state.as_deref()))),
         }
@@ -186,14 +229,15 @@ impl Callable {
         self: Arc<Self>,
         args: Vec<Option<Value>>,
         state: Option<Arc<RequestState>>,
+        depth: u32,
     ) -> Result<ToolOutput, Error> {
         let started = Python::attach(|py| {
-            let (positional, keywords) = self.arguments(py, args)?;
+            let (positional, keywords) = self.arguments(py, args, state.as_deref())?;
             let coroutine = self
                 .func
                 .bind(py)
                 .call(positional, keywords.as_ref())
-                .and_then(|obj| self.schedule(py, obj, state.as_deref()));
+                .and_then(|obj| self.schedule(py, obj, state.as_deref(), depth));
             coroutine.map_err(|e| self.failure(py, e, state.as_deref()))
         });
         match started {
@@ -216,19 +260,26 @@ impl Callable {
     }
 
     /// Start `awaitable` on the request's asyncio loop (the caller's for the async methods, the
-    /// background loop for the sync ones).
+    /// background loop for the sync ones), inside `fexpr._runtime.guard` at nesting `depth`:
+    /// a `SystemExit` it raises comes back as an error rather than stopping the loop.
     fn schedule(
         &self,
         py: Python<'_>,
         awaitable: Bound<'_, PyAny>,
         state: Option<&RequestState>,
+        depth: u32,
     ) -> PyResult<PyFuture> {
+        static GUARD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         let locals = match state.and_then(|s| s.locals.as_ref()) {
             Some(locals) => locals.clone(),
             None => background_loop(py)?.clone(),
         };
+        let guard = GUARD.get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("guard")?.unbind())
+        })?;
+        let guarded = guard.bind(py).call1((awaitable, depth))?;
         Ok(Box::pin(pyo3_async_runtimes::into_future_with_locals(
-            &locals, awaitable,
+            &locals, guarded,
         )?))
     }
 
@@ -239,6 +290,7 @@ impl Callable {
         &self,
         py: Python<'py>,
         args: Vec<Option<Value>>,
+        state: Option<&RequestState>,
     ) -> Result<(Bound<'py, PyTuple>, Option<Bound<'py, PyDict>>), Error> {
         let mut positional = Vec::with_capacity(args.len());
         let mut keywords: Option<Bound<'py, PyDict>> = None;
@@ -252,7 +304,9 @@ impl Callable {
                 skipped = true;
                 continue;
             };
-            let obj = self.argument(py, param, value)?;
+            let obj = self
+                .argument(py, param, value)
+                .map_err(|e| stopping(py, &e, state, self.argument_error(py, param, &e)))?;
             if skipped || param.keyword_only {
                 keywords
                     .get_or_insert_with(|| PyDict::new(py))
@@ -271,14 +325,10 @@ impl Callable {
         py: Python<'py>,
         param: &Param,
         value: Value,
-    ) -> Result<Bound<'py, PyAny>, Error> {
-        let obj = convert::to_py(py, value, &self.records, Strict::Yes)
-            .map_err(|e| self.argument_error(py, param, &e))?;
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let obj = convert::to_py(py, value, &self.records, Strict::Yes)?;
         match &param.convert {
-            Some(convert) => convert
-                .bind(py)
-                .call1((obj,))
-                .map_err(|e| self.argument_error(py, param, &e)),
+            Some(convert) => convert.bind(py).call1((obj,)),
             None => Ok(obj),
         }
     }
@@ -301,13 +351,8 @@ impl Callable {
     /// A tool's exception as the call's error. An exception that is not an `Exception`
     /// (`KeyboardInterrupt`, `SystemExit`) also stops the request and reaches the caller.
     fn failure(&self, py: Python<'_>, e: PyErr, state: Option<&RequestState>) -> Error {
-        let error = self.raised(py, &e);
-        if !e.is_instance_of::<PyException>(py) {
-            if let Some(state) = state {
-                state.interrupt(e);
-            }
-        }
-        error
+        let shown = escaping(py, &e).unwrap_or_else(|| e.clone_ref(py));
+        stopping(py, &e, state, self.raised(py, &shown))
     }
 
     /// The tool's result as its output: converted to a [`Value`] for the model and for calls
@@ -321,16 +366,23 @@ impl Callable {
         let (obj, observation) = match tool_output(py, &obj) {
             Ok(Some(parts)) => parts,
             Ok(None) => (obj, None),
-            Err(e) => return Err(self.raised(py, &e)),
+            Err(e) => return Err(self.failure(py, e, state)),
         };
-        let mut budget = Budget::new(fexpr::LimitKind::OutputBytes, self.max_output_bytes);
+        let mut budget = Budget::new(fexpr::LimitKind::OutputBytes, self.max_output_bytes)
+            .int_digits(self.max_int_digits);
         let value = match convert::from_py(&obj, &self.records, &mut budget) {
             Ok(value) => value,
-            // An object fexpr has no value for is seen as its repr; the caller gets the object.
-            Err(Unconverted::Unsupported(_)) => match obj.repr() {
-                Ok(repr) => Value::Str(fexpr::error::clip(&repr.to_string_lossy(), 2000)),
-                Err(e) => return Err(self.raised(py, &e)),
-            },
+            Err(Unconverted::Raised(e)) => return Err(self.failure(py, e, state)),
+            // A result fexpr has no value for (a generator, a socket) is an error, never a
+            // stand-in passed on to the next call. The object is kept: the caller gets it when
+            // this is the call the input names (the mark leads the hint until then).
+            Err(e @ (Unconverted::Unsupported(_) | Unconverted::Collision(_))) => {
+                let mut error = e.into_error(py, ErrorKind::Type, "the result");
+                if let Some(mark) = state.and_then(|s| s.keep(obj.unbind(), observation)) {
+                    error.hint = Some(crate::output::marked_hint(&mark, error.hint.as_deref()));
+                }
+                return Err(error);
+            }
             Err(e) => return Err(e.into_error(py, ErrorKind::ToolFailed, "the result")),
         };
         let observation = match state {
@@ -361,10 +413,15 @@ fn tool_output<'py>(
     }
     let output = obj.getattr("output")?;
     let observation = obj.getattr("observation")?;
+    // Bounded as the engine bounds observations (the tool's text is kept here, beside the
+    // engine's mark, so the engine's own bound does not reach it).
     let observation = if observation.is_none() {
         None
     } else {
-        Some(observation.str()?.to_string())
+        Some(fexpr::error::clip(
+            observation.str()?.to_str()?,
+            fexpr::observe::DEFAULT_OBSERVATION_CHARS,
+        ))
     };
     Ok(Some((output, observation)))
 }

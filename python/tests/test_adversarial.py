@@ -158,5 +158,6 @@ def test_the_recording_tools_do_record():
     outs = MANAGER.execute("[add(a=1, b=2), search(query='q')]")
     assert all(o.error is None for o in outs)
     MANAGER.execute_via_sandbox("[add(a=1, b=2), search(query='q')]")
-    assert RUNS == ["add", "search", "add", "search"]
+    # Sync tools run concurrently: in either order.
+    assert sorted(RUNS) == ["add", "add", "search", "search"]
     RUNS.clear()

@@ -128,7 +128,8 @@ def test_component_tools_keep_state_on_the_instance():
 
     counter = Counter(step=2)
     manager = ToolManager(tools=[counter.bump, counter.abump])
-    assert [o.output for o in manager.execute("[bump(), bump(), abump()]")] == [2, 4, 6]
+    # The calls of one response run concurrently: each sees the state as it finds it.
+    assert sorted(o.output for o in manager.execute("[bump(), bump(), abump()]")) == [2, 4, 6]
     assert counter.total == 6
     assert manager.python_definitions[0] == 'def bump() -> int\n    """Bump the counter."""'
 

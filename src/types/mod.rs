@@ -510,12 +510,12 @@ impl Type {
         coerce(self, value, &Path::Name(path), 0, &checker)
     }
 
-    /// Give a tool's result this type where it fits (a dict becomes a record, an int a
-    /// float); a result that does not fit is kept as it is.
+    /// Give a tool's result this type where it fits (a dict becomes a record; an int stays
+    /// an int for a float, as PEP 484 allows); a result that does not fit is kept as it is.
     ///
     /// ```
     /// use fexpr::{types::Type, Value};
-    /// assert_eq!(Type::Float.coerce_result(Value::Int(2)), Value::Float(2.0));
+    /// assert_eq!(Type::Float.coerce_result(Value::Int(2)), Value::Int(2));
     /// assert_eq!(Type::Int.coerce_result(Value::Str("a".into())), Value::Str("a".into()));
     /// ```
     pub fn coerce_result(&self, value: Value) -> Value {
@@ -1478,7 +1478,9 @@ fn coerce_scalar(ty: &Type, value: Value, path: &Path) -> Result<Value, Error> {
         (Type::Bool, v @ Value::Bool(_)) => Ok(v),
         (Type::Int, v @ (Value::Int(_) | Value::BigInt(_))) => Ok(v),
         (Type::Float, v @ Value::Float(_)) => Ok(v),
-        (Type::Float, Value::Int(i)) => Ok(Value::Float(i as f64)),
+        // PEP 484's numeric tower: an int is a float argument as it is (Python passes `1` to
+        // `def f(x: float)`; Rust's `f64` parameters read it as 1.0).
+        (Type::Float, v @ Value::Int(_)) => Ok(v),
         // As Python's `float(n)`: the nearest float, if there is a finite one.
         (Type::Float, Value::BigInt(b)) => match num_traits::ToPrimitive::to_f64(&*b) {
             Some(f) if f.is_finite() => Ok(Value::Float(f)),
@@ -2097,7 +2099,7 @@ mod tests {
     }
 
     #[test]
-    fn dict_becomes_record_and_int_becomes_float() {
+    fn dict_becomes_record_and_int_stays_an_int_for_a_float() {
         let sig = RecordType::from_schema("add_points", &point_schema());
         assert_eq!(sig.to_string(), "add_points(p1: Point, p2: Point)");
         let p = Value::from_json(&json!({"x": 1, "y": 2}));
@@ -2111,7 +2113,7 @@ mod tests {
         assert_eq!(bound[0].as_ref().unwrap().repr(), "Point(x=1, y=2)");
         assert_eq!(
             Type::Float.coerce(Value::Int(2), "a").unwrap(),
-            Value::Float(2.0)
+            Value::Int(2)
         );
         assert_eq!(
             Type::Int.coerce(Value::Float(2.0), "a").unwrap_err().kind,
@@ -2134,7 +2136,7 @@ mod tests {
                 .collect()
         };
         let expected = Ok(vec![
-            Some(Value::Float(1.0)),
+            Some(Value::Int(1)),
             Some(Value::Int(2)),
             Some(Value::Int(3)),
         ]);
@@ -2511,7 +2513,7 @@ mod tests {
         assert_eq!(check("ratio", json!(0.5)), Ok(()));
         assert_eq!(
             check("ratio", json!(0)),
-            Err("`ratio` must be greater than 0, got 0.0".into())
+            Err("`ratio` must be greater than 0, got 0".into())
         );
         assert_eq!(
             check("ratio", json!(1.0)),
@@ -2520,7 +2522,7 @@ mod tests {
         assert_eq!(check("old", json!(4.5)), Ok(()));
         assert_eq!(
             check("old", json!(5)),
-            Err("`old` must be less than 5, got 5.0".into())
+            Err("`old` must be less than 5, got 5".into())
         );
         assert_eq!(check("step", json!(15)), Ok(()));
         assert_eq!(
