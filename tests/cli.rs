@@ -280,7 +280,13 @@ fn every_input_problem_is_an_error_row_with_exit_zero() {
             assert_eq!((code, stderr.as_str()), (Some(0), ""), "{args:?}");
             let row = rows.last().unwrap_or_else(|| panic!("{args:?}: no row"));
             assert_eq!(row["error"]["kind"], kind, "{args:?}: {row}");
-            assert_eq!(row["error"]["message"], message, "{args:?}: {row}");
+            // `exec -` streams stdin: past the limit the stream stops with the bytes read.
+            if command[0] == "exec" && kind == "Limit" {
+                let got = row["error"]["message"].as_str().unwrap_or_default();
+                assert!(got.starts_with("max_source_bytes limit exceeded"), "{row}");
+            } else {
+                assert_eq!(row["error"]["message"], message, "{args:?}: {row}");
+            }
             assert_eq!(row["name"], "", "{row}");
             if command[0] == "exec" {
                 assert_eq!(row["output"], Value::Null, "{row}");

@@ -636,6 +636,13 @@ fn exec(
         stdin_read: false,
     };
     for expr in exprs {
+        // Model output on stdin is read as it arrives: each call starts once its text is
+        // complete, and its row is printed the moment it finishes.
+        if expr == "-" && !expr_only && !inputs.stdin_read {
+            inputs.stdin_read = true;
+            exec_stream(out, runtime, &manager, sandbox, options, human)?;
+            continue;
+        }
         let (text, outputs, ignored) = match inputs.text(expr) {
             Ok(text) if expr_only => {
                 let outputs = runtime.block_on(run_expression(&manager, sandbox, &text));
@@ -680,6 +687,156 @@ fn exec(
         out.flush()?;
     }
     Ok(())
+}
+
+/// `exec -` on model output: stdin read chunk by chunk as it arrives (bounded by
+/// `max_source_bytes`, UTF-8 checked across chunk boundaries) and run as a stream; each row is
+/// printed the moment its call finishes, ignored text once the input ends.
+fn exec_stream(
+    out: &mut Output,
+    runtime: &tokio::runtime::Runtime,
+    manager: &ToolManager,
+    sandbox: bool,
+    options: fexpr::repair::RepairOptions,
+    human: Option<Human>,
+) -> Result<(), Stop> {
+    use fexpr::dispatch::stream::StreamEvent;
+    use futures_util::StreamExt;
+    use std::sync::{Arc, Mutex};
+    let max_bytes = manager.limits().max_source_bytes;
+    // Each message: the text at hand, and whether stdin ended right after it.
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, bool)>();
+    let text = Arc::new(Mutex::new(String::new()));
+    let failure: Arc<Mutex<Option<Error>>> = Arc::default();
+    {
+        let (text, failure) = (text.clone(), failure.clone());
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut pending: Vec<u8> = Vec::new();
+            let mut read = 0usize;
+            let mut buf = [0u8; 8192];
+            let mut ended = false;
+            while !ended {
+                let n = match stdin.read(&mut buf) {
+                    Ok(0) => {
+                        ended = true;
+                        0
+                    }
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        let error =
+                            Error::new(ErrorKind::Syntax, format!("cannot read stdin: {e}"));
+                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+                        break;
+                    }
+                };
+                read = read.saturating_add(n);
+                pending.extend_from_slice(buf.get(..n).unwrap_or_default());
+                // Everything already at hand (up to the end of input) goes in one message, so
+                // a whole response is read whole; only a pause in the input lets calls start.
+                if !ended && stdin_ready() && read <= max_bytes {
+                    continue;
+                }
+                // The longest valid UTF-8 prefix goes on; a character cut by the chunk waits.
+                let valid = match std::str::from_utf8(&pending) {
+                    Ok(s) => s.len(),
+                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                    Err(e) => {
+                        let at = read - pending.len() + e.valid_up_to();
+                        let len = e.error_len().unwrap_or(1);
+                        let span = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                        let error = Error::new(
+                            ErrorKind::Syntax,
+                            format!("stdin is not valid UTF-8 (at byte {at})"),
+                        )
+                        .at(Span::new(span(at), span(at + len)))
+                        .with_hint("send the model's output as UTF-8 text");
+                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+                        break;
+                    }
+                };
+                let chunk: String =
+                    String::from_utf8_lossy(pending.get(..valid).unwrap_or_default()).into_owned();
+                pending.drain(..valid);
+                if !chunk.is_empty() || ended {
+                    text.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push_str(&chunk);
+                    if tx.send((chunk, ended)).is_err() {
+                        break;
+                    }
+                }
+                // Past the limit the stream stops itself; reading further is pointless.
+                if read > max_bytes {
+                    break;
+                }
+            }
+            if !pending.is_empty() && failure.lock().map(|f| f.is_none()).unwrap_or(false) {
+                let error = Error::new(ErrorKind::Syntax, "stdin ends inside a UTF-8 character")
+                    .with_hint("send the model's output as UTF-8 text");
+                *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+            }
+        });
+    }
+    let chunks = futures_util::stream::unfold(Some(rx), |rx| async move {
+        let mut rx = rx?;
+        let (chunk, ended) = rx.recv().await?;
+        Some((chunk, (!ended).then_some(rx)))
+    });
+    let request = manager.stream(Box::pin(chunks)).repair(options);
+    let request = if sandbox {
+        request.sandboxed()
+    } else {
+        request
+    };
+    let mut events = request.events();
+    let mut any = false;
+    while let Some(event) = runtime.block_on(events.next()) {
+        let text = text.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match event {
+            StreamEvent::Output(mut output) => {
+                let output = &mut *output;
+                any = true;
+                if let Err(e) = output.output.as_mut() {
+                    flag_hint(e);
+                }
+                match human {
+                    Some(human) => out.row(human.output(output, &text))?,
+                    None => out.row(output.to_json())?,
+                }
+            }
+            StreamEvent::Ignored(ignored) => match human {
+                Some(human) => out.note(human.show(&ignored, &text) + "\n")?,
+                None => out.note(serde_json::json!({ "ignored": ignored }))?,
+            },
+            _ => {}
+        }
+        out.flush()?;
+    }
+    let failure = failure.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(error) = failure {
+        out.row(FunctionOutput::failed("", "<stdin>", error).to_json())?;
+    } else if !any {
+        let text = text.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if text.trim().is_empty() {
+            out.row(blank("run").to_json())?;
+        }
+    }
+    out.flush()
+}
+
+/// Whether stdin has input at hand (data or its end) right now, without waiting.
+fn stdin_ready() -> bool {
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `fd` is one valid `pollfd` that lives across the call; a timeout of 0 returns at
+    // once; poll only writes `revents`.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready > 0
 }
 
 /// `exec --expr`: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the

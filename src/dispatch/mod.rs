@@ -13,5 +13,6 @@ pub mod request;
 #[cfg(feature = "sandbox")]
 pub(crate) mod sandboxed;
 pub mod session;
+pub mod stream;
 pub mod tool;
 pub mod tooldefs;

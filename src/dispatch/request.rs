@@ -31,7 +31,7 @@ use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::dispatch::manager::{single_output, Scope, ToolManager};
 use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
-use crate::front::check::{check_text, plan, Checked};
+use crate::front::check::{check_text, plan, Checked, Planned};
 use crate::front::json_input;
 use crate::front::repair::{Repair, RepairOptions};
 use crate::front::Ignored;
@@ -536,12 +536,12 @@ impl IntoFuture for Request {
 }
 
 /// What every part of one request runs with.
-struct Run<'r> {
-    manager: &'r ToolManager,
-    session: &'r Session,
-    limits: &'r Limits,
+pub(crate) struct Run<'r> {
+    pub(crate) manager: &'r ToolManager,
+    pub(crate) session: &'r Session,
+    pub(crate) limits: &'r Limits,
     #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
-    sandboxed: bool,
+    pub(crate) sandboxed: bool,
 }
 
 impl Run<'_> {
@@ -625,26 +625,7 @@ impl Run<'_> {
                 ignored: plan.ignored,
             };
         }
-        let runs = plan.calls.into_iter().map(|p| async move {
-            let Some(source) = p.run else {
-                let error = p
-                    .verdict
-                    .error
-                    .unwrap_or_else(|| Error::new(ErrorKind::Unsupported, "this call cannot run"));
-                let mut out = FunctionOutput::failed(p.verdict.name, p.verdict.input, error);
-                out.parsed_input = Some(p.call);
-                out.repairs = p.verdict.repairs;
-                if let Some(id) = p.id {
-                    out.call_id = id;
-                }
-                return out;
-            };
-            let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
-            let outputs = self.text(&source, false, Some(id.clone())).await;
-            let mut out = with_repairs(outputs, &source, p.verdict.repairs, id);
-            out.output = out.output.map_err(|e| p.place.locate_error(e));
-            out
-        });
+        let runs = plan.calls.into_iter().map(|p| self.planned(p));
         Response {
             outputs: futures_util::future::join_all(runs).await,
             ignored: plan.ignored,
@@ -652,8 +633,38 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// Run one planned call of model text: its source if it may run (each span of what running
+    /// reports moved into the text), else the output that says why it does not.
+    pub(crate) async fn planned(&self, p: Planned) -> FunctionOutput {
+        let Some(source) = p.run else {
+            return not_run(p);
+        };
+        let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
+        let outputs = self.text(&source, false, Some(id.clone())).await;
+        let mut out = with_repairs(outputs, &source, p.verdict.repairs, id);
+        out.output = out.output.map_err(|e| p.place.locate_error(e));
+        out
+    }
+}
+
+/// The output of a planned call that does not run: the call as written, the verdict's error.
+pub(crate) fn not_run(p: Planned) -> FunctionOutput {
+    let error = p
+        .verdict
+        .error
+        .unwrap_or_else(|| Error::new(ErrorKind::Unsupported, "this call cannot run"));
+    let mut out = FunctionOutput::failed(p.verdict.name, p.verdict.input, error);
+    out.parsed_input = Some(p.call);
+    out.repairs = p.verdict.repairs;
+    if let Some(id) = p.id {
+        out.call_id = id;
+    }
+    out
+}
+
 /// Why model text in which no call was found runs nothing, from what was found instead.
-fn nothing_to_run(ignored: &[Ignored]) -> Error {
+pub(crate) fn nothing_to_run(ignored: &[Ignored]) -> Error {
     use crate::front::IgnoreReason;
     let has = |reason: IgnoreReason| ignored.iter().any(|i| i.reason == reason);
     let first = |reason: IgnoreReason| {

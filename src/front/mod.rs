@@ -77,6 +77,7 @@ mod markup;
 mod model;
 mod python;
 pub mod repair;
+pub mod stream;
 
 use serde::{Deserialize, Serialize};
 

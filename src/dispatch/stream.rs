@@ -1,0 +1,318 @@
+//! Model text that arrives in chunks, run as it arrives: [`ToolManager::stream`] takes any
+//! stream of text chunks (a model's streaming response) and gives a stream of
+//! [`StreamEvent`]s: each call's output the moment that call finishes, calls starting as soon
+//! as their text is complete (see [`crate::front::stream`] for exactly when), and the text
+//! not used once the input ends. The final reading is exactly the reading of the whole text.
+//!
+//! ```
+//! use fexpr::dispatch::stream::StreamEvent;
+//! use futures_util::StreamExt;
+//!
+//! let manager = fexpr::demo::manager();
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! let chunks = futures_util::stream::iter(["[add(a=1, ", "b=2), multiply(a=2, b=3)]"].map(String::from));
+//! let events: Vec<StreamEvent> = rt.block_on(manager.stream(chunks).events().collect());
+//! let values: Vec<_> = events.iter().filter_map(|e| match e {
+//!     StreamEvent::Output(out) => out.output.clone().ok(),
+//!     _ => None,
+//! }).collect();
+//! assert_eq!(values, [fexpr::Value::Int(3), fexpr::Value::Int(6)]);
+//! ```
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+
+use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
+use futures_util::FutureExt;
+
+use crate::call::FunctionOutput;
+use crate::dispatch::manager::ToolManager;
+use crate::dispatch::request::{not_run, nothing_to_run, Run};
+use crate::dispatch::session::Session;
+use crate::error::{clip, Error};
+use crate::front::check::Planned;
+use crate::front::repair::RepairOptions;
+use crate::front::stream::StreamReader;
+use crate::front::Ignored;
+use crate::limits::Limits;
+
+/// What a stream reports, in the order it happens.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// A call finished (its output), or a call that cannot run (the output saying why).
+    Output(Box<FunctionOutput>),
+    /// Text that was not used, once the input ended.
+    Ignored(Ignored),
+}
+
+/// A stream of model text to run: set options with the builder methods, then take its
+/// [`events`](StreamRequest::events).
+pub struct StreamRequest<S> {
+    manager: ToolManager,
+    chunks: S,
+    session: Session,
+    limits: Option<Limits>,
+    repair: RepairOptions,
+    sandboxed: bool,
+}
+
+impl ToolManager {
+    /// Run model text that arrives as `chunks` (a model's streaming response, text deltas):
+    /// each call starts as soon as its text is complete, and its output is an event the moment
+    /// it finishes. The repairs and reading are those of [`Input::model_output`]
+    /// (crate::Input::model_output) unless [`StreamRequest::repair`] says otherwise.
+    pub fn stream<S>(&self, chunks: S) -> StreamRequest<S>
+    where
+        S: Stream<Item = String> + Send + Unpin + 'static,
+    {
+        StreamRequest {
+            manager: self.clone(),
+            chunks,
+            session: Session::default(),
+            limits: None,
+            repair: RepairOptions::default(),
+            sandboxed: false,
+        }
+    }
+}
+
+type CallFuture = Pin<Box<dyn Future<Output = (u32, Box<FunctionOutput>)> + Send>>;
+
+/// The stream's state between events.
+struct State<S> {
+    chunks: Option<S>,
+    reader: Option<StreamReader>,
+    running: FuturesUnordered<CallFuture>,
+    queue: VecDeque<StreamEvent>,
+    manager: ToolManager,
+    session: Session,
+    limits: Limits,
+    sandboxed: bool,
+    /// The calls started early: span start, call id, name, source.
+    early: Vec<(u32, String, String, String)>,
+    /// Calls complete in the text so far, to start once no more text is at hand.
+    waiting: Vec<Planned>,
+}
+
+impl<S> StreamRequest<S>
+where
+    S: Stream<Item = String> + Send + Unpin + 'static,
+{
+    /// Run with `session` (its id, state and availability reach the tools).
+    pub fn session(mut self, session: Session) -> StreamRequest<S> {
+        self.session = session;
+        self
+    }
+
+    /// Run under `limits` instead of the manager's.
+    pub fn limits(mut self, limits: Limits) -> StreamRequest<S> {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Read and repair with `options` (repairs, lenient reading, model format).
+    pub fn repair(mut self, options: RepairOptions) -> StreamRequest<S> {
+        self.repair = options;
+        self
+    }
+
+    /// Evaluate each call in the sandbox.
+    pub fn sandboxed(mut self) -> StreamRequest<S> {
+        self.sandboxed = true;
+        self
+    }
+
+    /// The events: outputs as calls finish, then the text not used. `Send`, `'static`.
+    pub fn events(self) -> Pin<Box<dyn Stream<Item = StreamEvent> + Send>> {
+        let limits = self.limits.unwrap_or_else(|| self.manager.limits().clone());
+        let state = State {
+            chunks: Some(self.chunks),
+            reader: Some(StreamReader::new(self.repair)),
+            running: FuturesUnordered::new(),
+            queue: VecDeque::new(),
+            manager: self.manager,
+            session: self.session,
+            limits,
+            sandboxed: self.sandboxed,
+            early: Vec::new(),
+            waiting: Vec::new(),
+        };
+        Box::pin(futures_util::stream::unfold(state, next_event))
+    }
+}
+
+/// The future that runs one planned call and gives its output with its span start.
+fn start<S>(state: &State<S>, call: Planned) -> CallFuture {
+    let manager = state.manager.clone();
+    let session = state.session.clone();
+    let limits = state.limits.clone();
+    let sandboxed = state.sandboxed;
+    let at = call.verdict.span.start;
+    Box::pin(async move {
+        let run = Run {
+            manager: &manager,
+            session: &session,
+            limits: &limits,
+            sandboxed,
+        };
+        (at, Box::new(run.planned(call).await))
+    })
+}
+
+async fn next_event<S>(mut state: State<S>) -> Option<(StreamEvent, State<S>)>
+where
+    S: Stream<Item = String> + Send + Unpin + 'static,
+{
+    loop {
+        if let Some(event) = state.queue.pop_front() {
+            return Some((event, state));
+        }
+        if !state.waiting.is_empty() {
+            // Start what is complete only once no more text is at hand: text that is already
+            // there (a whole response at once) is read whole first.
+            let next = match state.chunks.as_mut() {
+                Some(chunks) => chunks.next().now_or_never(),
+                None => Some(None),
+            };
+            match next {
+                Some(Some(chunk)) => state.push(&chunk),
+                Some(None) => state.end_of_input(),
+                None => state.start_waiting(),
+            }
+            continue;
+        }
+        if state.chunks.is_some() {
+            let chunk = {
+                let chunks = state.chunks.as_mut()?;
+                if state.running.is_empty() {
+                    Either::Chunk(chunks.next().await)
+                } else {
+                    match futures_util::future::select(chunks.next(), state.running.next()).await {
+                        futures_util::future::Either::Left((chunk, _)) => Either::Chunk(chunk),
+                        futures_util::future::Either::Right((done, _)) => Either::Done(done),
+                    }
+                }
+            };
+            match chunk {
+                Either::Chunk(Some(chunk)) => state.push(&chunk),
+                Either::Chunk(None) => state.end_of_input(),
+                Either::Done(Some((at, out))) => state.done(at, out),
+                Either::Done(None) => {}
+            }
+            continue;
+        }
+        match state.running.next().await {
+            Some((at, out)) => state.done(at, out),
+            None => return None,
+        }
+    }
+}
+
+/// What woke the stream up.
+enum Either {
+    Chunk(Option<String>),
+    Done(Option<(u32, Box<FunctionOutput>)>),
+}
+
+impl<S> State<S> {
+    /// Read `chunk`; start what is complete.
+    fn push(&mut self, chunk: &str) {
+        let Some(reader) = self.reader.as_mut() else {
+            return;
+        };
+        match reader.push(chunk, self.manager.context(), &self.limits) {
+            Ok(calls) => self.waiting.extend(calls),
+            // Over a limit: stop reading; the final reading reports it, nothing more starts.
+            Err(_) => self.end_of_input(),
+        }
+    }
+
+    /// Start the calls that are complete: no more text is at hand.
+    fn start_waiting(&mut self) {
+        for mut call in std::mem::take(&mut self.waiting) {
+            let id = call
+                .id
+                .get_or_insert_with(crate::call::fresh_call_id)
+                .clone();
+            self.early.push((
+                call.verdict.span.start,
+                id,
+                call.verdict.name.clone(),
+                call.verdict.input.clone(),
+            ));
+            let future = start(self, call);
+            self.running.push(future);
+        }
+    }
+
+    /// The input ended (or went over a limit): read the whole text, start what did not start
+    /// early, and report the rest.
+    fn end_of_input(&mut self) {
+        self.chunks = None;
+        // What waited to start is read again, whole, below.
+        self.waiting.clear();
+        let Some(reader) = self.reader.take() else {
+            return;
+        };
+        let text = reader.text().to_string();
+        let early = std::mem::take(&mut self.early);
+        let plan = reader.finish(self.manager.context(), &self.limits);
+        if let Some(error) = plan.error {
+            self.queue
+                .push_back(StreamEvent::Output(Box::new(FunctionOutput::failed(
+                    clip(&text, 60),
+                    &text,
+                    error,
+                ))));
+        }
+        if plan.calls.is_empty() && !text.trim().is_empty() && self.queue.is_empty() {
+            self.queue
+                .push_back(StreamEvent::Output(Box::new(FunctionOutput::failed(
+                    clip(&text, 60),
+                    &text,
+                    nothing_to_run(&plan.ignored),
+                ))));
+        }
+        let mut taken = Vec::new();
+        for call in plan.calls {
+            let at = call.verdict.span.start;
+            if call.verdict.valid && early.iter().any(|(start, ..)| *start == at) {
+                taken.push(at);
+                continue;
+            }
+            if call.run.is_some() {
+                let future = start(self, call);
+                self.running.push(future);
+            } else {
+                self.queue
+                    .push_back(StreamEvent::Output(Box::new(not_run(call))));
+            }
+        }
+        // A call that started early and that the whole text does not run (the text after it
+        // made its unit other code): it ran, and a row says so.
+        for (at, id, name, input) in early {
+            if !taken.contains(&at) {
+                let mut row = FunctionOutput::failed(
+                    name,
+                    input,
+                    Error::new(
+                        crate::error::ErrorKind::Unsupported,
+                        "this call started while the text was arriving, and the text after it made its unit other code: read whole, the text would not have run it",
+                    ),
+                );
+                row.call_id = id;
+                self.queue.push_back(StreamEvent::Output(Box::new(row)));
+            }
+        }
+        for ignored in plan.ignored {
+            self.queue.push_back(StreamEvent::Ignored(ignored));
+        }
+    }
+
+    /// A call finished.
+    fn done(&mut self, _at: u32, out: Box<FunctionOutput>) {
+        self.queue.push_back(StreamEvent::Output(out));
+    }
+}

@@ -1,0 +1,229 @@
+//! Streaming: model text read as it arrives. Reading in pieces gives exactly the reading of the
+//! whole text, for every corpus in `tests/data` cut at random bytes (inside tokens, tags and
+//! multi-byte characters); a call starts while the rest of the text is still to come; a stream
+//! over `max_source_bytes` stops with a `Limit` error; the CLI prints a row before the rest of
+//! its input arrives.
+
+mod common;
+
+use fexpr::dispatch::stream::StreamEvent;
+use fexpr::front::check::plan;
+use fexpr::front::stream::StreamReader;
+use fexpr::repair::RepairOptions;
+use fexpr::{Input, Limits};
+use futures_util::StreamExt;
+use serde_json::Value as Json;
+use std::future::IntoFuture;
+use std::time::Duration;
+
+/// Every model text of the corpora in `tests/data`.
+fn corpus_texts() -> Vec<String> {
+    let mut texts = Vec::new();
+    for (file, key) in [
+        ("call_position.jsonl", "text"),
+        ("model_outputs.jsonl", "output"),
+        ("model_formats.jsonl", "output"),
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(file);
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let case: Json = serde_json::from_str(line).unwrap();
+            texts.push(case[key].as_str().unwrap().to_string());
+        }
+    }
+    texts
+}
+
+/// `text` cut at the byte offsets `cuts` (kept on char boundaries, as a UTF-8 stream decoder
+/// hands them out).
+fn pieces(text: &str, cuts: &[usize]) -> Vec<String> {
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .map(|c| {
+            let mut c = c % (text.len() + 1);
+            while !text.is_char_boundary(c) {
+                c -= 1;
+            }
+            c
+        })
+        .collect();
+    at.push(0);
+    at.push(text.len());
+    at.sort_unstable();
+    at.dedup();
+    at.windows(2)
+        .map(|w| text[w[0]..w[1]].to_string())
+        .collect()
+}
+
+/// A small deterministic generator (no dependency): cut points for case `i`, split `k`.
+fn cuts(seed: u64, n: usize) -> Vec<usize> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as usize
+        })
+        .collect()
+}
+
+#[test]
+fn reading_in_pieces_is_reading_the_whole_text() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let options = RepairOptions::default();
+    let texts = corpus_texts();
+    assert!(texts.len() > 200, "{} texts", texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let whole = plan(text, ctx, limits, &options);
+        for split in 0..12u64 {
+            let n = 1 + (split as usize * 3) % 40;
+            let mut reader = StreamReader::new(options);
+            for piece in pieces(text, &cuts(i as u64 * 100 + split, n)) {
+                reader.push(&piece, ctx, limits).unwrap();
+            }
+            // Every byte alone too, for the first split.
+            if split == 0 {
+                let mut bytewise = StreamReader::new(options);
+                for c in text.chars() {
+                    bytewise.push(&c.to_string(), ctx, limits).unwrap();
+                }
+                assert_eq!(bytewise.finish(ctx, limits), whole, "{text:?} char by char");
+            }
+            assert_eq!(reader.finish(ctx, limits), whole, "{text:?} in {n} pieces");
+        }
+    }
+}
+
+/// Running a stream whose pieces are all at hand gives the outputs of running the whole text:
+/// nothing starts early, nothing runs that the whole reading would not run.
+#[test]
+fn a_stream_at_hand_runs_what_the_whole_text_runs() {
+    let manager = fexpr::demo::manager();
+    let rt = common::runtime();
+    for (i, text) in corpus_texts().iter().enumerate() {
+        let whole = rt.block_on(manager.run(Input::model_output(text.clone())).into_future());
+        let chunks = futures_util::stream::iter(pieces(text, &cuts(i as u64, 7)));
+        let events: Vec<StreamEvent> = rt.block_on(manager.stream(chunks).events().collect());
+        let mut streamed: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Output(o) => Some(format!("{} {:?}", o.name, o.output)),
+                _ => None,
+            })
+            .collect();
+        let mut ran: Vec<String> = whole
+            .outputs
+            .iter()
+            .map(|o| format!("{} {:?}", o.name, o.output))
+            .collect();
+        streamed.sort();
+        ran.sort();
+        assert_eq!(streamed, ran, "{text:?}");
+        let ignored: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Ignored(i) => Some(i.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ignored, whole.ignored, "{text:?}");
+    }
+}
+
+/// A call starts while the model is still writing: the first output arrives before the rest
+/// of the text is sent.
+#[test]
+fn a_call_starts_before_the_rest_of_the_text_arrives() {
+    let manager = fexpr::demo::manager();
+    let rt = common::runtime();
+    rt.block_on(async {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let chunks =
+            futures_util::stream::unfold(
+                rx,
+                |mut rx| async move { rx.recv().await.map(|c| (c, rx)) },
+            );
+        let mut events = manager.stream(Box::pin(chunks)).events();
+        tx.send("[add(a=1, b=2), ".into()).unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(20), events.next())
+            .await
+            .expect("add's output before the rest of the text")
+            .unwrap();
+        let StreamEvent::Output(first) = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(first.output, Ok(fexpr::Value::Int(3)));
+        tx.send("multiply(a=2, b=3)]".into()).unwrap();
+        drop(tx);
+        let rest: Vec<StreamEvent> = events.collect().await;
+        let outputs: Vec<_> = rest
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Output(o) => Some(o.output.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(outputs, [Ok(fexpr::Value::Int(6))]);
+    });
+}
+
+/// Over `max_source_bytes`, the stream stops with a `Limit` error and what had not started
+/// does not start.
+#[test]
+fn a_stream_over_the_limit_stops() {
+    let manager = fexpr::demo::manager();
+    let rt = common::runtime();
+    let limits = Limits::default().max_source_bytes(64);
+    let chunks = futures_util::stream::iter(vec![
+        "[add(a=1, b=2), ".to_string(),
+        "multiply(a=2, b=3), ".repeat(10),
+    ]);
+    let events: Vec<StreamEvent> =
+        rt.block_on(manager.stream(chunks).limits(limits).events().collect());
+    assert_eq!(events.len(), 1, "{events:?}");
+    let StreamEvent::Output(out) = &events[0] else {
+        panic!()
+    };
+    assert_eq!(out.error().unwrap().kind, fexpr::ErrorKind::Limit);
+}
+
+/// `fexpr exec -` prints a call's row as soon as that call finishes, before its input ends.
+#[test]
+fn exec_prints_a_row_before_the_input_ends() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args(["exec", "--tools", "demo", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"[add(a=1, b=2), ").unwrap();
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("add's row while stdin is still open");
+    let row: Json = serde_json::from_str(&first).unwrap();
+    assert_eq!(row["output"], 3);
+    stdin.write_all(b"multiply(a=2, b=3)]").unwrap();
+    drop(stdin);
+    let second: Json =
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
+    assert_eq!(second["output"], 6);
+    assert!(child.wait().unwrap().success());
+}
