@@ -6,12 +6,15 @@
 //! <|start|>assistant<|channel|>commentary to=functions.multiply <|constrain|>json<|message|>{"a": 5, "b": 5}<|call|>
 //! ```
 //!
-//! A message addressed to `functions.NAME` (`to=` before or after the channel) is a call of
-//! `NAME` with the message's JSON as its arguments, on whatever channel (as vLLM reads it); a
-//! message addressed elsewhere (a built-in tool such as `python` or `browser.search`) is a
-//! call of that name. The `analysis` channel is reasoning; every message is the format's own
-//! (claimed), so nothing in an `analysis` or `final` message is read as a call. A message
-//! ends at `<|end|>`, `<|call|>` or `<|return|>` (or where the next one starts).
+//! A message addressed to `functions.NAME` (`to=` in the role part or after the channel, also
+//! in a header the prompt began: ` to=functions.f<|channel|>…`) is a call of `NAME` with the
+//! message's JSON as its arguments, on whatever channel (as vLLM reads it). A message to a
+//! built-in tool (`python`, `browser.search`) is not a function call, as in vLLM and llama.cpp.
+//! The `analysis` channel is reasoning; every message is the format's own (claimed), so
+//! nothing in an `analysis` or `final` message is read as a call. A call's JSON ends where the
+//! object closes (the stop token `<|call|>` is often stripped); another message ends at
+//! `<|end|>` or `<|return|>`, or where the next one starts. Garbage before a header's
+//! `<|start|>` (`<|channel|>??<|end|>`) is reported and stepped over.
 
 use super::scan::{cut, find, json_end, skip_ws, span, trim, Out, Src};
 use super::FormatArgs;
@@ -26,7 +29,13 @@ const ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>"];
 pub(super) fn read(text: &str, out: &mut Out) {
     let src = Src::plain(text);
     let mut pos = 0;
-    while let Some((start, _)) = src.find_any(pos, &[START, CHANNEL, MESSAGE]) {
+    while let Some((mut start, _)) = src.find_any(pos, &[START, CHANNEL, MESSAGE]) {
+        // The rest of a header the prompt began with `<|start|>assistant`: ` to=functions.f`.
+        let skipped = &text[pos..start];
+        let word = skipped.trim();
+        if word.starts_with("to=") && !word.contains(char::is_whitespace) {
+            start = pos + (skipped.len() - skipped.trim_start().len());
+        }
         match message(text, start, out) {
             Some(end) => pos = end,
             None => return,
@@ -52,16 +61,29 @@ fn header(text: &str, start: usize, end: usize) -> Header<'_> {
         &rest[..len]
     };
     let mut out = Header::default();
-    if let Some(c) = h.find(CHANNEL) {
+    // The last of each: a stray header before the real one (`<|channel|>commentary
+    // to=assistant<|channel|>analysis`) does not count.
+    if let Some(c) = h.rfind(CHANNEL) {
         out.channel = word(c + CHANNEL.len());
     }
-    if let Some(t) = h.find("to=") {
-        if t == 0 || h[..t].ends_with(|c: char| c.is_whitespace() || c == '>') {
-            let at = t + 3;
-            out.to = Some((word(at), start + at));
-        }
+    let to = h
+        .match_indices("to=")
+        .filter(|(t, _)| *t == 0 || h[..*t].ends_with(|c: char| c.is_whitespace() || c == '>'))
+        .last();
+    if let Some((t, _)) = to {
+        out.to = Some((word(t + 3), start + t + 3));
     }
     out
+}
+
+impl<'a> Header<'a> {
+    /// The function the message is addressed to, and where its name is.
+    fn function(&self) -> Option<(&'a str, crate::Span)> {
+        let (to, at) = self.to?;
+        let name = to.strip_prefix("functions.")?;
+        let from = at + "functions.".len();
+        (!name.is_empty()).then(|| (name, span(from, from + name.len())))
+    }
 }
 
 /// Read the message whose header starts at `start`; where the next one may start, or `None`
@@ -70,15 +92,14 @@ fn message(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     let b = text.as_bytes();
     // The header runs to `<|message|>`; a new `<|start|>` first means this one had no body.
     let Some(body_token) = find(text, start, MESSAGE) else {
-        let h = header(text, start, text.len());
-        let name =
-            h.to.map_or("", |(to, _)| to.strip_prefix("functions.").unwrap_or(to));
-        if !name.is_empty() {
-            let name_span =
-                h.to.map(|(to, at)| span(at + to.len() - name.len(), at + to.len()));
+        if let Some((name, name_span)) = header(text, start, text.len()).function() {
             // Only a name followed by more of the header is known whole.
-            let whole = name_span.is_some_and(|s| (s.end as usize) < text.len());
-            let (name, name_span) = if whole { (name, name_span) } else { ("", None) };
+            let whole = (name_span.end as usize) < text.len();
+            let (name, name_span) = if whole {
+                (name, Some(name_span))
+            } else {
+                ("", None)
+            };
             out.broken(
                 name,
                 name_span,
@@ -90,12 +111,19 @@ fn message(text: &str, start: usize, out: &mut Out) -> Option<usize> {
         out.claim(start, text.len());
         return None;
     };
+    // A header holds no `<|start|>` but its own: what comes before the last one is garbage.
+    let start = match text[start..body_token].rfind(START) {
+        Some(p) if p > 0 => {
+            out.markup(start, start + p, IgnoreReason::Prose);
+            out.claim(start, start + p);
+            start + p
+        }
+        _ => start,
+    };
     let h = header(text, start, body_token);
     let body = body_token + MESSAGE.len();
-    let recipient = h.to.filter(|(to, _)| !to.is_empty());
-    if let Some((to, at)) = recipient {
-        let name = to.strip_prefix("functions.").unwrap_or(to);
-        let name_span = Some(span(at + to.len() - name.len(), at + to.len()));
+    if let Some((name, name_span)) = h.function() {
+        let name_span = Some(name_span);
         // JSON arguments end where the object closes (markers inside its strings are text),
         // and the call with them: a server strips the stop token `<|call|>`.
         let first = skip_ws(b, body);
@@ -229,6 +257,25 @@ mod tests {
         );
         assert!(r.calls.is_empty());
         assert_eq!(r.claimed.len(), 1);
+    }
+
+    #[test]
+    fn headers_begun_by_the_prompt_stray_or_garbled() {
+        // llama.cpp's tests: the output starts after the prompt's `<|start|>assistant`.
+        let text = " to=functions.add<|channel|>analysis <|constrain|>json<|message|>{\"a\": 1}";
+        assert_eq!(names(&read_as(F, text)), ["add"]);
+        let text = "<|channel|>analysis to=functions.add<|message|>{\"a\": 1}";
+        assert_eq!(names(&read_as(F, text)), ["add"]);
+        // A stray header, garbage before a header, a built-in tool: no call.
+        for text in [
+            "<|channel|>commentary to=assistant<|channel|>analysis<|message|>I'm\nthinking<|end|><|start|>assistant<|channel|>final<|message|>Hi",
+            "<|channel|>??<|end|><|start|>assistant<|channel|>analysis<|message|>We must comply.",
+            "<|channel|>analysis<|message|>Say hello.<|end|><|start|>assistant<|channel|>commentary to=python <|constrain|>code<|message|>print(\"hello\")",
+        ] {
+            let r = read_as(F, text);
+            assert!(r.calls.is_empty(), "{text}: {r:?}");
+            assert!(!r.reasoning.is_empty(), "{text}");
+        }
     }
 
     #[test]

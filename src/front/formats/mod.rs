@@ -319,8 +319,10 @@ fn tag_then(text: &str, first: u8) -> bool {
 /// assert!(matches!(cut.calls[0].args, FormatArgs::Broken(_)));
 /// ```
 pub fn read(format: ModelFormat, text: &str, limits: &Limits) -> FormatReading {
-    if text.len() > limits.max_source_bytes {
-        let error = Error::limit(LimitKind::SourceBytes, limits.max_source_bytes, text.len());
+    // Spans are `u32`: a longer text is refused whatever the limit, as the JSON reader does.
+    let max = limits.max_source_bytes.min(u32::MAX as usize);
+    if text.len() > max {
+        let error = Error::limit(LimitKind::SourceBytes, max, text.len());
         let mut out = scan::Out::default();
         out.broken("", None, 0, text.len(), error);
         return out.finish();
