@@ -297,6 +297,51 @@ fn every_input_problem_is_an_error_row_with_exit_zero() {
     assert_eq!(rows[0]["error"]["span"], json!({"start": 2, "end": 4}));
 }
 
+/// An argument that is not UTF-8 is that input's error row (exit 0), as on stdin: the other
+/// arguments still run.
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_an_error_row() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"add(a=1, b=\xff)");
+    for command in [
+        &["exec", "--tools", "demo"][..],
+        &["exec", "--tools", "demo", "--expr"],
+        &["check", "--tools-json", CHECK_TOOLS],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+            .args(command)
+            .arg(bad)
+            .arg("add(a=1, b=2)")
+            .output()
+            .expect("run fexpr");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            (out.status.code(), stderr.as_ref()),
+            (Some(0), ""),
+            "{command:?}"
+        );
+        let rows: Vec<Value> = String::from_utf8(out.stdout)
+            .expect("utf-8 output")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{command:?}: {rows:?}");
+        let error = &rows[0]["error"];
+        assert_eq!(error["kind"], "Syntax", "{command:?}: {error}");
+        assert_eq!(
+            error["message"], "this argument is not valid UTF-8 (at byte 11)",
+            "{command:?}: {error}"
+        );
+        assert_eq!(error["span"], json!({"start": 11, "end": 12}), "{error}");
+        // The next argument was read and its call found (`check`'s tools have no `add`).
+        assert_eq!(rows[1]["name"], "add", "{command:?}: {}", rows[1]);
+        if command[0] == "exec" {
+            assert_eq!(rows[1]["error"], Value::Null, "{command:?}: {}", rows[1]);
+        }
+    }
+}
+
 /// The command line, or a file it names, that cannot be used: exit 2, nothing on stdout, and
 /// a message on stderr (one `fexpr: ...` line for the files; clap's usage text otherwise).
 #[test]

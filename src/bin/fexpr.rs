@@ -40,6 +40,7 @@ use fexpr::manager::ToolManagerBuilder;
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, Input, LimitKind, Span, ToolManager};
+use std::ffi::OsString;
 use std::future::IntoFuture;
 use std::io::{BufWriter, IsTerminal, Read, Stderr, StdoutLock, Write};
 use std::path::PathBuf;
@@ -81,7 +82,7 @@ enum Command {
         limits: LimitArgs,
         /// Expressions to run, or `-` to read the model output from stdin.
         #[arg(required = true)]
-        exprs: Vec<String>,
+        exprs: Vec<OsString>,
     },
     /// Validate the calls in model output against tool definitions, without running them:
     /// one JSON verdict per call, `{"name", "kwargs", "valid", "error", "repairs", "span"}`.
@@ -101,7 +102,7 @@ enum Command {
         limits: LimitArgs,
         /// Model outputs to check, or `-` to read one from stdin.
         #[arg(required = true)]
-        exprs: Vec<String>,
+        exprs: Vec<OsString>,
     },
     /// Print the tool definitions a model should see.
     Tools {
@@ -558,9 +559,12 @@ struct Inputs {
 impl Inputs {
     /// The text of `arg`; for `-`, stdin's (read once, bounded). Every problem with it (not
     /// UTF-8, over `max_source_bytes`, unreadable, `-` given twice) is an error for its row.
-    fn text(&mut self, arg: String) -> Result<String, Error> {
+    fn text(&mut self, arg: OsString) -> Result<String, Error> {
         if arg != "-" {
-            return Ok(arg);
+            // An argument that is not UTF-8 is that input's error, as on stdin.
+            return arg
+                .into_string()
+                .map_err(|arg| not_utf8("this argument", arg.as_encoded_bytes()));
         }
         if std::mem::replace(&mut self.stdin_read, true) {
             return Err(Error::new(
@@ -587,19 +591,27 @@ impl Inputs {
             )
             .with_hint("send less text: the input is refused as a whole"));
         }
-        String::from_utf8(bytes).map_err(|e| {
-            let bad = e.utf8_error();
-            let start = bad.valid_up_to();
-            let end = start + bad.error_len().unwrap_or(e.as_bytes().len() - start);
-            let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
-            Error::new(
-                ErrorKind::Syntax,
-                format!("stdin is not valid UTF-8 (at byte {start})"),
-            )
-            .at(Span::new(at(start), at(end)))
-            .with_hint("send the model's output as UTF-8 text")
-        })
+        String::from_utf8(bytes).map_err(|e| not_utf8("stdin", e.as_bytes()))
     }
+}
+
+/// The error for input `what` whose `bytes` are not UTF-8, its span on the first bad bytes.
+fn not_utf8(what: &str, bytes: &[u8]) -> Error {
+    let (start, len) = match std::str::from_utf8(bytes) {
+        Ok(_) => (bytes.len(), 0),
+        Err(bad) => (
+            bad.valid_up_to(),
+            bad.error_len()
+                .unwrap_or(bytes.len().saturating_sub(bad.valid_up_to())),
+        ),
+    };
+    let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    Error::new(
+        ErrorKind::Syntax,
+        format!("{what} is not valid UTF-8 (at byte {start})"),
+    )
+    .at(Span::new(at(start), at(start.saturating_add(len))))
+    .with_hint("send the model's output as UTF-8 text")
 }
 
 fn exec(
@@ -609,7 +621,7 @@ fn exec(
     sandbox: bool,
     (strict, expr_only): (bool, bool),
     human: Option<Human>,
-    exprs: Vec<String>,
+    exprs: Vec<OsString>,
 ) -> Result<(), Stop> {
     let options = repair_options(strict);
     let mut inputs = Inputs {
@@ -617,6 +629,7 @@ fn exec(
         stdin_read: false,
     };
     for expr in exprs {
+        let source = if expr == "-" { "<stdin>" } else { "<argument>" };
         let (text, outputs, ignored) = match inputs.text(expr) {
             Ok(text) if expr_only => {
                 let outputs = runtime.block_on(run_expression(&manager, sandbox, &text));
@@ -634,7 +647,7 @@ fn exec(
             }
             Err(e) => (
                 String::new(),
-                vec![FunctionOutput::failed("", "<stdin>", e)],
+                vec![FunctionOutput::failed("", source, e)],
                 Vec::new(),
             ),
         };
@@ -735,7 +748,7 @@ fn check(
     strict: bool,
     human: Option<Human>,
     limits: &fexpr::Limits,
-    exprs: Vec<String>,
+    exprs: Vec<OsString>,
 ) -> Result<(), Stop> {
     let defs = std::fs::read_to_string(tools_json)
         .map_err(|e| e.to_string())
