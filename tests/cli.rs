@@ -635,3 +635,97 @@ fn limits_from_the_command_line() {
     assert!(stderr.contains("unknown limit `colour`"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--limit` above a limit's ceiling is a usage error naming the flag and the ceiling (exit 2);
+/// at the ceiling the deepest input runs, natively and sandboxed, even on a 2 MiB main stack.
+#[test]
+fn limits_above_their_ceiling_are_refused_and_the_ceiling_runs() {
+    for (flag, message) in [
+        (
+            "max_depth=1000000",
+            "fexpr: --limit max_depth=1000000: Limits::max_depth is 1000000, above its ceiling of 256",
+        ),
+        (
+            "max_collection_len=100000000000",
+            "fexpr: --limit max_collection_len=100000000000: Limits::max_collection_len is 100000000000, above its ceiling of 10000000",
+        ),
+    ] {
+        let (code, rows, stderr) = fexpr(
+            &["exec", "--tools", "demo", "--expr", "--limit", flag, "np.zeros(1000000000)"],
+            Stdio::null(),
+        );
+        assert_eq!(code, Some(2), "{flag}: {stderr}");
+        assert!(rows.is_empty(), "{flag}");
+        assert!(stderr.starts_with(message), "{flag}: {stderr}");
+    }
+    let list = format!("np.array({}{})", "[".repeat(250), "]".repeat(250));
+    let json = format!(
+        "{{\"name\": \"numpy_sum\", \"args\": [{}{}]}}",
+        "[".repeat(250),
+        "]".repeat(250)
+    );
+    for sandbox in [false, true] {
+        for text in [&list, &json] {
+            let mut args = vec![
+                "exec",
+                "--tools",
+                "demo",
+                "--expr",
+                "--limit",
+                "max_depth=256",
+            ];
+            if sandbox {
+                args.push("--sandbox");
+            }
+            args.push(text);
+            // The main thread's stack is what `ulimit -s` says; run under 2 MiB where a shell
+            // can set it.
+            let mut command = if cfg!(unix) {
+                let mut c = Command::new("sh");
+                let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+                c.args([
+                    "-c",
+                    &format!(
+                        "ulimit -s 2048 && exec '{}' {}",
+                        env!("CARGO_BIN_EXE_fexpr"),
+                        quoted.join(" ")
+                    ),
+                ]);
+                c
+            } else {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_fexpr"));
+                c.args(&args);
+                c
+            };
+            let out = command.output().expect("run fexpr");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{sandbox}: {stderr}");
+            // One row (too deep for serde_json's own recursion limit to read back).
+            let row = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(row.lines().count(), 1, "{sandbox}: {row}");
+            assert!(row.starts_with("{\"call_id\""), "{sandbox}: {row}");
+            assert!(!row.contains("\"kind\":\"Limit\""), "{sandbox}: {row}");
+        }
+    }
+}
+
+/// A misspelt `--limit` name gets a suggestion.
+#[test]
+fn a_misspelt_limit_gets_a_suggestion() {
+    let (code, _, stderr) = fexpr(
+        &[
+            "exec",
+            "--tools",
+            "demo",
+            "--limit",
+            "max_call=1",
+            "add(a=1, b=2)",
+        ],
+        Stdio::null(),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("fexpr: --limit max_call=1: unknown limit `max_call`; did you mean `max_calls`? the limits are "),
+        "{stderr}"
+    );
+}

@@ -271,8 +271,11 @@ impl LimitArgs {
         }
         for (name, value, what) in given {
             let Some(slot) = fields.get(&name).cloned() else {
+                let guess = fexpr::error::closest(&name, fields.keys().map(String::as_str))
+                    .map(|near| format!("did you mean `{near}`? "))
+                    .unwrap_or_default();
                 return Err(Stop::Usage(format!(
-                    "{what}: unknown limit `{name}`; the limits are {names}"
+                    "{what}: unknown limit `{name}`; {guess}the limits are {names}"
                 )));
             };
             // A duration (`deadline`) is given in seconds.
@@ -287,12 +290,19 @@ impl LimitArgs {
             };
             let mut candidate = fields.clone();
             candidate.insert(name.clone(), value);
-            if serde_json::from_value::<fexpr::Limits>(Json::Object(candidate.clone())).is_err() {
+            let Ok(limits) =
+                serde_json::from_value::<fexpr::Limits>(Json::Object(candidate.clone()))
+            else {
                 let kind = match &slot {
                     Json::Object(_) => "a duration in seconds",
                     _ => "a whole number >= 0",
                 };
                 return Err(Stop::Usage(format!("{what}: `{name}` must be {kind}")));
+            };
+            // A value that cannot work (above its ceiling, say) is refused here, naming it.
+            if let Err(e) = limits.check() {
+                let hint = e.hint.map(|h| format!(" ({h})")).unwrap_or_default();
+                return Err(Stop::Usage(format!("{what}: {}{hint}", e.message)));
             }
             fields = candidate;
         }

@@ -375,7 +375,18 @@ impl Request {
 
     /// Validate the input without running anything; see [`ToolManager::check`].
     pub fn check(self) -> Checked {
-        let limits = self.limits.as_ref().unwrap_or(self.manager.limits());
+        let depth = self.effective_limits().max_depth;
+        with_stack(depth, || self.check_here())
+    }
+
+    fn check_here(self) -> Checked {
+        let limits = self.effective_limits();
+        if let Err(error) = limits.check() {
+            return Checked {
+                error: Some(error),
+                ..Checked::default()
+            };
+        }
         let options = self.repair.unwrap_or_else(|| self.input.default_repairs());
         let ctx = self.manager.context();
         let check = |text: &str| check_text(text, ctx, limits, &options);
@@ -404,10 +415,14 @@ impl Request {
     /// Run the request to its response (the future [`IntoFuture`] boxes); `Function`s are
     /// taken out of the input, the rest is read in place.
     pub(crate) async fn respond(&mut self) -> Response {
-        let limits = match &self.limits {
-            Some(limits) => limits.clone(),
-            None => self.manager.limits().clone(),
-        };
+        let limits = self.effective_limits().clone();
+        // The manager's limits were checked when it was built; a request's own are here.
+        if let Err(error) = limits.check() {
+            return Response {
+                outputs: vec![FunctionOutput::failed("", "", error)],
+                ignored: Vec::new(),
+            };
+        }
         let run = Run {
             manager: &self.manager,
             session: &self.session,
@@ -470,9 +485,15 @@ impl Request {
         }
     }
 
+    /// The limits the request runs with: its own, else the manager's.
+    fn effective_limits(&self) -> &Limits {
+        self.limits.as_ref().unwrap_or(self.manager.limits())
+    }
+
     /// The request's one output (an error output if it had several calls).
     pub(crate) async fn one(mut self) -> FunctionOutput {
-        let outputs = self.respond().await.outputs;
+        let depth = self.effective_limits().max_depth;
+        let outputs = DeepStack::new(depth, self.respond()).await.outputs;
         let text = match &self.input.0 {
             Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.as_str(),
             _ => "",
@@ -487,7 +508,69 @@ impl IntoFuture for Request {
 
     fn into_future(self) -> Self::IntoFuture {
         let mut request = self;
-        Box::pin(async move { request.respond().await })
+        let depth = request.effective_limits().max_depth;
+        Box::pin(async move { DeepStack::new(depth, request.respond()).await })
+    }
+}
+
+/// A request's future, polled on a stack with room for its `max_depth`: parsing, checking and
+/// evaluating recurse once per level of nesting (up to about 16 KiB a level in a debug build),
+/// which the default depth (100) keeps within a 2 MiB thread stack (tokio's workers). A raised
+/// `max_depth` (at most its ceiling, [`Limits::CEILINGS`]) makes each poll that lacks the room
+/// run on a stack segment of its own, whatever the thread.
+struct DeepStack<F> {
+    inner: Pin<Box<F>>,
+    /// Stack a poll needs; 0 for the default depth, which needs no growing.
+    room: usize,
+}
+
+impl<F: Future> DeepStack<F> {
+    fn new(max_depth: usize, inner: F) -> DeepStack<F> {
+        DeepStack {
+            inner: Box::pin(inner),
+            room: stack_room(max_depth),
+        }
+    }
+}
+
+/// The stack a request with `max_depth` needs (see [`DeepStack`]); 0 for the default depth.
+fn stack_room(max_depth: usize) -> usize {
+    /// Stack per level of nesting, with a margin over what a debug build uses.
+    const PER_LEVEL: usize = 32 << 10;
+    /// Stack for the rest of a poll.
+    const BASE: usize = 512 << 10;
+    // Above its ceiling the request is refused before anything runs.
+    let ceiling = Limits::CEILINGS
+        .iter()
+        .find_map(|(name, ceiling)| (*name == "max_depth").then_some(*ceiling))
+        .unwrap_or(0);
+    if max_depth <= Limits::default().max_depth || max_depth > ceiling {
+        return 0;
+    }
+    max_depth.saturating_mul(PER_LEVEL).saturating_add(BASE)
+}
+
+/// `f` run with [`stack_room`]`(max_depth)` bytes of stack at least.
+fn with_stack<R>(max_depth: usize, f: impl FnOnce() -> R) -> R {
+    match stack_room(max_depth) {
+        0 => f(),
+        room => stacker::maybe_grow(room, room, f),
+    }
+}
+
+impl<F: Future> Future for DeepStack<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let room = self.room;
+        let inner = self.inner.as_mut();
+        match room {
+            0 => inner.poll(cx),
+            room => stacker::maybe_grow(room, room, move || inner.poll(cx)),
+        }
     }
 }
 

@@ -81,6 +81,9 @@ pub(crate) const MAX_NDIM: usize = 32;
 /// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
 pub const MAX_DECODE_DEPTH: usize = 256;
 
+// `Limits::max_depth` may not exceed the depth a value can be decoded at.
+const _: () = assert!(crate::limits::Limits::CEILINGS[1].1 == MAX_DECODE_DEPTH);
+
 thread_local! {
     /// The nesting depth of the `Value` being deserialized on this thread.
     static DECODE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
