@@ -471,3 +471,36 @@ fn the_depth_ceiling_holds_on_a_small_stack_natively_and_sandboxed() {
         }
     }
 }
+
+/// `np.zeros`, `np.ones` and `np.arange` within `max_collection_len` but over `max_eval_bytes`
+/// are refused before the array is allocated.
+#[test]
+fn arrays_over_the_byte_budget_are_refused_before_they_are_made() {
+    let limits = Limits::default().max_collection_len(10_000_000);
+    for text in [
+        "len(np.zeros(10000000))",
+        "len(np.ones((1000, 10000)))",
+        "len(np.arange(10000000))",
+        "len(np.arange(0, 1, 1e-7))",
+    ] {
+        let error = run(&limits, text).expect_err("over the budget");
+        assert_eq!(
+            error.limit,
+            Some(fexpr::LimitKind::EvalBytes),
+            "{text}: {error}"
+        );
+        assert!(
+            error
+                .message
+                .ends_with("> 16777216 (refused before it is made)"),
+            "{text}: {error}"
+        );
+    }
+    // Ints are counted and made exactly, past 2**53 too.
+    let exact = run(&limits, "np.arange(9007199254740993, 9007199254740995)").expect("runs");
+    assert_eq!(exact.repr(), "array([9007199254740993, 9007199254740994])");
+    let last = run(&limits, "np.arange(2**63-2, 2**63-1)").expect("runs");
+    assert_eq!(last.repr(), "array([9223372036854775806])");
+    let down = run(&limits, "np.arange(10, 0, -3)").expect("runs");
+    assert_eq!(down.repr(), "array([10, 7, 4, 1])");
+}
