@@ -504,3 +504,48 @@ fn arrays_over_the_byte_budget_are_refused_before_they_are_made() {
     let down = run(&limits, "np.arange(10, 0, -3)").expect("runs");
     assert_eq!(down.repr(), "array([10, 7, 4, 1])");
 }
+
+/// Tool results are charged to the request's `max_eval_bytes`, whichever door the calls came
+/// through: the call that goes over fails with a `Limit` error, and later calls find the budget
+/// spent.
+#[test]
+fn tool_results_are_charged_to_the_request_budget() {
+    let limits = Limits::default().max_eval_bytes(10_000);
+    let manager = manager(limits);
+    let over = |outputs: &[fexpr::FunctionOutput]| {
+        outputs
+            .iter()
+            .filter(|o| {
+                o.error().is_some_and(|e| {
+                    e.message.starts_with(
+                        "max_eval_bytes limit exceeded: the results of this request's tool calls total",
+                    )
+                })
+            })
+            .count()
+    };
+    // One expression: four results of 3,000 bytes; the fourth goes over.
+    let list = "[blob(n=3000), blob(n=3000), blob(n=3000), blob(n=3000)]";
+    let outputs =
+        common::runtime().block_on(async { manager.run(Input::expr(list)).await.outputs });
+    assert_eq!(outputs.len(), 4);
+    assert_eq!(over(&outputs), 1, "{outputs:?}");
+    // Model output: each call runs on its own, and the budget is still the request's.
+    let text = "blob(n=6000)\nblob(n=6000)\nblob(n=6000)";
+    let outputs =
+        common::runtime().block_on(async { manager.run(Input::model_output(text)).await.outputs });
+    assert_eq!(outputs.len(), 3);
+    assert_eq!(over(&outputs), 2, "{outputs:?}");
+    // A nested call's result counts too.
+    let nested = "echo(x=len(blob(n=12000)))";
+    let error = run(&Limits::default().max_eval_bytes(10_000), nested).expect_err("over");
+    assert_eq!(error.limit, Some(fexpr::LimitKind::EvalBytes), "{error}");
+    // Within the budget, the same calls run.
+    let outputs = common::runtime().block_on(async {
+        manager
+            .run(Input::expr("[blob(n=3000), blob(n=3000)]"))
+            .await
+            .outputs
+    });
+    assert!(outputs.iter().all(|o| o.output.is_ok()), "{outputs:?}");
+}

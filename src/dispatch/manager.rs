@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use serde_json::Value as Json;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -647,6 +647,9 @@ pub(crate) struct Scope {
     /// guest alone knows the top-level calls; or a run of one), by the call's span.
     found: Mutex<Vec<(Span, Arc<str>)>>,
     observations: Mutex<Vec<(Span, String)>>,
+    /// Bytes of tool results so far in the whole request (shared by its scopes), charged to
+    /// [`Limits::max_eval_bytes`].
+    results: Arc<AtomicU64>,
 }
 
 impl Scope {
@@ -660,7 +663,14 @@ impl Scope {
             units: OnceLock::new(),
             found: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
+            results: Arc::default(),
         }
+    }
+
+    /// The same scope charging its tool results to `results`, the request's count.
+    pub(crate) fn sharing(mut self, results: &Arc<AtomicU64>) -> Scope {
+        self.results = results.clone();
+        self
     }
 
     /// Give each top-level call (`units`, in source order) of the run its id, before
@@ -794,7 +804,26 @@ impl Scope {
 
     /// Keep a call's result for its unit: the observation by span, the value for evaluation.
     fn keep(&self, span: Span, result: Result<ToolOutput, Error>) -> Result<Value, Error> {
-        result.map(|out| {
+        let out = result?;
+        // Every result is charged to the request's budget, natively and for a sandbox guest
+        // alike: over it, this call fails and later calls find the budget spent.
+        let size = u64::try_from(out.output.approx_size()).unwrap_or(u64::MAX);
+        let total = self
+            .results
+            .fetch_add(size, Ordering::Relaxed)
+            .saturating_add(size);
+        let budget = self.limits.max_eval_bytes;
+        if total > u64::try_from(budget).unwrap_or(u64::MAX) {
+            return Err(Error::limit_message(
+                LimitKind::EvalBytes,
+                format!(
+                    "max_eval_bytes limit exceeded: the results of this request's tool calls \
+                     total {total} bytes > {budget}"
+                ),
+            )
+            .at(span));
+        }
+        Ok(out).map(|out| {
             if let Some(text) = out.observation {
                 if let Ok(mut observations) = self.observations.lock() {
                     observations.push((span, text));

@@ -26,6 +26,8 @@
 use serde_json::{json, Value as Json};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::dispatch::manager::{single_output, Scope, ToolManager};
@@ -428,6 +430,7 @@ impl Request {
             session: &self.session,
             limits: &limits,
             sandboxed: self.sandboxed,
+            results: Arc::default(),
         };
         let repair = self.repair;
         let default_repairs = self.input.default_repairs();
@@ -581,6 +584,8 @@ struct Run<'r> {
     limits: &'r Limits,
     #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
     sandboxed: bool,
+    /// Bytes of tool results so far, for the whole request ([`Limits::max_eval_bytes`]).
+    results: Arc<AtomicU64>,
 }
 
 impl Run<'_> {
@@ -592,13 +597,17 @@ impl Run<'_> {
             let session = self.session.clone();
             // Boxed: the sandbox's future is the largest, and inline it would make every
             // native request's future as large (each await copies it).
-            return Box::pin(
-                self.manager
-                    .run_sandboxed(session, text, json, self.limits, id),
-            )
+            return Box::pin(self.manager.run_sandboxed(
+                session,
+                text,
+                json,
+                self.limits,
+                id,
+                &self.results,
+            ))
             .await;
         }
-        let scope = Scope::new(self.session.clone(), self.limits, id);
+        let scope = Scope::new(self.session.clone(), self.limits, id).sharing(&self.results);
         if json {
             self.manager.run_json(text, &scope).await
         } else {
@@ -615,7 +624,7 @@ impl Run<'_> {
             let outputs = self.text(&text, true, Some(id)).await;
             return single_output(&text, outputs);
         }
-        let scope = Scope::new(self.session.clone(), self.limits, Some(id));
+        let scope = Scope::new(self.session.clone(), self.limits, Some(id)).sharing(&self.results);
         self.manager.run_function(func, &scope).await
     }
 
