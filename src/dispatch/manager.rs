@@ -78,6 +78,9 @@ pub(crate) struct Inner {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ToolManagerBuilder {
     inner: Inner,
+    /// The tool names added to this builder, and those added more than once.
+    added: std::collections::HashSet<String>,
+    twice: Vec<String>,
 }
 
 impl ToolManagerBuilder {
@@ -92,15 +95,32 @@ impl ToolManagerBuilder {
         &self.inner.context
     }
 
-    /// Add (or replace) a tool.
+    /// Add a tool. Two tools of one name added to one builder are a registration problem
+    /// ([`build`](ToolManagerBuilder::build) refuses them: which one a model meant is
+    /// unknown); a builder from [`ToolManager::to_builder`] may replace the tools it started
+    /// with.
+    ///
+    /// ```
+    /// use fexpr::{FunctionTool, ToolManager};
+    /// let problems = ToolManager::builder()
+    ///     .tool(FunctionTool::new("f", ["n"], |n: i64| n))
+    ///     .tool(FunctionTool::new("f", ["n"], |n: i64| -n))
+    ///     .build()
+    ///     .err()
+    ///     .unwrap();
+    /// assert_eq!(problems.problems()[0].message, "the tool `f` is registered twice");
+    /// ```
     pub fn tool(mut self, tool: impl Tool + 'static) -> ToolManagerBuilder {
         self.add_tool(Arc::new(tool));
         self
     }
 
-    /// Add (or replace) a shared tool, for tools registered in a loop.
+    /// Add a shared tool, for tools registered in a loop (as [`tool`](ToolManagerBuilder::tool)).
     pub fn add_tool(&mut self, tool: Arc<dyn Tool>) -> &mut ToolManagerBuilder {
         let def = tool.definition();
+        if !self.added.insert(def.name.clone()) && !self.twice.contains(&def.name) {
+            self.twice.push(def.name.clone());
+        }
         self.inner
             .context
             .insert(def.name.clone(), Entry::Tool(def.signature.clone()));
@@ -167,6 +187,15 @@ impl ToolManagerBuilder {
             .values()
             .filter_map(|tool| tool.check().err())
             .collect();
+        for name in &self.twice {
+            problems.push(
+                Error::new(
+                    ErrorKind::Config,
+                    format!("the tool `{name}` is registered twice"),
+                )
+                .with_hint("give every tool its own name"),
+            );
+        }
         for name in self.inner.tools.keys() {
             if !matches!(self.inner.context.get(name), Some(Entry::Tool(_))) {
                 problems.push(
@@ -265,6 +294,8 @@ impl ToolManager {
     pub fn to_builder(&self) -> ToolManagerBuilder {
         let mut builder = ToolManagerBuilder {
             inner: Inner::clone(&self.inner),
+            added: Default::default(),
+            twice: Vec::new(),
         };
         builder.forget_prepared();
         builder

@@ -26,23 +26,20 @@ pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
     let mut out = Map::with_capacity(obj.len());
     for (key, value) in obj {
         let value = match key.as_str() {
+            // BFCL's `any` is no constraint; a name neither knows stays as written, so that
+            // reading the schema refuses every value ("an unknown `type`"), never "anything".
             "type" => match value {
-                Json::String(t) => match json_type(t) {
-                    Some(t) => Json::String(t.to_string()),
-                    None => continue, // `any`: no constraint
-                },
-                Json::Array(ts) => {
-                    let ts: Vec<Json> = ts
-                        .iter()
-                        .filter_map(Json::as_str)
-                        .filter_map(json_type)
-                        .map(|t| Json::String(t.to_string()))
-                        .collect();
-                    if ts.is_empty() {
-                        continue;
-                    }
-                    Json::Array(ts)
-                }
+                Json::String(t) if is_any(t) => continue,
+                Json::String(t) => Json::String(json_type(t).unwrap_or(t).to_string()),
+                Json::Array(ts) if ts.iter().filter_map(Json::as_str).any(is_any) => continue,
+                Json::Array(ts) => Json::Array(
+                    ts.iter()
+                        .map(|t| match t.as_str().and_then(json_type) {
+                            Some(known) => Json::String(known.to_string()),
+                            None => t.clone(),
+                        })
+                        .collect(),
+                ),
                 other => other.clone(),
             },
             "properties" | "$defs" | "definitions" | "patternProperties" => match value {
@@ -184,7 +181,12 @@ fn for_each_subschema(obj: &mut Map<String, Json>, mut f: impl FnMut(&mut Json))
     }
 }
 
-/// JSON Schema's name for a BFCL (or JSON Schema) type name; `None` for "anything".
+/// Whether `t` is BFCL's `any` type: no constraint.
+fn is_any(t: &str) -> bool {
+    t.eq_ignore_ascii_case("any")
+}
+
+/// JSON Schema's name for a BFCL (or JSON Schema) type name; `None` for a name neither has.
 fn json_type(t: &str) -> Option<&'static str> {
     Some(match t.to_ascii_lowercase().as_str() {
         "dict" | "object" | "hashmap" | "map" => "object",
