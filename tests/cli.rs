@@ -285,7 +285,7 @@ fn every_input_problem_is_an_error_row_with_exit_zero() {
                 assert_eq!(row["output"], Value::Null, "{row}");
             } else {
                 assert_eq!(row["valid"], false, "{row}");
-                assert_eq!(row["span"], json!([0, 0]), "{row}");
+                assert_eq!(row["span"], json!({"start": 0, "end": 0}), "{row}");
             }
         }
     }
