@@ -1255,9 +1255,10 @@ impl RecordType {
     pub(crate) fn check_keywords<'k>(
         &self,
         positional: usize,
-        keywords: impl Iterator<Item = (&'k str, Span)>,
+        keywords: impl Iterator<Item = (&'k str, Span)> + Clone,
         call: Span,
     ) -> Result<(), Error> {
+        let all = keywords.clone();
         if let Some(reason) = &self.unchecked {
             return Err(self.refused(reason).at(call));
         }
@@ -1288,7 +1289,14 @@ impl RecordType {
                 )
                 .at(span)
                 .with_hint(format!("signature: {self}"))
-                .suggest(name, self.fields.iter().map(|f| f.name.as_str())));
+                // Only a field the call has not given already can be the one meant.
+                .suggest(
+                    name,
+                    self.fields.iter().enumerate().filter_map(|(i, f)| {
+                        let given = i < positional || all.clone().any(|(k, _)| k == f.name);
+                        (!given).then_some(f.name.as_str())
+                    }),
+                ));
             };
             if given.set(index) {
                 return Err(self
