@@ -50,7 +50,7 @@ pub struct Input(Form);
 enum Form {
     /// Python expression text: one call, or a list/tuple of calls, exactly as written.
     Expr(String),
-    /// Raw model text, read by the front-end ([`crate::front`]).
+    /// Raw model text, read by the front-end (`fexpr::front`).
     ModelOutput(String),
     /// Calls with evaluated arguments.
     Functions(Vec<Function>),
@@ -70,7 +70,7 @@ impl Input {
     }
 
     /// Raw model text: prose, fences, tags, chat tokens, JSON forms (fexpr's, OpenAI's,
-    /// Anthropic's, ...), lists of calls ([`crate::front::extract`]). Every repair is on unless
+    /// Anthropic's, ...), lists of calls (`fexpr::front::extract`). Every repair is on unless
     /// [`Request::repair`] says otherwise; every stretch not used is in [`Response::ignored`].
     /// A plain expression gives what [`Input::expr`] gives (plus any repairs).
     pub fn model_output(text: impl Into<String>) -> Input {
@@ -97,7 +97,7 @@ impl Input {
     /// JSON text in any JSON form: a `Function` (`{"name", "args", "kwargs"}`), a
     /// `FunctionExpression` (`{"action"}`), lists of them, an OpenAI assistant message, its
     /// `tool_calls` or one tool call, Anthropic `tool_use` blocks or a message holding them.
-    /// Read by [`crate::front::json_input`] within the limits (a duplicate key is an error). fexpr's
+    /// Read by `fexpr::front::json_input` within the limits (a duplicate key is an error). fexpr's
     /// own forms are evaluated as written, like an expression's list of calls (spans index the
     /// text; no repairs); the other forms go through the front-end as
     /// [`Input::model_output`] does, each call repaired (unless [`Request::repair`] says

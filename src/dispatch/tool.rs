@@ -2,7 +2,7 @@
 //! [`ToolDefinition`] shown to models in every common format.
 //!
 //! A tool's parameters are a JSON Schema (generated from the Rust argument types by
-//! `schemars`, or given by an MCP server); the same schema becomes the [`RecordType`] that
+//! `schemars`, or given by an MCP server); the same schema becomes the record type that
 //! arguments are bound and coerced against before the tool runs.
 
 use futures_util::FutureExt;

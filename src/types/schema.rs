@@ -8,7 +8,7 @@ use serde_json::{Map, Value as Json};
 use crate::types::MAX_SCHEMA_DEPTH;
 
 /// A schema with BFCL's type names replaced by JSON Schema's, at every level (as deep as
-/// schemas are read, [`MAX_SCHEMA_DEPTH`]; reading refuses what is deeper).
+/// schemas are read, 64 levels; reading refuses what is deeper).
 ///
 /// ```
 /// let s = fexpr::tooldefs::normalize_schema(&serde_json::json!(
@@ -94,7 +94,7 @@ pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
 }
 
 /// Close every object schema that declares fields (`additionalProperties: false`), at every
-/// level as deep as schemas are read ([`MAX_SCHEMA_DEPTH`]): a record refuses a field it does
+/// level as deep as schemas are read (64 levels): a record refuses a field it does
 /// not declare when called, and its schema says so. A schema that says otherwise already
 /// (`additionalProperties` set) is left as it is.
 pub(crate) fn close_records(schema: &mut Json) {
