@@ -1,11 +1,12 @@
 //! fexpr runs the function calls a language model writes: safely and fast.
 //!
 //! A model answers with text such as `add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))`.
-//! fexpr parses it with a real Python parser into a small typed IR ([`syntax`]), resolves
-//! names only against an allow-listed [`Context`], evaluates with every allocation bounded
-//! ([`eval`], [`Limits`]), binds arguments to each tool's JSON-Schema signature ([`types`]),
+//! fexpr parses it with a real Python parser into a small typed IR, resolves names only
+//! against an allow-listed [`Context`], evaluates with every allocation bounded
+//! ([`Limits`]), binds arguments to each tool's JSON-Schema signature ([`ToolDefinition`]),
 //! and runs the tools natively on tokio ([`ToolManager`]) — or everything inside a wasmtime
-//! guest. Every call yields a [`FunctionOutput`] with an output or a structured [`Error`].
+//! guest ([`sandbox`]). Every call yields a [`FunctionOutput`] with an output or a structured
+//! [`Error`]. ARCHITECTURE.md maps the stages (`syntax`, `resolve`, `eval`, `types`, ...).
 //!
 //! ```
 //! use fexpr::{Context, FunctionTool, ToolManager, Value};

@@ -134,15 +134,62 @@ impl Limits {
     /// refused when the manager is built or the request made.
     pub const MIN_MEMORY_BYTES: usize = 56 * 64 * 1024;
 
-    /// Whether these limits can work at all; an [`ErrorKind::Config`] error says why not (a
+    /// The hard ceiling of each limit that bounds memory or stack (by field name): a value
+    /// above it could make fexpr allocate more than a host can give, or recurse deeper than a
+    /// thread's stack, so [`check`](Limits::check) refuses it. `max_depth`'s ceiling (256) is
+    /// `fexpr::value::MAX_DECODE_DEPTH` (no deeper value crosses the sandbox's wire or a
+    /// JSON decoder); a request with a raised `max_depth` is evaluated on a stack sized for
+    /// it. The other limits bound time (deadlines, fuel, calls) or are
+    /// capped by [`SandboxConfig`](crate::sandbox::SandboxConfig) (memory, wasm stack).
+    pub const CEILINGS: &'static [(&'static str, usize)] = &[
+        ("max_source_bytes", 1 << 30),
+        ("max_depth", 256),
+        ("max_int_digits", 100_000),
+        ("max_str_bytes", 1 << 28),
+        ("max_collection_len", 10_000_000),
+        ("max_eval_bytes", 1 << 30),
+        ("max_output_bytes", 1 << 30),
+    ];
+
+    /// The value of each field [`CEILINGS`](Limits::CEILINGS) names.
+    fn bounded(&self) -> [(&'static str, usize); 7] {
+        [
+            ("max_source_bytes", self.max_source_bytes),
+            ("max_depth", self.max_depth),
+            ("max_int_digits", self.max_int_digits),
+            ("max_str_bytes", self.max_str_bytes),
+            ("max_collection_len", self.max_collection_len),
+            ("max_eval_bytes", self.max_eval_bytes),
+            ("max_output_bytes", self.max_output_bytes),
+        ]
+    }
+
+    /// Whether these limits can work at all; an [`ErrorKind::Config`] error says why not: a
     /// [`memory_bytes`](Limits::memory_bytes) below
-    /// [`MIN_MEMORY_BYTES`](Limits::MIN_MEMORY_BYTES)).
+    /// [`MIN_MEMORY_BYTES`](Limits::MIN_MEMORY_BYTES), or a limit above its ceiling
+    /// ([`CEILINGS`](Limits::CEILINGS)). The manager's builder, every request and the CLI's
+    /// `--limit` check them before anything runs.
     ///
     /// ```
     /// let error = fexpr::Limits::default().memory_bytes(1 << 20).check().unwrap_err();
     /// assert_eq!(error.message, "Limits::memory_bytes is 1048576 bytes, below the 3670016 bytes (3.5 MiB) the sandbox's guest starts with: no evaluation could run");
+    /// let error = fexpr::Limits::default().max_depth(1_000_000).check().unwrap_err();
+    /// assert_eq!(error.message, "Limits::max_depth is 1000000, above its ceiling of 256");
+    /// assert!(fexpr::Limits::default().max_depth(256).check().is_ok());
     /// ```
     pub fn check(&self) -> Result<(), Error> {
+        for ((name, value), (_, ceiling)) in self.bounded().into_iter().zip(Limits::CEILINGS) {
+            if value > *ceiling {
+                return Err(Error::new(
+                    ErrorKind::Config,
+                    format!("Limits::{name} is {value}, above its ceiling of {ceiling}"),
+                )
+                .with_hint(format!(
+                    "set {name} to at most {ceiling}: above it one input could exhaust the \
+                     host's memory or stack (SECURITY.md lists the ceilings)"
+                )));
+            }
+        }
         if self.memory_bytes < Limits::MIN_MEMORY_BYTES {
             return Err(Error::new(
                 ErrorKind::Config,

@@ -457,3 +457,130 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Tool definitions fexpr cannot use as written: an unknown `type` refuses every value (a name
+/// neither JSON Schema nor BFCL has is never read as "anything"), a bound of the wrong kind
+/// refuses the definition naming the keyword, two tools of one name are an error, and 3,000
+/// properties with an oversized `pattern` are refused fast.
+#[test]
+fn tool_definitions_fexpr_cannot_use_are_refused() {
+    let limits = fexpr::Limits::default();
+    let options = fexpr::repair::RepairOptions::strict();
+    for ty in ["frobnicate", "int32", "Integer32"] {
+        let json = serde_json::json!([{"name": "f", "parameters": {"type": "object",
+            "properties": {"x": {"type": ty}}, "required": ["x"]}}]);
+        let defs = fexpr::tooldefs::from_json(&json).expect("the definition reads");
+        let ctx = fexpr::tooldefs::context(&defs);
+        for text in ["f(x=1)", "f(x='a')", "f(x=None)", "f(x=[1])"] {
+            let checked = fexpr::check::check_text(text, &ctx, &limits, &options);
+            let verdict = checked.verdicts.first().expect("a verdict");
+            let error = verdict.error.as_ref().expect("refused");
+            assert!(!verdict.valid, "{ty} {text}");
+            assert!(
+                error
+                    .message
+                    .contains(&format!("its `type` `{ty}` is unknown")),
+                "{ty} {text}: {error}"
+            );
+        }
+    }
+    for (keyword, value, message) in [
+        (
+            "maxLength",
+            serde_json::json!("3"),
+            "its `maxLength` must be a whole number >= 0, not \"3\"",
+        ),
+        (
+            "maxLength",
+            serde_json::json!(-1),
+            "its `maxLength` must be a whole number >= 0, not -1",
+        ),
+        (
+            "maxLength",
+            serde_json::json!(2.5),
+            "its `maxLength` must be a whole number >= 0, not 2.5",
+        ),
+        (
+            "minimum",
+            serde_json::json!("5"),
+            "its `minimum` must be a number, not \"5\"",
+        ),
+        (
+            "multipleOf",
+            serde_json::json!(0),
+            "its `multipleOf` must be a number > 0, not 0",
+        ),
+        (
+            "multipleOf",
+            serde_json::json!(-2),
+            "its `multipleOf` must be a number > 0, not -2",
+        ),
+        (
+            "maxItems",
+            serde_json::json!("2"),
+            "its `maxItems` must be a whole number >= 0, not \"2\"",
+        ),
+    ] {
+        let json = serde_json::json!([{"name": "f", "parameters": {"type": "object",
+            "properties": {"x": {"type": "array", "items": {"type": "string", keyword: value}}}}}]);
+        let error = fexpr::tooldefs::from_json(&json).expect_err("refused");
+        assert_eq!(
+            error.message,
+            format!("tool definition 0: tool `f`: its parameter schema is invalid: properties.x.items: {message}"),
+        );
+        // Read directly (an MCP server's schema, a Rust tool's), the schema refuses every value.
+        let schema = serde_json::json!({"type": "string", keyword: value});
+        let ty = fexpr::types::Type::from_schema(&schema, &schema);
+        let refused = ty
+            .coerce(fexpr::Value::Str("ab".into()), "x")
+            .expect_err("refused");
+        assert!(refused.message.contains(message), "{refused}");
+    }
+    // `"maxLength": 3.0` is a whole number.
+    let json = serde_json::json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"x": {"type": "string", "maxLength": 3.0}}}}]);
+    assert!(fexpr::tooldefs::from_json(&json).is_ok());
+    // Two definitions of one name, and two tools of one name in one builder.
+    let json = serde_json::json!([{"name": "f"}, {"name": "g"}, {"name": "f"}]);
+    let error = fexpr::tooldefs::from_json(&json).expect_err("refused");
+    assert_eq!(
+        error.message,
+        "tool definition 2: the tool name `f` is defined twice (also by definition 0)"
+    );
+    let built = ToolManager::builder()
+        .tool(FunctionTool::new("f", ["n"], |n: i64| n))
+        .tool(FunctionTool::new("f", ["n"], |n: i64| -n))
+        .build();
+    let problems = built.err().expect("refused");
+    assert_eq!(
+        problems.problems()[0].message,
+        "the tool `f` is registered twice"
+    );
+    // 3,000 properties, each with an oversized pattern (the same one, then all different).
+    for distinct in [false, true] {
+        let properties: serde_json::Map<String, serde_json::Value> = (0..3000)
+            .map(|i| {
+                let tail = if distinct {
+                    format!("{i}")
+                } else {
+                    String::new()
+                };
+                let pattern = format!("(\\w{{100}}){{100}}{tail}");
+                (
+                    format!("p{i}"),
+                    serde_json::json!({"type": "string", "pattern": pattern}),
+                )
+            })
+            .collect();
+        let json = serde_json::json!([{"name": "f", "parameters": {"type": "object",
+            "properties": properties}}]);
+        let started = Instant::now();
+        let defs = fexpr::tooldefs::from_json(&json).expect("the definition reads");
+        let ctx = fexpr::tooldefs::context(&defs);
+        let checked = fexpr::check::check_text("f(p0='a', p2999='b')", &ctx, &limits, &options);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "{distinct}: {took:?}");
+        let verdict = checked.verdicts.first().expect("a verdict");
+        assert!(!verdict.valid, "{distinct}");
+    }
+}

@@ -292,7 +292,7 @@ fn every_input_problem_is_an_error_row_with_exit_zero() {
                 assert_eq!(row["output"], Value::Null, "{row}");
             } else {
                 assert_eq!(row["valid"], false, "{row}");
-                assert_eq!(row["span"], json!([0, 0]), "{row}");
+                assert_eq!(row["span"], json!({"start": 0, "end": 0}), "{row}");
             }
         }
     }
@@ -302,6 +302,51 @@ fn every_input_problem_is_an_error_row_with_exit_zero() {
         stdin_of("span", b"f(\xe2\x82)"),
     );
     assert_eq!(rows[0]["error"]["span"], json!({"start": 2, "end": 4}));
+}
+
+/// An argument that is not UTF-8 is that input's error row (exit 0), as on stdin: the other
+/// arguments still run.
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_an_error_row() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"add(a=1, b=\xff)");
+    for command in [
+        &["exec", "--tools", "demo"][..],
+        &["exec", "--tools", "demo", "--expr"],
+        &["check", "--tools-json", CHECK_TOOLS],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+            .args(command)
+            .arg(bad)
+            .arg("add(a=1, b=2)")
+            .output()
+            .expect("run fexpr");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            (out.status.code(), stderr.as_ref()),
+            (Some(0), ""),
+            "{command:?}"
+        );
+        let rows: Vec<Value> = String::from_utf8(out.stdout)
+            .expect("utf-8 output")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{command:?}: {rows:?}");
+        let error = &rows[0]["error"];
+        assert_eq!(error["kind"], "Syntax", "{command:?}: {error}");
+        assert_eq!(
+            error["message"], "this argument is not valid UTF-8 (at byte 11)",
+            "{command:?}: {error}"
+        );
+        assert_eq!(error["span"], json!({"start": 11, "end": 12}), "{error}");
+        // The next argument was read and its call found (`check`'s tools have no `add`).
+        assert_eq!(rows[1]["name"], "add", "{command:?}: {}", rows[1]);
+        if command[0] == "exec" {
+            assert_eq!(rows[1]["error"], Value::Null, "{command:?}: {}", rows[1]);
+        }
+    }
 }
 
 /// The command line, or a file it names, that cannot be used: exit 2, nothing on stdout, and
@@ -604,4 +649,98 @@ fn limits_from_the_command_line() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("unknown limit `colour`"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--limit` above a limit's ceiling is a usage error naming the flag and the ceiling (exit 2);
+/// at the ceiling the deepest input runs, natively and sandboxed, even on a 2 MiB main stack.
+#[test]
+fn limits_above_their_ceiling_are_refused_and_the_ceiling_runs() {
+    for (flag, message) in [
+        (
+            "max_depth=1000000",
+            "fexpr: --limit max_depth=1000000: Limits::max_depth is 1000000, above its ceiling of 256",
+        ),
+        (
+            "max_collection_len=100000000000",
+            "fexpr: --limit max_collection_len=100000000000: Limits::max_collection_len is 100000000000, above its ceiling of 10000000",
+        ),
+    ] {
+        let (code, rows, stderr) = fexpr(
+            &["exec", "--tools", "demo", "--expr", "--limit", flag, "np.zeros(1000000000)"],
+            Stdio::null(),
+        );
+        assert_eq!(code, Some(2), "{flag}: {stderr}");
+        assert!(rows.is_empty(), "{flag}");
+        assert!(stderr.starts_with(message), "{flag}: {stderr}");
+    }
+    let list = format!("np.array({}{})", "[".repeat(250), "]".repeat(250));
+    let json = format!(
+        "{{\"name\": \"numpy_sum\", \"args\": [{}{}]}}",
+        "[".repeat(250),
+        "]".repeat(250)
+    );
+    for sandbox in [false, true] {
+        for text in [&list, &json] {
+            let mut args = vec![
+                "exec",
+                "--tools",
+                "demo",
+                "--expr",
+                "--limit",
+                "max_depth=256",
+            ];
+            if sandbox {
+                args.push("--sandbox");
+            }
+            args.push(text);
+            // The main thread's stack is what `ulimit -s` says; run under 2 MiB where a shell
+            // can set it.
+            let mut command = if cfg!(unix) {
+                let mut c = Command::new("sh");
+                let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+                c.args([
+                    "-c",
+                    &format!(
+                        "ulimit -s 2048 && exec '{}' {}",
+                        env!("CARGO_BIN_EXE_fexpr"),
+                        quoted.join(" ")
+                    ),
+                ]);
+                c
+            } else {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_fexpr"));
+                c.args(&args);
+                c
+            };
+            let out = command.output().expect("run fexpr");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{sandbox}: {stderr}");
+            // One row (too deep for serde_json's own recursion limit to read back).
+            let row = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(row.lines().count(), 1, "{sandbox}: {row}");
+            assert!(row.starts_with("{\"call_id\""), "{sandbox}: {row}");
+            assert!(!row.contains("\"kind\":\"Limit\""), "{sandbox}: {row}");
+        }
+    }
+}
+
+/// A misspelt `--limit` name gets a suggestion.
+#[test]
+fn a_misspelt_limit_gets_a_suggestion() {
+    let (code, _, stderr) = fexpr(
+        &[
+            "exec",
+            "--tools",
+            "demo",
+            "--limit",
+            "max_call=1",
+            "add(a=1, b=2)",
+        ],
+        Stdio::null(),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("fexpr: --limit max_call=1: unknown limit `max_call`; did you mean `max_calls`? the limits are "),
+        "{stderr}"
+    );
 }

@@ -315,3 +315,20 @@ fn definitions_are_generated_from_types() {
         .python_signature();
     assert_eq!(sig, "add_points(p1: Point, p2: Point) -> Point");
 }
+
+/// "Did you mean" suggests only a field the call has not given already.
+#[test]
+fn a_suggestion_names_a_field_not_given_yet() {
+    let manager = fexpr::demo::manager();
+    for text in [
+        "add_points(p1=Point(x=3, z=4), p2=Point(x=1, y=2))",
+        "add_points(p1=Point(z=4, x=3), p2=Point(x=1, y=2))",
+    ] {
+        let out = common::runtime()
+            .block_on(async { manager.run(fexpr::Input::expr(text)).await.outputs });
+        let error = out[0].error().expect("an error");
+        assert_eq!(error.kind, ErrorKind::Arguments, "{text}: {error}");
+        let hint = error.hint.as_deref().unwrap_or_default();
+        assert!(hint.starts_with("did you mean `y`?"), "{text}: {error}");
+    }
+}

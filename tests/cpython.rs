@@ -324,3 +324,100 @@ fn calls_are_what_cpython_says_they_are() {
         failures.join("\n")
     );
 }
+
+/// Python's built-ins on edge values: rounding on the exact binary value and halves to even
+/// (negative `ndigits` included), big-int sums, `min`/`max` returning the item itself, and
+/// numbers equal in Python being one set element or dict key.
+const BUILTINS: &[&str] = &[
+    "round(4.35, 1)",
+    "round(2.675, 2)",
+    "round(0.125, 2)",
+    "round(0.375, 2)",
+    "round(-0.4, 0)",
+    "round(2.5)",
+    "round(3.5)",
+    "round(-2.5)",
+    "round(1e20)",
+    "round(15.0, -1)",
+    "round(25.0, -1)",
+    "round(1e308, -308)",
+    "round(5e-324, 323)",
+    "round(15, -1)",
+    "round(25, -1)",
+    "round(35, -1)",
+    "round(-15, -1)",
+    "round(-25, -1)",
+    "round(123456, -3)",
+    "round(123456, 2)",
+    "round(5, -1000)",
+    "round(True)",
+    "sum([2**62, 2**62])",
+    "sum([2**64, 1])",
+    "sum([2**64, 1, 0.5])",
+    "sum([1, 2.5, 2**53])",
+    "sum([True, True])",
+    "max(3, 5)",
+    "max(3, 2.5)",
+    "min(2.5, 3)",
+    "max([2**70, 5])",
+    "min([2**70, -2**70])",
+    "max(1, 1.0)",
+    "min(1.0, 1)",
+    "len({1, 1.0, True})",
+    "len({0.0, -0.0, 0, False})",
+    "{1, 1.0, True}",
+    "{1.0, 1}",
+    "{1: 'a', 1.0: 'b', True: 'c'}",
+    "{0.0: 1, 0: 2, -0.0: 3, False: 4}",
+    "len({2**53, 2.0**53, 2**53 + 1})",
+];
+
+/// `repr()` of each of `inputs` evaluated by CPython (`error` for an exception), or `None`
+/// without `python3`.
+fn cpython_values(inputs: &[&str]) -> Option<Vec<String>> {
+    let script = "import json, sys\nout = []\nfor text in json.load(sys.stdin):\n    try:\n        out.append(repr(eval(text, {'__builtins__': __builtins__})))\n    except Exception:\n        out.append('error')\nprint(json.dumps(out))";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let json = serde_json::to_vec(inputs).expect("inputs are JSON");
+    child.stdin.take()?.write_all(&json).ok()?;
+    let output = child.wait_with_output().ok()?;
+    assert!(output.status.success(), "python3 failed: {output:?}");
+    Some(serde_json::from_slice(&output.stdout).expect("python3 printed JSON"))
+}
+
+#[test]
+fn builtins_compute_what_cpython_computes() {
+    let Some(expected) = cpython_values(BUILTINS) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 is required under CI for the CPython comparison"
+        );
+        eprintln!("SKIPPED: python3 not found; fexpr's built-ins were not compared with CPython's");
+        return;
+    };
+    let ctx = fexpr::Context::new().builtins();
+    let limits = Limits::default();
+    let mut failures = Vec::new();
+    for (text, python) in BUILTINS.iter().zip(&expected) {
+        let got = match parse(text, &limits) {
+            Ok(expr) => match fexpr::eval::eval_pure(&expr, &ctx, &limits) {
+                Ok(value) => value.repr(),
+                Err(e) => format!("error: {e}"),
+            },
+            Err(e) => format!("error: {e}"),
+        };
+        if got != *python {
+            failures.push(format!("{text}: CPython {python}, fexpr {got}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements with CPython:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -98,7 +98,7 @@ fn repairs_are_reported_with_spans() {
     // Every span indexes the checked text, the verdict's and its repairs' alike.
     assert_eq!(repairs[0]["span"], json!({"start": 28, "end": 32}));
     assert_eq!(&text[28..32], "true");
-    assert_eq!(verdicts[0]["span"], json!([1, 50]));
+    assert_eq!(verdicts[0]["span"], json!({"start": 1, "end": 50}));
     assert_eq!(repairs[1]["span"], json!({"start": 46, "end": 49}));
     assert_eq!(&text[46..49], "3.0");
     assert_eq!(repairs[1]["kind"], "IntegralFloat");

@@ -323,3 +323,229 @@ async fn the_request_deadline_bounds_all_its_calls() {
     assert!(took >= Duration::from_millis(80), "{took:?}");
     assert!(took < Duration::from_millis(500), "{took:?}");
 }
+
+/// Every limit that bounds memory or stack has a hard ceiling: a value above it is refused
+/// (by the builder, by a request's own limits, natively and sandboxed), never run into an
+/// allocation or recursion the host cannot survive; every field at 0, 1 and its largest
+/// value either is refused that way or runs an input to an output.
+#[test]
+fn limits_above_their_ceilings_are_refused_on_every_door() {
+    for (name, ceiling) in Limits::CEILINGS {
+        let mut json = serde_json::to_value(Limits::default()).expect("limits serialize");
+        json[*name] = serde_json::json!(ceiling + 1);
+        let over: Limits = serde_json::from_value(json).expect("a Limits");
+        let error = over.check().expect_err("over the ceiling");
+        assert_eq!(error.kind, ErrorKind::Config, "{name}: {error}");
+        assert_eq!(
+            error.message,
+            format!(
+                "Limits::{name} is {}, above its ceiling of {ceiling}",
+                ceiling + 1
+            )
+        );
+        let built = ToolManager::builder().limits(over.clone()).build();
+        assert!(built.is_err(), "{name}: the builder took it");
+        let manager = manager(Limits::default());
+        for sandboxed in [false, true] {
+            let request = manager.run(Input::expr("echo(x=1)")).limits(over.clone());
+            let request = if sandboxed {
+                request.sandboxed()
+            } else {
+                request
+            };
+            let outputs = common::runtime().block_on(async { request.await.outputs });
+            let error = outputs[0].error().expect("refused");
+            assert_eq!(error.kind, ErrorKind::Config, "{name} {sandboxed}: {error}");
+        }
+    }
+}
+
+#[test]
+fn every_field_at_its_extremes_leaves_the_process_alive() {
+    let defaults = serde_json::to_value(Limits::default()).expect("limits serialize");
+    let fields = defaults.as_object().expect("an object").clone();
+    for (name, default) in &fields {
+        let extremes = if default.is_object() {
+            // A duration: zero, a nanosecond, the largest.
+            vec![
+                serde_json::json!({"secs": 0, "nanos": 0}),
+                serde_json::json!({"secs": 0, "nanos": 1}),
+                serde_json::json!({"secs": u64::MAX, "nanos": 999_999_999}),
+            ]
+        } else if name == "fuel" {
+            vec![0.into(), 1.into(), u64::MAX.into()]
+        } else if name == "max_host_calls" {
+            vec![0.into(), 1.into(), u32::MAX.into()]
+        } else {
+            vec![0.into(), 1.into(), (usize::MAX as u64).into()]
+        };
+        for value in extremes {
+            let mut json = defaults.clone();
+            json[name] = value.clone();
+            let limits: Limits = serde_json::from_value(json).expect("a Limits");
+            let manager = manager(Limits::default());
+            for sandboxed in [false, true] {
+                for text in [
+                    "echo(x=len(np.zeros(1000000000)))",
+                    "echo(x=len('a' * 10**12))",
+                    "blob(n=10)",
+                ] {
+                    let request = manager.run(Input::expr(text)).limits(limits.clone());
+                    let request = if sandboxed {
+                        request.sandboxed()
+                    } else {
+                        request
+                    };
+                    let outputs = common::runtime().block_on(async { request.await.outputs });
+                    assert_eq!(outputs.len(), 1, "{name}={value} {text}");
+                    if let Ok(v) = &outputs[0].output {
+                        assert!(v.approx_size() < 1 << 20, "{name}={value} {text}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// At the ceiling of `max_depth`, the deepest input of every shape runs to an output, natively
+/// on a thread with a 2 MiB stack (tokio's workers have that much) and in the sandbox:
+/// the request grows its stack for the depth it allows.
+#[test]
+fn the_depth_ceiling_holds_on_a_small_stack_natively_and_sandboxed() {
+    let depth = Limits::CEILINGS
+        .iter()
+        .find(|(name, _)| *name == "max_depth")
+        .map(|(_, ceiling)| *ceiling)
+        .expect("max_depth has a ceiling");
+    let limits = Limits::default().max_depth(depth);
+    let d = depth - 4;
+    let inputs = [
+        format!("echo(x={}1)", "-".repeat(d)),
+        format!("echo(x={}1{})", "(".repeat(d), ")".repeat(d)),
+        format!("echo(x={}1)", "1+".repeat(d)),
+        format!("len({}{})", "[".repeat(d), "]".repeat(d)),
+        // A dict's value counts a level of its own.
+        format!("len({}1{})", "{1:".repeat(d / 2), "}".repeat(d / 2)),
+        // A call's parenthesis after its name counts more than one level (see syntax::scan).
+        format!("{}1{}", "abs(".repeat(d / 3), ")".repeat(d / 3)),
+        format!(
+            "{{\"name\": \"len\", \"args\": [{}{}]}}",
+            "[".repeat(d),
+            "]".repeat(d)
+        ),
+    ];
+    let thread = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            let manager = manager(limits);
+            let mut answers = Vec::new();
+            for text in &inputs {
+                for sandboxed in [false, true] {
+                    let input = if text.starts_with('{') {
+                        Input::json(text.as_str())
+                    } else {
+                        Input::expr(text.as_str())
+                    };
+                    let request = manager.run(input);
+                    let request = if sandboxed {
+                        request.sandboxed()
+                    } else {
+                        request
+                    };
+                    let outputs = runtime.block_on(async { request.await.outputs });
+                    answers.push((text.len(), sandboxed, outputs));
+                }
+            }
+            answers
+        })
+        .expect("a thread");
+    let answers = thread.join().expect("no crash on a 2 MiB stack");
+    for (len, sandboxed, outputs) in answers {
+        assert_eq!(outputs.len(), 1, "{len} {sandboxed}");
+        if let Err(e) = &outputs[0].output {
+            assert_ne!(e.kind, ErrorKind::Limit, "{len} {sandboxed}: {e}");
+        }
+    }
+}
+
+/// `np.zeros`, `np.ones` and `np.arange` within `max_collection_len` but over `max_eval_bytes`
+/// are refused before the array is allocated.
+#[test]
+fn arrays_over_the_byte_budget_are_refused_before_they_are_made() {
+    let limits = Limits::default().max_collection_len(10_000_000);
+    for text in [
+        "len(np.zeros(10000000))",
+        "len(np.ones((1000, 10000)))",
+        "len(np.arange(10000000))",
+        "len(np.arange(0, 1, 1e-7))",
+    ] {
+        let error = run(&limits, text).expect_err("over the budget");
+        assert_eq!(
+            error.limit,
+            Some(fexpr::LimitKind::EvalBytes),
+            "{text}: {error}"
+        );
+        assert!(
+            error
+                .message
+                .ends_with("> 16777216 (refused before it is made)"),
+            "{text}: {error}"
+        );
+    }
+    // Ints are counted and made exactly, past 2**53 too.
+    let exact = run(&limits, "np.arange(9007199254740993, 9007199254740995)").expect("runs");
+    assert_eq!(exact.repr(), "array([9007199254740993, 9007199254740994])");
+    let last = run(&limits, "np.arange(2**63-2, 2**63-1)").expect("runs");
+    assert_eq!(last.repr(), "array([9223372036854775806])");
+    let down = run(&limits, "np.arange(10, 0, -3)").expect("runs");
+    assert_eq!(down.repr(), "array([10, 7, 4, 1])");
+}
+
+/// Tool results are charged to the request's `max_eval_bytes`, whichever door the calls came
+/// through: the call that goes over fails with a `Limit` error, and later calls find the budget
+/// spent.
+#[test]
+fn tool_results_are_charged_to_the_request_budget() {
+    let limits = Limits::default().max_eval_bytes(10_000);
+    let manager = manager(limits);
+    let over = |outputs: &[fexpr::FunctionOutput]| {
+        outputs
+            .iter()
+            .filter(|o| {
+                o.error().is_some_and(|e| {
+                    e.message.starts_with(
+                        "max_eval_bytes limit exceeded: the results of this request's tool calls total",
+                    )
+                })
+            })
+            .count()
+    };
+    // One expression: four results of 3,000 bytes; the fourth goes over.
+    let list = "[blob(n=3000), blob(n=3000), blob(n=3000), blob(n=3000)]";
+    let outputs =
+        common::runtime().block_on(async { manager.run(Input::expr(list)).await.outputs });
+    assert_eq!(outputs.len(), 4);
+    assert_eq!(over(&outputs), 1, "{outputs:?}");
+    // Model output: each call runs on its own, and the budget is still the request's.
+    let text = "blob(n=6000)\nblob(n=6000)\nblob(n=6000)";
+    let outputs =
+        common::runtime().block_on(async { manager.run(Input::model_output(text)).await.outputs });
+    assert_eq!(outputs.len(), 3);
+    assert_eq!(over(&outputs), 2, "{outputs:?}");
+    // A nested call's result counts too.
+    let nested = "echo(x=len(blob(n=12000)))";
+    let error = run(&Limits::default().max_eval_bytes(10_000), nested).expect_err("over");
+    assert_eq!(error.limit, Some(fexpr::LimitKind::EvalBytes), "{error}");
+    // Within the budget, the same calls run.
+    let outputs = common::runtime().block_on(async {
+        manager
+            .run(Input::expr("[blob(n=3000), blob(n=3000)]"))
+            .await
+            .outputs
+    });
+    assert!(outputs.iter().all(|o| o.output.is_ok()), "{outputs:?}");
+}

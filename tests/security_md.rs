@@ -97,3 +97,31 @@ fn the_decode_depth_constant_is_quoted() {
     let text = SECURITY_MD.replace('\n', " ");
     assert!(text.contains(&quoted), "SECURITY.md must quote {quoted:?}");
 }
+
+/// The limits table's last column quotes `Limits::CEILINGS`: every ceiling, and `—` for the
+/// limits without one.
+#[test]
+fn the_ceilings_column_matches_the_code() {
+    let rows: BTreeMap<String, String> = SECURITY_MD
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let ceiling = cells.get(cells.len().saturating_sub(2)).copied();
+            (
+                cells[1].trim_matches('`').to_string(),
+                ceiling.unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let ceilings: BTreeMap<&str, usize> = Limits::CEILINGS.iter().copied().collect();
+    for (name, cell) in &rows {
+        let expected = ceilings
+            .get(name.as_str())
+            .map_or("—".to_string(), usize::to_string);
+        assert_eq!(*cell, expected, "the ceiling of `{name}`");
+    }
+    for name in ceilings.keys() {
+        assert!(rows.contains_key(*name), "`{name}` is not in the table");
+    }
+}

@@ -1446,3 +1446,22 @@ fn schema_bounds_hold_for_tools_from_openai_json_and_from_rust() {
         Ok(Value::Str("10 x ABC".into()))
     );
 }
+
+/// A tool returning `ToolOutput` (any value) shows no definitions in its result's schema; one
+/// returning a record refers to its definition there.
+#[test]
+fn a_result_schema_carries_only_the_definitions_it_uses() {
+    use fexpr::demo::Point;
+    let any = FunctionTool::new("f", ["p"], |p: Point| {
+        fexpr::ToolOutput::new(Value::Int(p.x))
+    });
+    let returns = any.definition().returns.clone().expect("a result schema");
+    assert_eq!(returns, serde_json::json!({}), "{returns}");
+    let record = FunctionTool::new("g", ["p"], |p: Point| p);
+    let returns = record
+        .definition()
+        .returns
+        .clone()
+        .expect("a result schema");
+    assert!(returns.get("$defs").is_some(), "{returns}");
+}

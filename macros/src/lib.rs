@@ -250,6 +250,7 @@ fn analyse(
         Callee::Free
     };
     let mut params = Vec::new();
+    let mut refused: Vec<syn::Ident> = Vec::new();
     let mut call_args = Vec::new();
     let mut context: Option<Ident> = None;
     let mut defaults = Vec::new();
@@ -335,6 +336,8 @@ fn analyse(
                 format!("tool arguments are converted to owned values: take an owned type (`String` for `&str`, `Vec<T>` for `&[T]`) for `{ident}`")
             };
             combine(&mut errors, Error::new_spanned(&ty, hint));
+            // Refused for its type, it is still a parameter the doc comment may describe.
+            refused.push(ident);
             continue;
         }
         if let Type::ImplTrait(_) = &ty {
@@ -345,6 +348,7 @@ fn analyse(
                     "a tool function cannot be generic: the model is shown one schema, made from concrete parameter types",
                 ),
             );
+            refused.push(ident);
             continue;
         }
         if let Some((_, expr)) = default {
@@ -369,6 +373,7 @@ fn analyse(
     let docs = Docs::parse(attrs);
     for (param, _, span) in &docs.params {
         let known = params.iter().any(|(p, _)| p.unraw() == param.as_str())
+            || refused.iter().any(|p| p.unraw() == param.as_str())
             || context
                 .as_ref()
                 .is_some_and(|c| c.unraw() == param.as_str());

@@ -40,6 +40,7 @@ use fexpr::manager::ToolManagerBuilder;
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, Input, LimitKind, Span, ToolManager};
+use std::ffi::OsString;
 use std::future::IntoFuture;
 use std::io::{BufWriter, IsTerminal, Read, Stderr, StdoutLock, Write};
 use std::path::PathBuf;
@@ -90,7 +91,7 @@ enum Command {
         limits: LimitArgs,
         /// Expressions to run, or `-` to read the model output from stdin.
         #[arg(required = true)]
-        exprs: Vec<String>,
+        exprs: Vec<OsString>,
     },
     /// Validate the calls in model output against tool definitions, without running them:
     /// one JSON verdict per call, `{"name", "kwargs", "valid", "error", "repairs", "span"}`.
@@ -117,7 +118,7 @@ enum Command {
         limits: LimitArgs,
         /// Model outputs to check, or `-` to read one from stdin.
         #[arg(required = true)]
-        exprs: Vec<String>,
+        exprs: Vec<OsString>,
     },
     /// Print the tool definitions a model should see.
     Tools {
@@ -286,8 +287,11 @@ impl LimitArgs {
         }
         for (name, value, what) in given {
             let Some(slot) = fields.get(&name).cloned() else {
+                let guess = fexpr::error::closest(&name, fields.keys().map(String::as_str))
+                    .map(|near| format!("did you mean `{near}`? "))
+                    .unwrap_or_default();
                 return Err(Stop::Usage(format!(
-                    "{what}: unknown limit `{name}`; the limits are {names}"
+                    "{what}: unknown limit `{name}`; {guess}the limits are {names}"
                 )));
             };
             // A duration (`deadline`) is given in seconds.
@@ -302,12 +306,19 @@ impl LimitArgs {
             };
             let mut candidate = fields.clone();
             candidate.insert(name.clone(), value);
-            if serde_json::from_value::<fexpr::Limits>(Json::Object(candidate.clone())).is_err() {
+            let Ok(limits) =
+                serde_json::from_value::<fexpr::Limits>(Json::Object(candidate.clone()))
+            else {
                 let kind = match &slot {
                     Json::Object(_) => "a duration in seconds",
                     _ => "a whole number >= 0",
                 };
                 return Err(Stop::Usage(format!("{what}: `{name}` must be {kind}")));
+            };
+            // A value that cannot work (above its ceiling, say) is refused here, naming it.
+            if let Err(e) = limits.check() {
+                let hint = e.hint.map(|h| format!(" ({h})")).unwrap_or_default();
+                return Err(Stop::Usage(format!("{what}: {}{hint}", e.message)));
             }
             fields = candidate;
         }
@@ -578,9 +589,12 @@ struct Inputs {
 impl Inputs {
     /// The text of `arg`; for `-`, stdin's (read once, bounded). Every problem with it (not
     /// UTF-8, over `max_source_bytes`, unreadable, `-` given twice) is an error for its row.
-    fn text(&mut self, arg: String) -> Result<String, Error> {
+    fn text(&mut self, arg: OsString) -> Result<String, Error> {
         if arg != "-" {
-            return Ok(arg);
+            // An argument that is not UTF-8 is that input's error, as on stdin.
+            return arg
+                .into_string()
+                .map_err(|arg| not_utf8("this argument", arg.as_encoded_bytes()));
         }
         if std::mem::replace(&mut self.stdin_read, true) {
             return Err(Error::new(
@@ -607,19 +621,27 @@ impl Inputs {
             )
             .with_hint("send less text: the input is refused as a whole"));
         }
-        String::from_utf8(bytes).map_err(|e| {
-            let bad = e.utf8_error();
-            let start = bad.valid_up_to();
-            let end = start + bad.error_len().unwrap_or(e.as_bytes().len() - start);
-            let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
-            Error::new(
-                ErrorKind::Syntax,
-                format!("stdin is not valid UTF-8 (at byte {start})"),
-            )
-            .at(Span::new(at(start), at(end)))
-            .with_hint("send the model's output as UTF-8 text")
-        })
+        String::from_utf8(bytes).map_err(|e| not_utf8("stdin", e.as_bytes()))
     }
+}
+
+/// The error for input `what` whose `bytes` are not UTF-8, its span on the first bad bytes.
+fn not_utf8(what: &str, bytes: &[u8]) -> Error {
+    let (start, len) = match std::str::from_utf8(bytes) {
+        Ok(_) => (bytes.len(), 0),
+        Err(bad) => (
+            bad.valid_up_to(),
+            bad.error_len()
+                .unwrap_or(bytes.len().saturating_sub(bad.valid_up_to())),
+        ),
+    };
+    let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    Error::new(
+        ErrorKind::Syntax,
+        format!("{what} is not valid UTF-8 (at byte {start})"),
+    )
+    .at(Span::new(at(start), at(start.saturating_add(len))))
+    .with_hint("send the model's output as UTF-8 text")
 }
 
 fn exec(
@@ -629,7 +651,7 @@ fn exec(
     sandbox: bool,
     (options, expr_only): (fexpr::repair::RepairOptions, bool),
     human: Option<Human>,
-    exprs: Vec<String>,
+    exprs: Vec<OsString>,
 ) -> Result<(), Stop> {
     let mut inputs = Inputs {
         max_bytes: manager.limits().max_source_bytes,
@@ -643,6 +665,7 @@ fn exec(
             exec_stream(out, runtime, &manager, sandbox, options, human)?;
             continue;
         }
+        let source = if expr == "-" { "<stdin>" } else { "<argument>" };
         let (text, outputs, ignored) = match inputs.text(expr) {
             Ok(text) if expr_only => {
                 let outputs = runtime.block_on(run_expression(&manager, sandbox, &text));
@@ -660,7 +683,7 @@ fn exec(
             }
             Err(e) => (
                 String::new(),
-                vec![FunctionOutput::failed("", "<stdin>", e)],
+                vec![FunctionOutput::failed("", source, e)],
                 Vec::new(),
             ),
         };
@@ -923,7 +946,7 @@ fn check(
     options: fexpr::repair::RepairOptions,
     human: Option<Human>,
     limits: &fexpr::Limits,
-    exprs: Vec<String>,
+    exprs: Vec<OsString>,
 ) -> Result<(), Stop> {
     let defs = std::fs::read_to_string(tools_json)
         .map_err(|e| e.to_string())

@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use serde_json::Value as Json;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -78,6 +78,9 @@ pub(crate) struct Inner {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ToolManagerBuilder {
     inner: Inner,
+    /// The tool names added to this builder, and those added more than once.
+    added: std::collections::HashSet<String>,
+    twice: Vec<String>,
 }
 
 impl ToolManagerBuilder {
@@ -92,15 +95,32 @@ impl ToolManagerBuilder {
         &self.inner.context
     }
 
-    /// Add (or replace) a tool.
+    /// Add a tool. Two tools of one name added to one builder are a registration problem
+    /// ([`build`](ToolManagerBuilder::build) refuses them: which one a model meant is
+    /// unknown); a builder from [`ToolManager::to_builder`] may replace the tools it started
+    /// with.
+    ///
+    /// ```
+    /// use fexpr::{FunctionTool, ToolManager};
+    /// let problems = ToolManager::builder()
+    ///     .tool(FunctionTool::new("f", ["n"], |n: i64| n))
+    ///     .tool(FunctionTool::new("f", ["n"], |n: i64| -n))
+    ///     .build()
+    ///     .err()
+    ///     .unwrap();
+    /// assert_eq!(problems.problems()[0].message, "the tool `f` is registered twice");
+    /// ```
     pub fn tool(mut self, tool: impl Tool + 'static) -> ToolManagerBuilder {
         self.add_tool(Arc::new(tool));
         self
     }
 
-    /// Add (or replace) a shared tool, for tools registered in a loop.
+    /// Add a shared tool, for tools registered in a loop (as [`tool`](ToolManagerBuilder::tool)).
     pub fn add_tool(&mut self, tool: Arc<dyn Tool>) -> &mut ToolManagerBuilder {
         let def = tool.definition();
+        if !self.added.insert(def.name.clone()) && !self.twice.contains(&def.name) {
+            self.twice.push(def.name.clone());
+        }
         self.inner
             .context
             .insert(def.name.clone(), Entry::Tool(def.signature.clone()));
@@ -167,6 +187,15 @@ impl ToolManagerBuilder {
             .values()
             .filter_map(|tool| tool.check().err())
             .collect();
+        for name in &self.twice {
+            problems.push(
+                Error::new(
+                    ErrorKind::Config,
+                    format!("the tool `{name}` is registered twice"),
+                )
+                .with_hint("give every tool its own name"),
+            );
+        }
         for name in self.inner.tools.keys() {
             if !matches!(self.inner.context.get(name), Some(Entry::Tool(_))) {
                 problems.push(
@@ -265,6 +294,8 @@ impl ToolManager {
     pub fn to_builder(&self) -> ToolManagerBuilder {
         let mut builder = ToolManagerBuilder {
             inner: Inner::clone(&self.inner),
+            added: Default::default(),
+            twice: Vec::new(),
         };
         builder.forget_prepared();
         builder
@@ -647,6 +678,9 @@ pub(crate) struct Scope {
     /// guest alone knows the top-level calls; or a run of one), by the call's span.
     found: Mutex<Vec<(Span, Arc<str>)>>,
     observations: Mutex<Vec<(Span, String)>>,
+    /// Bytes of tool results so far in the whole request (shared by its scopes), charged to
+    /// [`Limits::max_eval_bytes`].
+    results: Arc<AtomicU64>,
 }
 
 impl Scope {
@@ -660,7 +694,14 @@ impl Scope {
             units: OnceLock::new(),
             found: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
+            results: Arc::default(),
         }
+    }
+
+    /// The same scope charging its tool results to `results`, the request's count.
+    pub(crate) fn sharing(mut self, results: &Arc<AtomicU64>) -> Scope {
+        self.results = results.clone();
+        self
     }
 
     /// Give each top-level call (`units`, in source order) of the run its id, before
@@ -794,7 +835,26 @@ impl Scope {
 
     /// Keep a call's result for its unit: the observation by span, the value for evaluation.
     fn keep(&self, span: Span, result: Result<ToolOutput, Error>) -> Result<Value, Error> {
-        result.map(|out| {
+        let out = result?;
+        // Every result is charged to the request's budget, natively and for a sandbox guest
+        // alike: over it, this call fails and later calls find the budget spent.
+        let size = u64::try_from(out.output.approx_size()).unwrap_or(u64::MAX);
+        let total = self
+            .results
+            .fetch_add(size, Ordering::Relaxed)
+            .saturating_add(size);
+        let budget = self.limits.max_eval_bytes;
+        if total > u64::try_from(budget).unwrap_or(u64::MAX) {
+            return Err(Error::limit_message(
+                LimitKind::EvalBytes,
+                format!(
+                    "max_eval_bytes limit exceeded: the results of this request's tool calls \
+                     total {total} bytes > {budget}"
+                ),
+            )
+            .at(span));
+        }
+        Ok(out).map(|out| {
             if let Some(text) = out.observation {
                 if let Ok(mut observations) = self.observations.lock() {
                     observations.push((span, text));

@@ -26,6 +26,8 @@
 use serde_json::{json, Value as Json};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::dispatch::manager::{single_output, Scope, ToolManager};
@@ -48,7 +50,7 @@ pub struct Input(Form);
 enum Form {
     /// Python expression text: one call, or a list/tuple of calls, exactly as written.
     Expr(String),
-    /// Raw model text, read by the front-end ([`crate::front`]).
+    /// Raw model text, read by the front-end (`fexpr::front`).
     ModelOutput(String),
     /// Calls with evaluated arguments.
     Functions(Vec<Function>),
@@ -68,7 +70,7 @@ impl Input {
     }
 
     /// Raw model text: prose, fences, tags, chat tokens, JSON forms (fexpr's, OpenAI's,
-    /// Anthropic's, ...), lists of calls ([`crate::front::extract`]). Every repair is on unless
+    /// Anthropic's, ...), lists of calls (`fexpr::front::extract`). Every repair is on unless
     /// [`Request::repair`] says otherwise; every stretch not used is in [`Response::ignored`].
     /// A plain expression gives what [`Input::expr`] gives (plus any repairs).
     pub fn model_output(text: impl Into<String>) -> Input {
@@ -95,7 +97,7 @@ impl Input {
     /// JSON text in any JSON form: a `Function` (`{"name", "args", "kwargs"}`), a
     /// `FunctionExpression` (`{"action"}`), lists of them, an OpenAI assistant message, its
     /// `tool_calls` or one tool call, Anthropic `tool_use` blocks or a message holding them.
-    /// Read by [`crate::front::json_input`] within the limits (a duplicate key is an error). fexpr's
+    /// Read by `fexpr::front::json_input` within the limits (a duplicate key is an error). fexpr's
     /// own forms are evaluated as written, like an expression's list of calls (spans index the
     /// text; no repairs); the other forms go through the front-end as
     /// [`Input::model_output`] does, each call repaired (unless [`Request::repair`] says
@@ -375,7 +377,18 @@ impl Request {
 
     /// Validate the input without running anything; see [`ToolManager::check`].
     pub fn check(self) -> Checked {
-        let limits = self.limits.as_ref().unwrap_or(self.manager.limits());
+        let depth = self.effective_limits().max_depth;
+        with_stack(depth, || self.check_here())
+    }
+
+    fn check_here(self) -> Checked {
+        let limits = self.effective_limits();
+        if let Err(error) = limits.check() {
+            return Checked {
+                error: Some(error),
+                ..Checked::default()
+            };
+        }
         let options = self.repair.unwrap_or_else(|| self.input.default_repairs());
         let ctx = self.manager.context();
         let check = |text: &str| check_text(text, ctx, limits, &options);
@@ -404,15 +417,20 @@ impl Request {
     /// Run the request to its response (the future [`IntoFuture`] boxes); `Function`s are
     /// taken out of the input, the rest is read in place.
     pub(crate) async fn respond(&mut self) -> Response {
-        let limits = match &self.limits {
-            Some(limits) => limits.clone(),
-            None => self.manager.limits().clone(),
-        };
+        let limits = self.effective_limits().clone();
+        // The manager's limits were checked when it was built; a request's own are here.
+        if let Err(error) = limits.check() {
+            return Response {
+                outputs: vec![FunctionOutput::failed("", "", error)],
+                ignored: Vec::new(),
+            };
+        }
         let run = Run {
             manager: &self.manager,
             session: &self.session,
             limits: &limits,
             sandboxed: self.sandboxed,
+            results: Arc::default(),
         };
         let repair = self.repair;
         let default_repairs = self.input.default_repairs();
@@ -473,13 +491,15 @@ impl Request {
         }
     }
 
+    /// The limits the request runs with: its own, else the manager's.
+    fn effective_limits(&self) -> &Limits {
+        self.limits.as_ref().unwrap_or(self.manager.limits())
+    }
+
     /// The request's one output: an input of several calls is refused before any of them
     /// runs, with an error output saying how many it holds.
     pub(crate) async fn one(mut self) -> FunctionOutput {
-        let limits = match &self.limits {
-            Some(limits) => limits.clone(),
-            None => self.manager.limits().clone(),
-        };
+        let limits = self.effective_limits().clone();
         let text = match &self.input.0 {
             Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.clone(),
             _ => String::new(),
@@ -493,7 +513,7 @@ impl Request {
         if let Some(n) = count.filter(|n| *n != 1) {
             return not_one(&text, n);
         }
-        let outputs = self.respond().await.outputs;
+        let outputs = DeepStack::new(limits.max_depth, self.respond()).await.outputs;
         if outputs.len() != 1 {
             return not_one(&text, outputs.len());
         }
@@ -531,7 +551,69 @@ impl IntoFuture for Request {
 
     fn into_future(self) -> Self::IntoFuture {
         let mut request = self;
-        Box::pin(async move { request.respond().await })
+        let depth = request.effective_limits().max_depth;
+        Box::pin(async move { DeepStack::new(depth, request.respond()).await })
+    }
+}
+
+/// A request's future, polled on a stack with room for its `max_depth`: parsing, checking and
+/// evaluating recurse once per level of nesting (up to about 16 KiB a level in a debug build),
+/// which the default depth (100) keeps within a 2 MiB thread stack (tokio's workers). A raised
+/// `max_depth` (at most its ceiling, [`Limits::CEILINGS`]) makes each poll that lacks the room
+/// run on a stack segment of its own, whatever the thread.
+struct DeepStack<F> {
+    inner: Pin<Box<F>>,
+    /// Stack a poll needs; 0 for the default depth, which needs no growing.
+    room: usize,
+}
+
+impl<F: Future> DeepStack<F> {
+    fn new(max_depth: usize, inner: F) -> DeepStack<F> {
+        DeepStack {
+            inner: Box::pin(inner),
+            room: stack_room(max_depth),
+        }
+    }
+}
+
+/// The stack a request with `max_depth` needs (see [`DeepStack`]); 0 for the default depth.
+fn stack_room(max_depth: usize) -> usize {
+    /// Stack per level of nesting, with a margin over what a debug build uses.
+    const PER_LEVEL: usize = 32 << 10;
+    /// Stack for the rest of a poll.
+    const BASE: usize = 512 << 10;
+    // Above its ceiling the request is refused before anything runs.
+    let ceiling = Limits::CEILINGS
+        .iter()
+        .find_map(|(name, ceiling)| (*name == "max_depth").then_some(*ceiling))
+        .unwrap_or(0);
+    if max_depth <= Limits::default().max_depth || max_depth > ceiling {
+        return 0;
+    }
+    max_depth.saturating_mul(PER_LEVEL).saturating_add(BASE)
+}
+
+/// `f` run with [`stack_room`]`(max_depth)` bytes of stack at least.
+fn with_stack<R>(max_depth: usize, f: impl FnOnce() -> R) -> R {
+    match stack_room(max_depth) {
+        0 => f(),
+        room => stacker::maybe_grow(room, room, f),
+    }
+}
+
+impl<F: Future> Future for DeepStack<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let room = self.room;
+        let inner = self.inner.as_mut();
+        match room {
+            0 => inner.poll(cx),
+            room => stacker::maybe_grow(room, room, move || inner.poll(cx)),
+        }
     }
 }
 
@@ -542,6 +624,8 @@ pub(crate) struct Run<'r> {
     pub(crate) limits: &'r Limits,
     #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
     pub(crate) sandboxed: bool,
+    /// Bytes of tool results so far, for the whole request ([`Limits::max_eval_bytes`]).
+    pub(crate) results: Arc<AtomicU64>,
 }
 
 impl Run<'_> {
@@ -553,13 +637,17 @@ impl Run<'_> {
             let session = self.session.clone();
             // Boxed: the sandbox's future is the largest, and inline it would make every
             // native request's future as large (each await copies it).
-            return Box::pin(
-                self.manager
-                    .run_sandboxed(session, text, json, self.limits, id),
-            )
+            return Box::pin(self.manager.run_sandboxed(
+                session,
+                text,
+                json,
+                self.limits,
+                id,
+                &self.results,
+            ))
             .await;
         }
-        let scope = Scope::new(self.session.clone(), self.limits, id);
+        let scope = Scope::new(self.session.clone(), self.limits, id).sharing(&self.results);
         if json {
             self.manager.run_json(text, &scope).await
         } else {
@@ -576,7 +664,7 @@ impl Run<'_> {
             let outputs = self.text(&text, true, Some(id)).await;
             return single_output(&text, outputs);
         }
-        let scope = Scope::new(self.session.clone(), self.limits, Some(id));
+        let scope = Scope::new(self.session.clone(), self.limits, Some(id)).sharing(&self.results);
         self.manager.run_function(func, &scope).await
     }
 

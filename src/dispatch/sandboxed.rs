@@ -91,13 +91,14 @@ impl ToolManager {
         json: bool,
         limits: &Limits,
         id: Option<String>,
+        results: &Arc<std::sync::atomic::AtomicU64>,
     ) -> Vec<FunctionOutput> {
         let form = if json {
             SourceForm::Json
         } else {
             SourceForm::Expression
         };
-        let scope = Arc::new(Scope::new(session, limits, id));
+        let scope = Arc::new(Scope::new(session, limits, id).sharing(results));
         let failed = |error: Error| vec![scope.failed(text, error)];
         if let Err(error) = limits.check() {
             return failed(error);

@@ -94,6 +94,8 @@ struct State<S> {
     early: Vec<(u32, String, String, String)>,
     /// Calls complete in the text so far, to start once no more text is at hand.
     waiting: Vec<Planned>,
+    /// Bytes of tool results so far, for the whole stream ([`Limits::max_eval_bytes`]).
+    results: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl<S> StreamRequest<S>
@@ -138,6 +140,7 @@ where
             sandboxed: self.sandboxed,
             early: Vec::new(),
             waiting: Vec::new(),
+            results: std::sync::Arc::default(),
         };
         Box::pin(futures_util::stream::unfold(state, next_event))
     }
@@ -149,6 +152,7 @@ fn start<S>(state: &State<S>, call: Planned) -> CallFuture {
     let session = state.session.clone();
     let limits = state.limits.clone();
     let sandboxed = state.sandboxed;
+    let results = state.results.clone();
     let at = call.verdict.span.start;
     Box::pin(async move {
         let run = Run {
@@ -156,6 +160,7 @@ fn start<S>(state: &State<S>, call: Planned) -> CallFuture {
             session: &session,
             limits: &limits,
             sandboxed,
+            results,
         };
         (at, Box::new(run.planned(call).await))
     })

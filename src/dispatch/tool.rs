@@ -2,7 +2,7 @@
 //! [`ToolDefinition`] shown to models in every common format.
 //!
 //! A tool's parameters are a JSON Schema (generated from the Rust argument types by
-//! `schemars`, or given by an MCP server); the same schema becomes the [`RecordType`] that
+//! `schemars`, or given by an MCP server); the same schema becomes the record type that
 //! arguments are bound and coerced against before the tool runs.
 
 use futures_util::FutureExt;
@@ -794,11 +794,28 @@ fn schema_for(
         if let Some(map) = parameters.as_object_mut() {
             map.insert("$defs".into(), Json::Object(defs.clone()));
         }
-        if let Some(map) = returns.as_object_mut() {
+        // The result's schema carries the definitions only when it refers to them: a tool
+        // returning `ToolOutput` (`{}`, anything) shows no parameter's definitions there.
+        let returns_refer = refers(&returns);
+        if let (Some(map), true) = (returns.as_object_mut(), returns_refer) {
             map.insert("$defs".into(), Json::Object(defs));
         }
     }
     (parameters, returns)
+}
+
+/// Whether `schema` holds a `$ref` anywhere (walked without recursion).
+fn refers(schema: &Json) -> bool {
+    let mut stack = vec![schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Json::Object(map) if map.contains_key("$ref") => return true,
+            Json::Object(map) => stack.extend(map.values()),
+            Json::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The next bound argument as the parameter's Rust type; an error names the parameter

@@ -48,11 +48,29 @@ pub fn from_json(json: &Json) -> Result<Vec<ToolDefinition>, Error> {
             ))
         }
     };
-    items
+    let defs = items
         .into_iter()
         .enumerate()
         .map(|(i, item)| one(item).map_err(|e| prefixed(e, i)))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    // Two definitions of one name: which one the model meant is unknown, so neither is chosen.
+    let mut seen = std::collections::HashMap::new();
+    for (i, def) in defs.iter().enumerate() {
+        if let Some(first) = seen.insert(def.name.as_str(), i) {
+            return Err(prefixed(
+                Error::new(
+                    ErrorKind::Config,
+                    format!(
+                        "the tool name `{}` is defined twice (also by definition {first})",
+                        clip(&def.name, 60)
+                    ),
+                )
+                .with_hint("give every tool its own name"),
+                i,
+            ));
+        }
+    }
+    Ok(defs)
 }
 
 fn prefixed(mut e: Error, i: usize) -> Error {
@@ -101,6 +119,17 @@ fn one(item: &Json) -> Result<ToolDefinition, Error> {
         schema
     })
     .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+    // A bound of the wrong kind (`"maxLength": "3"`) is a mistake in the definition: refused
+    // here, naming the keyword, rather than read as "no bound".
+    if let Some(problem) = crate::types::schema_problem(&parameters) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "tool `{}`: its parameter schema is invalid: {problem}",
+                clip(&name, 60)
+            ),
+        ));
+    }
     let mut def = ToolDefinition::new(name, description, parameters);
     if let Some(returns) = ["returns", "outputSchema", "response"]
         .iter()

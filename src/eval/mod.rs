@@ -515,7 +515,10 @@ impl<'a> Evaluator<'a> {
                     if !v.is_hashable() {
                         return Err(unhashable(&v, item.span));
                     }
-                    set.insert(v);
+                    // Python's equal numbers are one element: the first one written stays.
+                    if !v.same_keys().iter().any(|k| set.contains(k)) {
+                        set.insert(v);
+                    }
                 }
                 Ok(Value::Set(set))
             }
@@ -528,6 +531,12 @@ impl<'a> Evaluator<'a> {
                         return Err(unhashable(&key, k.span));
                     }
                     let value = self.eval(v, memo)?;
+                    // Python's equal numbers are one key: the first key stays, the last value.
+                    let key = key
+                        .same_keys()
+                        .into_iter()
+                        .find(|k| dict.contains_key(k))
+                        .unwrap_or(key);
                     dict.insert(key, value);
                 }
                 self.check_len(dict.len(), span)?;

@@ -86,7 +86,7 @@ impl Verdict {
             "valid": self.valid,
             "error": self.error.as_ref().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
             "repairs": serde_json::to_value(&self.repairs).unwrap_or(Json::Null),
-            "span": [self.span.start, self.span.end],
+            "span": {"start": self.span.start, "end": self.span.end},
         });
         if let (Some(map), false) = (out.as_object_mut(), self.args.is_empty()) {
             map.insert(

@@ -154,6 +154,33 @@ fn guarded<T>(run: impl FnOnce() -> T) -> Result<T, Error> {
     })
 }
 
+/// The first escape of a surrogate code point (`\ud800`, `\U0000dfff`) in the source of
+/// a string literal that is not raw, and its byte offset in `text`.
+fn surrogate_escape(text: &str) -> Option<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while let Some(k) = bytes.get(i..)?.iter().position(|b| *b == b'\\') {
+        let at = i + k;
+        let digits = match bytes.get(at + 1) {
+            Some(b'u') => 4,
+            Some(b'U') => 8,
+            _ => {
+                i = at + 2; // an escaped character, `\\` included
+                continue;
+            }
+        };
+        let escape = text.get(at..at + 2 + digits)?;
+        let code = escape
+            .get(2..)
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok());
+        if code.is_some_and(|c| (0xD800..=0xDFFF).contains(&c)) {
+            return Some((at, escape));
+        }
+        i = at + 2;
+    }
+    None
+}
+
 fn text_size(offset: usize) -> TextSize {
     // The scan rejected sources longer than `u32::MAX`.
     TextSize::try_from(offset).unwrap_or(TextSize::new(u32::MAX))
@@ -191,6 +218,38 @@ struct Converter<'a> {
 }
 
 impl Converter<'_> {
+    /// A string literal's value. ruff decodes an escape of a lone surrogate (`'\ud800'`,
+    /// which Python keeps and UTF-8 cannot hold) as U+FFFD; that would change the text
+    /// silently, so such an escape is a `Value` error naming it.
+    fn string(&self, s: &ast::ExprStringLiteral) -> Result<String, Error> {
+        let value = s.value.to_str();
+        if value.contains(char::REPLACEMENT_CHARACTER) {
+            for part in s.value.iter() {
+                if part.flags.prefix().is_raw() {
+                    continue;
+                }
+                let start = part.range.start().to_usize();
+                let text = self.source.get(start..part.range.end().to_usize());
+                if let Some((at, escape)) = text.and_then(surrogate_escape) {
+                    let at = u32::try_from(start + at).unwrap_or(u32::MAX);
+                    let end = at.saturating_add(u32::try_from(escape.len()).unwrap_or(0));
+                    return Err(Error::new(
+                        ErrorKind::Value,
+                        format!(
+                            "the escape `{escape}` is a lone surrogate, which is not text: \
+                             a string cannot hold it"
+                        ),
+                    )
+                    .at(Span::new(at, end))
+                    .with_hint(
+                        "write the character itself, or a code point outside U+D800..U+DFFF",
+                    ));
+                }
+            }
+        }
+        Ok(value.to_owned())
+    }
+
     fn expr(&self, expr: &ast::Expr, depth: usize) -> Result<Expr, Error> {
         let span = span_of(expr.range());
         if depth > self.max_depth.saturating_add(DEPTH_MARGIN) {
@@ -207,7 +266,7 @@ impl Converter<'_> {
                     return Err(unsupported("complex numbers are not accepted", span));
                 }
             },
-            ast::Expr::StringLiteral(s) => ExprKind::Str(s.value.to_str().to_owned()),
+            ast::Expr::StringLiteral(s) => ExprKind::Str(self.string(s)?),
             ast::Expr::BytesLiteral(b) => ExprKind::Bytes(b.value.bytes().collect()),
             ast::Expr::Name(name) => ExprKind::Name(checked_name(name.id.as_str(), span)?),
             ast::Expr::Attribute(attribute) => ExprKind::Name(self.dotted(attribute)?),

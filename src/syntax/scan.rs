@@ -133,7 +133,18 @@ struct Scanner<'a> {
     depth: usize,
     /// Whether the previous token ends an operand, so that a following bracket is a trailer.
     after_operand: bool,
+    /// Tokens no Python expression holds (see [`MAX_CERTAIN_ERRORS`]) and the first of them.
+    errors: usize,
+    first_error: Option<(usize, &'static str)>,
 }
+
+/// How many tokens that no Python expression can hold (a closer that closes nothing open, a
+/// backslash that does not end its line, `$`, `?`, a backtick) the scan lets through to the
+/// parser. The parser recovers from each and reports them all, which for a megabyte of them
+/// (`')]}' * 300000`, a million backslashes, thousands of markdown fences) costs far more
+/// memory and time than the text: past this many, the scan refuses the input as a `Syntax`
+/// error at the first one, the same natively and in the sandbox's guest.
+pub(crate) const MAX_CERTAIN_ERRORS: usize = 1000;
 
 impl<'a> Scanner<'a> {
     fn new(source: &'a str, start: usize, max_depth: usize) -> Scanner<'a> {
@@ -146,7 +157,27 @@ impl<'a> Scanner<'a> {
             levels,
             depth: 0,
             after_operand: false,
+            errors: 0,
+            first_error: None,
         }
+    }
+
+    /// Note a token at `at` that no expression can hold (`what` names it).
+    fn certain_error(&mut self, at: usize, what: &'static str) -> Result<(), Error> {
+        self.errors += 1;
+        let (first, what) = *self.first_error.get_or_insert((at, what));
+        if self.errors > MAX_CERTAIN_ERRORS {
+            let end = self.bytes.len().min(first + 1);
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                format!(
+                    "the text is not an expression: it holds more than {MAX_CERTAIN_ERRORS} \
+                     tokens that no expression can hold (the first: {what})"
+                ),
+            )
+            .at(span(first, end)));
+        }
+        Ok(())
     }
 
     fn byte(&self, at: usize) -> u8 {
@@ -178,6 +209,8 @@ impl<'a> Scanner<'a> {
                         }
                     } else if self.byte(self.pos) == b'\n' {
                         self.pos += 1;
+                    } else {
+                        self.certain_error(self.pos - 1, "a backslash that does not end its line")?;
                     }
                 }
                 b'#' => {
@@ -229,6 +262,8 @@ impl<'a> Scanner<'a> {
                         if let Some(level) = self.levels.pop() {
                             self.depth = self.depth.saturating_sub(1 + level.ops);
                         }
+                    } else {
+                        self.certain_error(self.pos, "a closing bracket that closes nothing open")?;
                     }
                     self.pos += 1;
                     self.after_operand = true;
@@ -257,6 +292,9 @@ impl<'a> Scanner<'a> {
                 _ if b.is_ascii() => {
                     // `$`, `?`, a backtick, control characters: the lexer reports them; treating
                     // them as operands can only over-count.
+                    if matches!(b, b'$' | b'?' | b'`') {
+                        self.certain_error(self.pos, "a character no expression holds")?;
+                    }
                     self.pos += 1;
                     self.after_operand = true;
                 }

@@ -137,42 +137,63 @@ pub struct Bounds {
 /// assert_eq!(e.message, "`code` does not match the pattern `^[A-Z]{3}$`, got 'euro'");
 /// ```
 #[derive(Clone, Debug)]
-pub struct Pattern(Arc<regex::Regex>);
+pub struct Pattern(Arc<(String, regex_automata::meta::Regex)>);
 
 impl Pattern {
     /// The most memory a compiled pattern may take (bytes), for the program and for the
     /// lazy DFA each.
     pub const SIZE_LIMIT: usize = 1 << 20;
 
+    /// The most memory all the patterns of one schema document may take together (bytes):
+    /// compiling takes time in proportion, so 3,000 properties with large patterns are
+    /// refused in milliseconds, not compiled one by one.
+    pub const DOCUMENT_LIMIT: usize = 4 * Pattern::SIZE_LIMIT;
+
     /// Compile `source`; the error says why it cannot be checked.
     pub fn new(source: &str) -> Result<Pattern, String> {
-        regex::RegexBuilder::new(source)
-            .size_limit(Pattern::SIZE_LIMIT)
-            .dfa_size_limit(Pattern::SIZE_LIMIT)
-            .build()
-            .map(|regex| Pattern(Arc::new(regex)))
-            .map_err(|e| {
-                let reason = match e {
-                    regex::Error::CompiledTooBig(_) => "it is too large to compile".to_string(),
-                    _ => "it is not a regular expression fexpr can check (look-arounds and \
-                          back-references are not supported)"
-                        .to_string(),
-                };
-                format!(
-                    "its `pattern` `{}` cannot be used: {reason}",
-                    clip(source, 60)
-                )
-            })
+        Pattern::within(source, Pattern::SIZE_LIMIT)
+            .map(|(pattern, _)| pattern)
+            .map_err(|(reason, _)| reason)
+    }
+
+    /// Compile `source` within `limit` bytes; the pattern and the bytes it takes, or why it
+    /// cannot be used and the bytes the attempt may have taken.
+    fn within(source: &str, limit: usize) -> Result<(Pattern, usize), (String, usize)> {
+        use regex_automata::meta;
+        let config = meta::Config::new()
+            .nfa_size_limit(Some(limit))
+            .dfa_size_limit(Some(limit))
+            .hybrid_cache_capacity(limit.min(2 << 20));
+        let fail = |reason: &str| {
+            format!(
+                "its `pattern` `{}` cannot be used: {reason}",
+                clip(source, 60)
+            )
+        };
+        match meta::Builder::new().configure(config).build(source) {
+            Ok(regex) => {
+                let used = regex.memory_usage();
+                Ok((Pattern(Arc::new((source.to_string(), regex))), used))
+            }
+            Err(e) if e.size_limit().is_some() => Err((fail("it is too large to compile"), limit)),
+            Err(_) => Err((
+                fail(
+                    "it is not a regular expression fexpr can check (look-arounds and \
+                     back-references are not supported)",
+                ),
+                0,
+            )),
+        }
     }
 
     /// The pattern as written.
     pub fn as_str(&self) -> &str {
-        self.0.as_str()
+        &self.0 .0
     }
 
     /// Whether `text` contains a match (JSON Schema's patterns are not anchored).
     pub fn is_match(&self, text: &str) -> bool {
-        self.0.is_match(text)
+        self.0 .1.is_match(text)
     }
 }
 
@@ -327,6 +348,10 @@ struct Reader<'a> {
     nesting: Cell<usize>,
     /// The document, shared by the recursive definitions read from it.
     shared: OnceCell<Arc<Json>>,
+    /// Each `pattern` of the document, compiled once (a schema may repeat one on every
+    /// property), and the bytes left of [`Pattern::DOCUMENT_LIMIT`].
+    patterns: RefCell<std::collections::HashMap<String, Result<Pattern, String>>>,
+    pattern_bytes: Cell<usize>,
 }
 
 impl<'a> Reader<'a> {
@@ -337,7 +362,37 @@ impl<'a> Reader<'a> {
             active: RefCell::new(Vec::new()),
             nesting: Cell::new(0),
             shared: OnceCell::new(),
+            patterns: RefCell::new(std::collections::HashMap::new()),
+            pattern_bytes: Cell::new(Pattern::DOCUMENT_LIMIT),
         }
+    }
+
+    /// `source` compiled, once per document, within what is left of the document's
+    /// [`Pattern::DOCUMENT_LIMIT`].
+    fn pattern(&self, source: &str) -> Result<Pattern, String> {
+        if let Some(known) = self.patterns.borrow().get(source) {
+            return known.clone();
+        }
+        let left = self.pattern_bytes.get();
+        let compiled = if left == 0 {
+            Err(format!(
+                "its `pattern` `{}` cannot be used: the schema's patterns together take more \
+                 than {} bytes to compile",
+                clip(source, 60),
+                Pattern::DOCUMENT_LIMIT
+            ))
+        } else {
+            let (compiled, used) = match Pattern::within(source, left.min(Pattern::SIZE_LIMIT)) {
+                Ok((pattern, used)) => (Ok(pattern), used),
+                Err((reason, used)) => (Err(reason), used),
+            };
+            self.pattern_bytes.set(left.saturating_sub(used.max(1)));
+            compiled
+        };
+        self.patterns
+            .borrow_mut()
+            .insert(source.to_string(), compiled.clone());
+        compiled
     }
 
     /// Read `schema` as the type of a nested value (a property, an item).
@@ -675,7 +730,7 @@ fn schema_type(schema: &Json, root: &Reader, depth: usize, name_hint: Option<&st
         }
         None => None,
     };
-    let bounds = match bounds(obj) {
+    let bounds = match bounds(obj, root) {
         Ok(bounds) => bounds,
         Err(reason) => return unchecked(reason),
     };
@@ -798,18 +853,23 @@ fn all(mut parts: Vec<Type>) -> Type {
     }
 }
 
-/// The validation keywords of `obj` (`None` if there are none); `Err` says why a `pattern`
-/// cannot be used.
-fn bounds(obj: &serde_json::Map<String, Json>) -> Result<Option<Bounds>, String> {
+/// The validation keywords of `obj` (`None` if there are none); `Err` says why one cannot be
+/// used: a bound of the wrong kind (`"maxLength": "3"`, `"multipleOf": 0`; see
+/// [`invalid_bound`]) or a `pattern` that does not compile. Patterns are compiled once per
+/// source text in a document (`reader`).
+fn bounds(obj: &serde_json::Map<String, Json>, reader: &Reader) -> Result<Option<Bounds>, String> {
+    if let Some(reason) = invalid_bound(obj) {
+        return Err(reason);
+    }
     let number = |key: &str| obj.get(key).and_then(Json::as_f64);
-    let count = |key: &str| obj.get(key).and_then(Json::as_u64);
+    let count = |key: &str| obj.get(key).and_then(whole_number);
     let flag = |key: &str| obj.get(key).and_then(Json::as_bool) == Some(true);
     let mut b = Bounds {
         minimum: number("minimum"),
         maximum: number("maximum"),
         exclusive_minimum: number("exclusiveMinimum"),
         exclusive_maximum: number("exclusiveMaximum"),
-        multiple_of: number("multipleOf").filter(|m| *m > 0.0),
+        multiple_of: number("multipleOf"),
         int_range: None,
         min_length: count("minLength"),
         max_length: count("maxLength"),
@@ -820,7 +880,7 @@ fn bounds(obj: &serde_json::Map<String, Json>) -> Result<Option<Bounds>, String>
         required: Vec::new(),
         pattern: match obj.get("pattern") {
             None => None,
-            Some(Json::String(source)) => Some(Pattern::new(source)?),
+            Some(Json::String(source)) => Some(reader.pattern(source)?),
             Some(_) => return Err("its `pattern` is not a string".into()),
         },
     };
@@ -838,6 +898,111 @@ fn bounds(obj: &serde_json::Map<String, Json>) -> Result<Option<Bounds>, String>
             .and_then(int_format);
     }
     Ok((b != Bounds::default()).then_some(b))
+}
+
+/// The first validation keyword in `schema` or any schema nested in it (as deep as schemas
+/// are read) that is not a bound fexpr can apply ([`invalid_bound`]), with where it is
+/// (`properties.name: its `maxLength` must be ...`): for refusing a tool definition.
+///
+/// ```
+/// let schema = serde_json::json!({"type": "object", "properties": {
+///     "name": {"type": "string", "maxLength": "3"}}});
+/// assert_eq!(
+///     fexpr::types::schema_problem(&schema).unwrap(),
+///     "properties.name: its `maxLength` must be a whole number >= 0, not \"3\""
+/// );
+/// ```
+pub fn schema_problem(schema: &Json) -> Option<String> {
+    let mut stack = vec![(schema, String::new(), 0usize)];
+    while let Some((schema, at, depth)) = stack.pop() {
+        let Some(obj) = schema.as_object() else {
+            continue;
+        };
+        if let Some(reason) = invalid_bound(obj) {
+            return Some(match at.is_empty() {
+                true => reason,
+                false => format!("{at}: {reason}"),
+            });
+        }
+        if depth >= MAX_SCHEMA_DEPTH {
+            continue;
+        }
+        let join = |key: &str| match at.is_empty() {
+            true => key.to_string(),
+            false => format!("{at}.{key}"),
+        };
+        for (key, value) in obj.iter().rev() {
+            match (key.as_str(), value) {
+                ("properties" | "$defs" | "definitions" | "patternProperties", Json::Object(m)) => {
+                    for (name, sub) in m.iter().rev() {
+                        stack.push((sub, join(&format!("{key}.{name}")), depth + 1));
+                    }
+                }
+                ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Json::Array(subs)) => {
+                    for (i, sub) in subs.iter().enumerate().rev() {
+                        stack.push((sub, join(&format!("{key}[{i}]")), depth + 1));
+                    }
+                }
+                (
+                    "items" | "additionalProperties" | "not" | "contains" | "if" | "then" | "else",
+                    sub @ Json::Object(_),
+                ) => stack.push((sub, join(key), depth + 1)),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// A JSON number that is a whole number >= 0 (`3`, or `3.0` as JSON Schema allows).
+fn whole_number(value: &Json) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19)
+            .map(|f| f as u64)
+    })
+}
+
+/// Why a validation keyword of `obj` is not a bound fexpr can apply, naming the keyword: the
+/// counts (`maxLength`, `minItems`, …) must be whole numbers >= 0, the limits (`minimum`, …)
+/// numbers (`exclusiveMinimum`/`exclusiveMaximum` also draft-04's booleans), `multipleOf` a
+/// number > 0. Such a schema is a mistake: it is refused, never read as "no bound".
+pub fn invalid_bound(obj: &serde_json::Map<String, Json>) -> Option<String> {
+    let shown = |v: &Json| clip(&v.to_string(), 40);
+    for key in [
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+    ] {
+        match obj.get(key) {
+            Some(v) if whole_number(v).is_none() => {
+                return Some(format!(
+                    "its `{key}` must be a whole number >= 0, not {}",
+                    shown(v)
+                ))
+            }
+            _ => {}
+        }
+    }
+    for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
+        let draft4 = key.starts_with("exclusive");
+        match obj.get(key) {
+            Some(Json::Number(_)) | None => {}
+            Some(Json::Bool(_)) if draft4 => {}
+            Some(v) => return Some(format!("its `{key}` must be a number, not {}", shown(v))),
+        }
+    }
+    match obj.get("multipleOf") {
+        Some(v) if !v.as_f64().is_some_and(|m| m > 0.0 && m.is_finite()) => Some(format!(
+            "its `multipleOf` must be a number > 0, not {}",
+            shown(v)
+        )),
+        _ => None,
+    }
 }
 
 /// The range of an integer format.
@@ -1090,9 +1255,10 @@ impl RecordType {
     pub(crate) fn check_keywords<'k>(
         &self,
         positional: usize,
-        keywords: impl Iterator<Item = (&'k str, Span)>,
+        keywords: impl Iterator<Item = (&'k str, Span)> + Clone,
         call: Span,
     ) -> Result<(), Error> {
+        let all = keywords.clone();
         if let Some(reason) = &self.unchecked {
             return Err(self.refused(reason).at(call));
         }
@@ -1123,7 +1289,14 @@ impl RecordType {
                 )
                 .at(span)
                 .with_hint(format!("signature: {self}"))
-                .suggest(name, self.fields.iter().map(|f| f.name.as_str())));
+                // Only a field the call has not given already can be the one meant.
+                .suggest(
+                    name,
+                    self.fields.iter().enumerate().filter_map(|(i, f)| {
+                        let given = i < positional || all.clone().any(|(k, _)| k == f.name);
+                        (!given).then_some(f.name.as_str())
+                    }),
+                ));
             };
             if given.set(index) {
                 return Err(self

@@ -8,7 +8,7 @@ use serde_json::{Map, Value as Json};
 use crate::types::MAX_SCHEMA_DEPTH;
 
 /// A schema with BFCL's type names replaced by JSON Schema's, at every level (as deep as
-/// schemas are read, [`MAX_SCHEMA_DEPTH`]; reading refuses what is deeper).
+/// schemas are read, 64 levels; reading refuses what is deeper).
 ///
 /// ```
 /// let s = fexpr::tooldefs::normalize_schema(&serde_json::json!(
@@ -26,23 +26,20 @@ pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
     let mut out = Map::with_capacity(obj.len());
     for (key, value) in obj {
         let value = match key.as_str() {
+            // BFCL's `any` is no constraint; a name neither knows stays as written, so that
+            // reading the schema refuses every value ("an unknown `type`"), never "anything".
             "type" => match value {
-                Json::String(t) => match json_type(t) {
-                    Some(t) => Json::String(t.to_string()),
-                    None => continue, // `any`: no constraint
-                },
-                Json::Array(ts) => {
-                    let ts: Vec<Json> = ts
-                        .iter()
-                        .filter_map(Json::as_str)
-                        .filter_map(json_type)
-                        .map(|t| Json::String(t.to_string()))
-                        .collect();
-                    if ts.is_empty() {
-                        continue;
-                    }
-                    Json::Array(ts)
-                }
+                Json::String(t) if is_any(t) => continue,
+                Json::String(t) => Json::String(json_type(t).unwrap_or(t).to_string()),
+                Json::Array(ts) if ts.iter().filter_map(Json::as_str).any(is_any) => continue,
+                Json::Array(ts) => Json::Array(
+                    ts.iter()
+                        .map(|t| match t.as_str().and_then(json_type) {
+                            Some(known) => Json::String(known.to_string()),
+                            None => t.clone(),
+                        })
+                        .collect(),
+                ),
                 other => other.clone(),
             },
             "properties" | "$defs" | "definitions" | "patternProperties" => match value {
@@ -97,7 +94,7 @@ pub fn normalize_schema(schema: &Json, depth: usize) -> Json {
 }
 
 /// Close every object schema that declares fields (`additionalProperties: false`), at every
-/// level as deep as schemas are read ([`MAX_SCHEMA_DEPTH`]): a record refuses a field it does
+/// level as deep as schemas are read (64 levels): a record refuses a field it does
 /// not declare when called, and its schema says so. A schema that says otherwise already
 /// (`additionalProperties` set) is left as it is.
 pub(crate) fn close_records(schema: &mut Json) {
@@ -184,7 +181,12 @@ fn for_each_subschema(obj: &mut Map<String, Json>, mut f: impl FnMut(&mut Json))
     }
 }
 
-/// JSON Schema's name for a BFCL (or JSON Schema) type name; `None` for "anything".
+/// Whether `t` is BFCL's `any` type: no constraint.
+fn is_any(t: &str) -> bool {
+    t.eq_ignore_ascii_case("any")
+}
+
+/// JSON Schema's name for a BFCL (or JSON Schema) type name; `None` for a name neither has.
 fn json_type(t: &str) -> Option<&'static str> {
     Some(match t.to_ascii_lowercase().as_str() {
         "dict" | "object" | "hashmap" | "map" => "object",

@@ -2,6 +2,9 @@
 //! helpers and Python's pure numeric built-ins. Every allocation is size-checked first.
 
 use ndarray::{ArrayD, IxDyn};
+use num_bigint::{BigInt, Sign};
+use num_integer::Integer;
+use num_traits::ToPrimitive;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, LimitKind, Span};
@@ -62,6 +65,25 @@ impl Builtin {
         Builtin::Round,
         Builtin::Sum,
     ];
+
+    /// The built-in a name denotes: `numpy.max` (or `np.max`) numpy's, `max` Python's, so
+    /// that a context entry acts as the function it was given (`max(3, 5)` is 5).
+    ///
+    /// ```
+    /// use fexpr::value::builtins::Builtin;
+    /// assert_eq!(Builtin::from_name("max"), Some(Builtin::Max));
+    /// assert_eq!(Builtin::from_name("numpy.max"), Some(Builtin::NpMax));
+    /// assert_eq!(Builtin::from_name("np.zeros"), Some(Builtin::NpZeros));
+    /// assert_eq!(Builtin::from_name("zeros"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        let (set, name) = match name.split_once('.') {
+            Some(("numpy" | "np", name)) => (Builtin::NUMPY, name),
+            Some(_) => return None,
+            None => (Builtin::PYTHON, name),
+        };
+        set.iter().copied().find(|b| b.name() == name)
+    }
 
     /// The function's own name (without a namespace prefix).
     pub fn name(self) -> &'static str {
@@ -200,6 +222,7 @@ impl Builtin {
             },
             Builtin::NpZeros | Builtin::NpOnes => {
                 let shape = shape_of(&first, limits)?;
+                array_fits(shape.iter().product(), limits)?;
                 let fill = if self == Builtin::NpZeros { 0.0 } else { 1.0 };
                 Ok(Value::Array(NdArray::Float(ArrayD::from_elem(
                     IxDyn(&shape),
@@ -233,16 +256,27 @@ impl Builtin {
                 let ndigits = match arg(1) {
                     None | Some(Value::None) => None,
                     Some(Value::Int(n)) => Some(n),
+                    // Beyond any float's or int's digits: as far as it goes.
+                    Some(Value::BigInt(n)) => Some(if n.sign() == Sign::Minus {
+                        i64::MIN
+                    } else {
+                        i64::MAX
+                    }),
                     Some(other) => return Err(type_error("round", &other)),
                 };
                 match (first, ndigits) {
-                    (Value::Float(f), None) => Ok(round_half_even(f, 0)
-                        .and_then(|r| (r.abs() < 9.2e18).then_some(Value::Int(r as i64)))
-                        .unwrap_or(Value::Float(f))),
-                    (Value::Float(f), Some(n)) => {
-                        Ok(Value::Float(round_half_even(f, n).unwrap_or(f)))
-                    }
-                    (v @ (Value::Int(_) | Value::BigInt(_)), _) => Ok(v),
+                    (Value::Float(f), None) => round_float(f, 0)
+                        .map(|q| Value::from_bigint(q.0))
+                        .ok_or_else(|| {
+                            Error::new(
+                                ErrorKind::Value,
+                                "cannot convert a non-finite float to an int",
+                            )
+                        }),
+                    (Value::Float(f), Some(n)) => Ok(Value::Float(round_float_to(f, n))),
+                    (Value::Bool(b), n) => Ok(round_int(BigInt::from(i64::from(b)), n)),
+                    (Value::Int(i), n) => Ok(round_int(BigInt::from(i), n)),
+                    (Value::BigInt(b), n) => Ok(round_int(*b, n)),
                     (other, _) => Err(type_error("round", &other)),
                 }
             }
@@ -251,7 +285,7 @@ impl Builtin {
                     (Builtin::Sum, _, v) | (_, 1, v) => iterable(self.name(), v)?,
                     _ => slots.into_iter().flatten().collect(),
                 };
-                fold(self, items)
+                fold(self, items, limits)
             }
         }
     }
@@ -285,8 +319,9 @@ fn as_f64(v: &Value) -> Option<f64> {
     }
 }
 
-/// `min`, `max` and `sum` over ints and floats (ints stay ints while every item is an int).
-fn fold(which: Builtin, items: Vec<Value>) -> Result<Value, Error> {
+/// `min`, `max` and `sum` as Python computes them: ints stay (big) ints, an int and a float
+/// sum to a float, `min`/`max` return the item itself (`max(3, 2.5)` is `3`).
+fn fold(which: Builtin, items: Vec<Value>, limits: &Limits) -> Result<Value, Error> {
     if items.is_empty() {
         return match which {
             Builtin::Sum => Ok(Value::Int(0)),
@@ -296,34 +331,90 @@ fn fold(which: Builtin, items: Vec<Value>) -> Result<Value, Error> {
             )),
         };
     }
-    let all_int = items
-        .iter()
-        .all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
-    let mut floats = Vec::with_capacity(items.len());
     for v in &items {
-        floats.push(as_f64(v).ok_or_else(|| type_error(which.name(), v))?);
-    }
-    if all_int {
-        let mut ints = items.iter().map(|v| match v {
-            Value::Int(i) => *i,
-            Value::Bool(b) => i64::from(*b),
-            _ => 0,
-        });
-        let result = match which {
-            Builtin::Min => ints.min(),
-            Builtin::Max => ints.max(),
-            _ => ints.try_fold(0i64, i64::checked_add),
-        };
-        if let Some(r) = result {
-            return Ok(Value::Int(r));
+        if !matches!(
+            v,
+            Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Float(_)
+        ) {
+            return Err(type_error(which.name(), v));
         }
     }
-    let result = match which {
-        Builtin::Min => floats.iter().copied().fold(f64::INFINITY, f64::min),
-        Builtin::Max => floats.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        _ => floats.iter().sum(),
+    if which != Builtin::Sum {
+        let mut best = 0;
+        for (i, v) in items.iter().enumerate().skip(1) {
+            let order = items
+                .get(best)
+                .map_or(std::cmp::Ordering::Equal, |b| compare(v, b));
+            let better = match which {
+                Builtin::Min => order == std::cmp::Ordering::Less,
+                _ => order == std::cmp::Ordering::Greater,
+            };
+            if better {
+                best = i;
+            }
+        }
+        return Ok(items.into_iter().nth(best).unwrap_or(Value::None));
+    }
+    // Python adds left to right: exactly while the items are ints, in floats from the first
+    // float on.
+    let mut small: Option<i64> = Some(0);
+    let mut big = BigInt::from(0);
+    let mut float: Option<f64> = None;
+    for v in &items {
+        let item = match v {
+            Value::Int(i) => BigInt::from(*i),
+            Value::Bool(b) => BigInt::from(i64::from(*b)),
+            Value::BigInt(b) => (**b).clone(),
+            Value::Float(f) => {
+                let so_far = float.unwrap_or_else(|| big.to_f64().unwrap_or(f64::INFINITY));
+                float = Some(so_far + f);
+                continue;
+            }
+            _ => BigInt::from(0),
+        };
+        match float.as_mut() {
+            Some(total) => *total += item.to_f64().unwrap_or(f64::INFINITY),
+            None => {
+                small = small.and_then(|s| item.to_i64().and_then(|i| s.checked_add(i)));
+                big += item;
+            }
+        }
+    }
+    if let Some(total) = float {
+        return Ok(Value::Float(total));
+    }
+    if let Some(total) = small {
+        return Ok(Value::Int(total));
+    }
+    let digits = (big.bits() as f64 * std::f64::consts::LOG10_2).floor() as usize + 1;
+    if digits > limits.max_int_digits {
+        return Err(Error::limit(
+            LimitKind::IntDigits,
+            limits.max_int_digits,
+            digits,
+        ));
+    }
+    Ok(Value::from_bigint(big))
+}
+
+/// The order of two numbers (ints of any size, floats, bools), exact where they are ints.
+fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
+    let int = |v: &Value| match v {
+        Value::Int(i) => Some(BigInt::from(*i)),
+        Value::Bool(x) => Some(BigInt::from(i64::from(*x))),
+        Value::BigInt(x) => Some((**x).clone()),
+        _ => None,
     };
-    Ok(Value::Float(result))
+    match (int(a), int(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => {
+            let f = |v: &Value| match v {
+                Value::BigInt(x) => x.to_f64().unwrap_or(f64::NAN),
+                other => as_f64(other).unwrap_or(f64::NAN),
+            };
+            f(a).partial_cmp(&f(b)).unwrap_or(std::cmp::Ordering::Equal)
+        }
+    }
 }
 
 fn reduce(which: Builtin, v: Value, limits: &Limits) -> Result<Value, Error> {
@@ -358,6 +449,25 @@ fn reduce(which: Builtin, v: Value, limits: &Limits) -> Result<Value, Error> {
         ),
         _ => Value::Float(array.to_f64().mean().unwrap_or(f64::NAN)),
     })
+}
+
+/// An array of `elements` (8 bytes each, as evaluation charges it) is within
+/// `max_eval_bytes`: checked before it is allocated.
+fn array_fits(elements: usize, limits: &Limits) -> Result<(), Error> {
+    let bytes = (elements as u64)
+        .saturating_mul(8)
+        .saturating_add(crate::value::NODE_BYTES as u64);
+    if bytes > limits.max_eval_bytes as u64 {
+        return Err(Error::limit_message(
+            LimitKind::EvalBytes,
+            format!(
+                "max_eval_bytes limit exceeded: an array of {elements} elements would take \
+                 {bytes} bytes > {} (refused before it is made)",
+                limits.max_eval_bytes
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn shape_of(v: &Value, limits: &Limits) -> Result<Vec<usize>, Error> {
@@ -412,41 +522,105 @@ fn arange(
             "arange() needs finite bounds and a non-zero step",
         ));
     }
+    let too_many =
+        |count: f64| Error::limit(LimitKind::CollectionLen, limits.max_collection_len, count);
+    if let (Value::Int(start), Value::Int(stop), Value::Int(step)) = (&start, &stop, &step) {
+        // Ints are counted and made exactly (past 2**53 a float cannot tell them apart).
+        let (start, stop, step) = (i128::from(*start), i128::from(*stop), i128::from(*step));
+        let count = match step > 0 {
+            true => (stop - start + step - 1).div_euclid(step),
+            false => (start - stop - step - 1).div_euclid(-step),
+        }
+        .max(0);
+        let n = match usize::try_from(count) {
+            Ok(n) if n <= limits.max_collection_len => n,
+            _ => return Err(too_many(count as f64)),
+        };
+        array_fits(n, limits)?;
+        // Every element lies between `start` and `stop`, so it is an i64.
+        let at = |i: usize| i64::try_from(start + step * i as i128).unwrap_or_default();
+        return Ok(Value::Array(NdArray::Int(ArrayD::from_shape_fn(
+            IxDyn(&[n]),
+            |i| at(i[0]),
+        ))));
+    }
     let count = ((e - s) / st).ceil().max(0.0);
     if count > limits.max_collection_len as f64 {
-        return Err(Error::limit(
-            LimitKind::CollectionLen,
-            limits.max_collection_len,
-            count,
-        ));
+        return Err(too_many(count));
     }
     let n = count as usize;
-    let all_int = [&start, &stop, &step]
-        .iter()
-        .all(|v| matches!(v, Value::Int(_)));
-    Ok(Value::Array(if all_int {
-        let (s, st) = (s as i64, st as i64);
-        NdArray::Int(ArrayD::from_shape_fn(IxDyn(&[n]), |i| s + st * i[0] as i64))
-    } else {
-        NdArray::Float(ArrayD::from_shape_fn(IxDyn(&[n]), |i| s + st * i[0] as f64))
-    }))
+    array_fits(n, limits)?;
+    Ok(Value::Array(NdArray::Float(ArrayD::from_shape_fn(
+        IxDyn(&[n]),
+        |i| s + st * i[0] as f64,
+    ))))
 }
 
-/// Round half to even at `ndigits` decimals, as Python's `round` does.
-fn round_half_even(f: f64, ndigits: i64) -> Option<f64> {
+/// `f` rounded half to even at `ndigits` decimals, as Python's `round(f, ndigits)`: on the
+/// exact binary value of `f` (`round(4.35, 1)` is 4.3, since 4.35 is 4.3499999...), then back
+/// to the nearest float. `None` for a float that is not finite. The result is the scaled
+/// integer `q` (the value is `q * 10**-ndigits`).
+fn round_float(f: f64, ndigits: i64) -> Option<(BigInt, i64)> {
     if !f.is_finite() {
         return None;
     }
-    let scale = 10f64.powi(ndigits.clamp(-308, 308) as i32);
-    let x = f * scale;
-    if !x.is_finite() {
-        return Some(f);
-    }
-    let r = x.round();
-    let r = if (x - x.trunc()).abs() == 0.5 {
-        2.0 * (x / 2.0).round()
-    } else {
-        r
+    // f = mantissa * 2**exponent exactly.
+    let bits = f.abs().to_bits();
+    let raw_exp = ((bits >> 52) & 0x7ff) as i64;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (mantissa, exponent) = match raw_exp {
+        0 => (fraction, -1074),
+        e => (fraction | (1u64 << 52), e - 1075),
     };
-    Some(r / scale)
+    let two = |k: i64| BigInt::from(1) << usize::try_from(k.max(0)).unwrap_or(0);
+    let ten = |k: i64| BigInt::from(10).pow(u32::try_from(k.max(0)).unwrap_or(0));
+    // f * 10**ndigits = num / den.
+    let num = BigInt::from(mantissa) * two(exponent) * ten(ndigits);
+    let den = two(-exponent) * ten(-ndigits);
+    let (mut q, r) = num.div_rem(&den);
+    let twice = r * 2;
+    if twice > den || (twice == den && q.is_odd()) {
+        q += 1;
+    }
+    if f.is_sign_negative() {
+        q = -q;
+    }
+    Some((q, ndigits))
+}
+
+/// Python's `round(f, ndigits)` for a float: the same float when `ndigits` is past every
+/// digit a float has, a zero of `f`'s sign when it is before them.
+fn round_float_to(f: f64, ndigits: i64) -> f64 {
+    if !f.is_finite() || ndigits > 323 {
+        return f;
+    }
+    if ndigits < -308 {
+        return 0.0 * f;
+    }
+    match round_float(f, ndigits) {
+        // The decimal `q`e`-ndigits` read back as the nearest float; a zero keeps its sign.
+        Some((q, n)) if q.sign() != Sign::NoSign => format!("{q}e{}", -n).parse().unwrap_or(f),
+        _ => 0.0 * f,
+    }
+}
+
+/// Python's `round(i, ndigits)` for an int: itself for `ndigits >= 0`, else the nearest
+/// multiple of `10**-ndigits`, halves to the even multiple (`round(25, -1)` is 20).
+fn round_int(i: BigInt, ndigits: Option<i64>) -> Value {
+    let k = match ndigits {
+        Some(n) if n < 0 => n.unsigned_abs(),
+        _ => return Value::from_bigint(i),
+    };
+    // Past the int's own digits the result is 0 (without computing 10**k).
+    let digits = (i.bits() as f64 * std::f64::consts::LOG10_2).floor() as u64 + 1;
+    if k > digits {
+        return Value::Int(0);
+    }
+    let unit = BigInt::from(10).pow(u32::try_from(k).unwrap_or(u32::MAX));
+    let (mut q, r) = i.div_mod_floor(&unit);
+    let twice = r * 2;
+    if twice > unit || (twice == unit && q.is_odd()) {
+        q += 1;
+    }
+    Value::from_bigint(q * unit)
 }

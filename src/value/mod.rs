@@ -8,7 +8,7 @@
 use indexmap::{IndexMap, IndexSet};
 use ndarray::{ArrayD, IxDyn};
 use num_bigint::BigInt;
-use num_traits::ToPrimitive;
+use num_traits::{FromPrimitive, ToPrimitive};
 use serde::{Deserialize, Serialize};
 use std::fmt::{self, Write as _};
 use std::hash::{Hash, Hasher};
@@ -80,6 +80,9 @@ pub(crate) const MAX_NDIM: usize = 32;
 /// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
 /// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
 pub const MAX_DECODE_DEPTH: usize = 256;
+
+// `Limits::max_depth` may not exceed the depth a value can be decoded at.
+const _: () = assert!(crate::limits::Limits::CEILINGS[1].1 == MAX_DECODE_DEPTH);
 
 thread_local! {
     /// The nesting depth of the `Value` being deserialized on this thread.
@@ -718,6 +721,62 @@ fn json_key(k: &Value) -> String {
 
 // Equality and hashing are structural; floats compare by bit pattern so that `Value` is `Eq`
 // and can key a dict (so `1` and `1.0` are different keys, unlike Python).
+impl Value {
+    /// The other values Python treats as the same set element or dict key as this number
+    /// (`1`, `1.0` and `True`; `0.0` and `-0.0`): `{1, 1.0, True}` has one element. Empty for
+    /// what is not a number.
+    ///
+    /// ```
+    /// use fexpr::Value;
+    /// assert_eq!(Value::Bool(true).same_keys(), [Value::Int(1), Value::Float(1.0)]);
+    /// assert!(Value::Float(0.5).same_keys().is_empty());
+    /// ```
+    pub fn same_keys(&self) -> Vec<Value> {
+        let int = |i: i64| {
+            let mut keys = Vec::new();
+            let f = i as f64;
+            if f.to_i64() == Some(i) && f as i128 == i128::from(i) {
+                keys.push(Value::Float(f));
+            }
+            if i == 0 {
+                keys.push(Value::Float(-0.0));
+            }
+            if i == 0 || i == 1 {
+                keys.push(Value::Bool(i == 1));
+            }
+            keys
+        };
+        match self {
+            Value::Bool(b) => vec![
+                Value::Int(i64::from(*b)),
+                Value::Float(f64::from(u8::from(*b))),
+            ],
+            Value::Int(i) => int(*i),
+            Value::BigInt(b) => b
+                .to_f64()
+                .filter(|f| f.is_finite() && BigInt::from_f64(*f).as_ref() == Some(&**b))
+                .map(Value::Float)
+                .into_iter()
+                .collect(),
+            Value::Float(f) if f.fract() == 0.0 => match f.to_i64() {
+                Some(i) if (i as f64) == *f => {
+                    let mut keys: Vec<Value> = int(i)
+                        .into_iter()
+                        .filter(|k| !matches!(k, Value::Float(g) if g.to_bits() == f.to_bits()))
+                        .collect();
+                    keys.insert(0, Value::Int(i));
+                    keys
+                }
+                _ => BigInt::from_f64(*f)
+                    .map(|b| Value::BigInt(Box::new(b)))
+                    .into_iter()
+                    .collect(),
+            },
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl PartialEq for Value {
     fn eq(&self, other: &Value) -> bool {
         match (self, other) {
