@@ -551,7 +551,9 @@ fn tool_definitions_fexpr_cannot_use_are_refused() {
         .tool(FunctionTool::new("f", ["n"], |n: i64| n))
         .tool(FunctionTool::new("f", ["n"], |n: i64| -n))
         .build();
-    let problems = built.err().expect("refused");
+    let Err(problems) = built else {
+        panic!("two tools of one name were accepted")
+    };
     assert_eq!(
         problems.problems()[0].message,
         "the tool `f` is registered twice"
