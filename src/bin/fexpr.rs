@@ -28,8 +28,9 @@
 //! Exit status: 0 when every input was answered on stdout, with an error row for an input that
 //! could not be used (not UTF-8, over `max_source_bytes`, unreadable) as for a call that failed,
 //! and also when the reader of stdout or stderr closed it early (`| head`): the process then
-//! stops quietly. 1 when fexpr could not run (the async runtime or an MCP server did not
-//! start, or the output could not be written). 2 for a usage error: the command line, or a file
+//! stops quietly. 1 when fexpr could not run (the async runtime or every MCP server of
+//! the config did not start, or the output could not be written). A server of `--mcp-config`
+//! that does not start is reported on stderr and left out; the others' tools are used. 2 for a usage error: the command line, or a file
 //! it names (`--tools-json`, `--mcp-config`) that cannot be read or understood. Messages for 1
 //! and 2 are one `fexpr: ...` line on stderr.
 
@@ -425,9 +426,18 @@ async fn add_mcp(
         ));
         let _ = out.flush();
     }
-    let mcp = McpTools::connect(&config, options)
-        .await
-        .map_err(|e| Stop::Failed(e.message))?;
+    // A server that does not start is reported and left out: the others' tools still work.
+    // With none started there is nothing to run against.
+    let mcp = McpTools::connect_available(&config, options).await;
+    if mcp.servers().is_empty() {
+        if let Some(e) = mcp.failures().first() {
+            return Err(Stop::Failed(e.message.clone()));
+        }
+    }
+    for e in mcp.failures() {
+        out.note(format_args!("fexpr: {}; its tools are left out", e.message))?;
+    }
+    out.flush()?;
     let names = mcp.register(manager);
     if progress {
         let _ = out.note(format_args!("fexpr: {} MCP tool(s) ready", names.len()));
