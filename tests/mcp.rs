@@ -799,7 +799,7 @@ fn cli_unknown_keys_in_a_server_entry_are_errors() {
         "typo",
         &json!({"mcpServers": {"time": {"command": "uvx", "arg": ["mcp-server-time"]}}}),
     );
-    for command in ["exec"] {
+    for command in ["exec", "serve"] {
         let mut cmd = fexpr();
         cmd.args([command, "--mcp-config"]).arg(&cfg);
         if command == "exec" {

@@ -46,6 +46,12 @@
 //! than [`McpOptions::call_timeout`] each become a [`ErrorKind::ToolFailed`] error of that
 //! one call. A server that exited is started again on the next call of one of its tools; a
 //! server that hangs costs each call its timeout and nothing more.
+//!
+//! # Serving
+//! The other way round, [`serve`] exposes any [`ToolManager`](crate::ToolManager) (MCP tools
+//! among them) as an MCP server: `fexpr serve`, [`ToolManager::serve_mcp`](crate::ToolManager::serve_mcp).
+
+pub mod serve;
 
 use indexmap::IndexMap;
 use rmcp::model::{
