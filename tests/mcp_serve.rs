@@ -465,3 +465,78 @@ fn only_run_calls_lists_two_tools() {
     });
     let _ = std::fs::remove_file(cfg);
 }
+
+/// A stdio client that goes away mid-call (closes the gateway's stdin): the gateway ends
+/// promptly and cleanly, and takes its upstream with it.
+#[test]
+fn a_stdio_client_leaving_mid_call_ends_the_gateway_cleanly() {
+    use std::io::{BufRead, BufReader, Write};
+    let everything = node_bin("mcp-server-everything");
+    let pidfile =
+        std::env::temp_dir().join(format!("fexpr-serve-stdio-pid-{}", std::process::id()));
+    let script = format!(
+        "echo $$ > '{}'; exec '{}' stdio",
+        pidfile.display(),
+        everything.display()
+    );
+    let cfg = write_config(
+        "stdio-leave",
+        &json!({"mcpServers": {"everything": {"command": "sh", "args": ["-c", script]}}}),
+    );
+    let mut child = Command::new(fexpr_bin())
+        .args(["serve", "--mcp-config", cfg.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: Json| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let init: Json = serde_json::from_str(&line).unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fexpr", "{init}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "trigger_long_running_operation", "arguments": {"duration": 30, "steps": 2}}}),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let upstream = std::fs::read_to_string(&pidfile).unwrap();
+    drop(stdin);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "fexpr serve still runs after its client left"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status:?}");
+    // The upstream went with it: gone, or a zombie waiting for init to reap it.
+    std::thread::sleep(Duration::from_millis(500));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", upstream.trim()));
+    let alive = stat.is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    });
+    assert!(
+        !alive,
+        "the upstream {} outlived the gateway",
+        upstream.trim()
+    );
+    let _ = std::fs::remove_file(cfg);
+    let _ = std::fs::remove_file(pidfile);
+}

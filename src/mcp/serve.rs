@@ -99,8 +99,8 @@ pub enum McpTransport {
     /// client until it closes stdin.
     Stdio,
     /// MCP's streamable HTTP transport at `http://ADDR/mcp`, for any number of clients, until
-    /// the process ends. Requests whose `Host` is not a loopback name are refused (rmcp's DNS
-    /// rebinding guard).
+    /// the process ends. Requests whose `Host` is not a loopback name (rmcp's DNS rebinding
+    /// guard), or that carry an `Origin` (a web page's), are refused.
     Http(SocketAddr),
 }
 
@@ -120,8 +120,15 @@ struct Inner {
 
 impl McpGateway {
     /// A gateway over `manager`'s tools. Fails when a tool is named [`RUN_CALLS`] or
-    /// [`SEARCH_TOOLS`] (a client could not reach it).
+    /// [`SEARCH_TOOLS`] (a client could not reach it), or when [`ServeOptions::sandboxed`]
+    /// is asked for without the `sandbox` feature.
     pub fn new(manager: ToolManager, options: ServeOptions) -> Result<McpGateway, Error> {
+        if options.sandboxed && !cfg!(feature = "sandbox") {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "sandboxed serving needs fexpr's `sandbox` feature",
+            ));
+        }
         if let Some(clash) = manager
             .definitions()
             .find(|d| d.name == RUN_CALLS || d.name == SEARCH_TOOLS)
@@ -209,7 +216,9 @@ impl McpGateway {
                 let service = StreamableHttpService::new(
                     move || Ok(self.clone()),
                     Arc::new(LocalSessionManager::default()),
-                    StreamableHttpServerConfig::default(),
+                    // Loopback `Host`s only (rmcp's default) and no request from a web page
+                    // (any `Origin` refused): only local programs reach the tools.
+                    StreamableHttpServerConfig::default().enforce_origin_validation(),
                 );
                 let router = axum::Router::new().nest_service("/mcp", service);
                 let listener = tokio::net::TcpListener::bind(addr)
@@ -229,11 +238,11 @@ impl McpGateway {
             .manager
             .run(input)
             .repair(self.inner.options.repair);
+        #[cfg(feature = "sandbox")]
         if self.inner.options.sandboxed {
-            request.sandboxed()
-        } else {
-            request.native()
+            return request.sandboxed();
         }
+        request.native()
     }
 
     /// One tool called by name: the client's arguments read as an Anthropic `tool_use` block,
