@@ -540,3 +540,34 @@ fn a_stdio_client_leaving_mid_call_ends_the_gateway_cleanly() {
     let _ = std::fs::remove_file(cfg);
     let _ = std::fs::remove_file(pidfile);
 }
+
+/// An upstream that hangs costs the call its deadline (`--mcp-timeout`), as a tool error; the
+/// gateway and the upstream stay usable.
+#[test]
+fn a_hung_upstream_call_is_an_error_at_its_deadline() {
+    let everything = node_bin("mcp-server-everything");
+    let cfg = write_config(
+        "hang",
+        &json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}),
+    );
+    let gateway =
+        HttpGateway::start(&["--mcp-config", cfg.to_str().unwrap(), "--mcp-timeout", "1"]);
+    runtime().block_on(async {
+        let client = rmcp_client(&gateway.url).await;
+        let started = Instant::now();
+        let slow = call(
+            &client,
+            "trigger_long_running_operation",
+            json!({"duration": 20, "steps": 2}),
+        )
+        .await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(slow.is_error, Some(true));
+        let message = result_text(&slow);
+        assert!(message.contains("timed out after 1s"), "{message}");
+        let echo = call(&client, "echo", json!({"message": "after"})).await;
+        assert_eq!(result_text(&echo), "Echo: after");
+        let _ = client.cancel().await;
+    });
+    let _ = std::fs::remove_file(cfg);
+}
