@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the MCP servers the tests and benchmarks use, at the versions pinned in mcp-servers/:
-# server-everything (npm, from package-lock.json) into mcp-servers/node_modules, and
+# server-everything and the MCP Inspector (the client tests/mcp_serve.rs drives `fexpr serve`
+# with) (npm, from package-lock.json) into mcp-servers/node_modules, and
 # mcp-server-time (PyPI, from requirements.txt) into the venv mcp-servers/.venv.
 # Idempotent; runs as root on a fresh Debian 12 machine with network to the registries only.
 set -euo pipefail
@@ -23,6 +24,7 @@ fi
 
 npm ci --no-audit --no-fund --ignore-scripts
 test -x node_modules/.bin/mcp-server-everything
+test -x node_modules/.bin/mcp-inspector
 
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv

@@ -747,3 +747,71 @@ fn cli_bad_config_is_an_error() {
     assert!(out.stdout.is_empty());
     let _ = std::fs::remove_file(cfg);
 }
+
+#[test]
+fn cli_a_server_that_does_not_start_leaves_the_others_working() {
+    if !servers_present("cli broken server") {
+        return;
+    }
+    let cfg = write_config(
+        "half",
+        &json!({"mcpServers": {
+            "broken": {"command": "/nonexistent/fexpr-mcp-server"},
+            "everything": {"command": everything_bin(), "args": ["stdio"]},
+        }}),
+    );
+    let out = fexpr()
+        .args(["exec", "--mcp-config"])
+        .arg(&cfg)
+        .arg("get_sum(a=2, b=3)")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("fexpr: MCP server `broken`: cannot start")
+            && err.contains("its tools are left out"),
+        "{err}"
+    );
+    let rows = lines(&out.stdout);
+    assert_eq!(rows[0]["output"], "The sum of 2 and 3 is 5.", "{rows:?}");
+
+    // With no server started there is nothing to run against: exit 1, naming the server.
+    let only_broken = write_config(
+        "broken",
+        &json!({"mcpServers": {"broken": {"command": "/nonexistent/fexpr-mcp-server"}}}),
+    );
+    let out = fexpr()
+        .args(["exec", "--mcp-config"])
+        .arg(&only_broken)
+        .arg("get_sum(a=2, b=3)")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MCP server `broken`"));
+    let _ = std::fs::remove_file(cfg);
+    let _ = std::fs::remove_file(only_broken);
+}
+
+#[test]
+fn cli_unknown_keys_in_a_server_entry_are_errors() {
+    let cfg = write_config(
+        "typo",
+        &json!({"mcpServers": {"time": {"command": "uvx", "arg": ["mcp-server-time"]}}}),
+    );
+    for command in ["exec", "serve"] {
+        let mut cmd = fexpr();
+        cmd.args([command, "--mcp-config"]).arg(&cfg);
+        if command == "exec" {
+            cmd.arg("f()");
+        }
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("MCP server `time`: unknown key `arg`"),
+            "{command}: {err}"
+        );
+    }
+    let _ = std::fs::remove_file(cfg);
+}

@@ -202,3 +202,11 @@ def function_definition(
     name: str, description: str, parameters: str, returns: Optional[str] = None
 ) -> str: ...
 def json_to_yaml(json: str) -> str: ...
+def serve_mcp(
+    manager: Manager,
+    listen: Optional[str] = None,
+    only_run_calls: bool = False,
+    sandboxed: bool = False,
+    strict: bool = False,
+) -> None:
+    """Serve ``manager``'s tools as an MCP server (``fexpr.mcp.serve``)."""

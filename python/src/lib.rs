@@ -7,6 +7,7 @@
 
 mod convert;
 mod manager;
+mod mcp;
 mod output;
 mod request;
 mod run;
@@ -57,5 +58,6 @@ fn _fexpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<output::Limits>()?;
     m.add_function(wrap_pyfunction!(function_definition, m)?)?;
     m.add_function(wrap_pyfunction!(json_to_yaml, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::serve_mcp, m)?)?;
     Ok(())
 }

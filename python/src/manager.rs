@@ -28,6 +28,13 @@ pub struct Manager {
     records: Arc<Records>,
 }
 
+impl Manager {
+    /// The engine's manager (for `fexpr.mcp.serve`).
+    pub(crate) fn engine(&self) -> &Arc<ToolManager> {
+        &self.inner
+    }
+}
+
 #[pymethods]
 impl Manager {
     /// Built by `fexpr.ToolManager` from its tools' specs, the context entries

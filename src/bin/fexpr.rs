@@ -7,7 +7,12 @@
 //! fexpr exec --mcp-config mcp_servers.json 'get_sum(a=2, b=3)'
 //! fexpr tools --mcp-config mcp_servers.json --format python
 //! fexpr check --tools-json tools.json 'get_weather(city="Paris", metric=true)'
+//! fexpr serve --tools demo
+//! fexpr serve --mcp-config mcp_servers.json --listen 127.0.0.1:8000 --sandbox
 //! ```
+//! `serve` is an MCP server (stdio, or streamable HTTP with `--listen`) over the same tools:
+//! every call checked, repaired and bounded as `exec` does, plus `run_calls` (see
+//! `fexpr::mcp::serve`).
 //! `exec` reads model text as `check` does (prose, fences, tags, chat tokens, JSON forms, lists:
 //! see `fexpr::front`), with the same repairs and verdicts, and prints one JSON object per call:
 //! `{"name", "args", "kwargs", "output", "error"}` (plus `repairs`); a call that must not run
@@ -28,10 +33,12 @@
 //! Exit status: 0 when every input was answered on stdout, with an error row for an input that
 //! could not be used (not UTF-8, over `max_source_bytes`, unreadable) as for a call that failed,
 //! and also when the reader of stdout or stderr closed it early (`| head`): the process then
-//! stops quietly. 1 when fexpr could not run (the async runtime or an MCP server did not
-//! start, or the output could not be written). 2 for a usage error: the command line, or a file
-//! it names (`--tools-json`, `--mcp-config`) that cannot be read or understood. Messages for 1
-//! and 2 are one `fexpr: ...` line on stderr.
+//! stops quietly. 1 when fexpr could not run (the async runtime did not start, no MCP
+//! server of the config started, `serve` could not listen, or the output could not be
+//! written). 2 for a usage error: the command line, or a file it names (`--tools-json`,
+//! `--mcp-config`) that cannot be read or understood. Messages for 1 and 2 are one
+//! `fexpr: ...` line on stderr. A server of `--mcp-config` that does not start is reported on
+//! stderr and left out; the others' tools are used.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fexpr::check::{Checked, Verdict};
@@ -42,7 +49,7 @@ use fexpr::sandbox::{Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, Input, LimitKind, Span, ToolManager};
 use std::ffi::OsString;
 use std::future::IntoFuture;
-use std::io::{BufWriter, IsTerminal, Read, Stderr, StdoutLock, Write};
+use std::io::{BufWriter, IsTerminal, Read, Stderr, Stdout, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -119,6 +126,30 @@ enum Command {
         /// Model outputs to check, or `-` to read one from stdin.
         #[arg(required = true)]
         exprs: Vec<OsString>,
+    },
+    /// Serve the tools as an MCP server (stdio, or streamable HTTP with `--listen`): every
+    /// call checked, repaired and bounded by fexpr, plus `run_calls`, which runs several calls
+    /// (a list, nested calls) written as Python in one round trip.
+    Serve {
+        /// The toolset to serve [default: demo, or none with --mcp-config].
+        #[arg(long, value_enum)]
+        tools: Option<Toolset>,
+        #[command(flatten)]
+        mcp: McpArgs,
+        /// Serve streamable HTTP at `http://ADDR/mcp` (e.g. `127.0.0.1:8000`) instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::SocketAddr>,
+        /// Evaluate every call's arguments inside the wasmtime sandbox.
+        #[arg(long)]
+        sandbox: bool,
+        /// No schema-aware repairs: a call that does not fit its schema exactly is refused.
+        #[arg(long)]
+        strict: bool,
+        /// List only `run_calls` and `search_tools` (for very large tool sets), not each tool.
+        #[arg(long)]
+        only_run_calls: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Print the tool definitions a model should see.
     Tools {
@@ -377,16 +408,17 @@ impl From<std::io::Error> for Stop {
 
 /// Where everything goes: rows on stdout, reports on stderr, both buffered and flushed after
 /// each input (stderr first, so that merged streams keep their order) and at the end.
-/// Stderr is not locked: a tool or an MCP client task may report there from another thread.
+/// Neither is locked: a tool or an MCP client task may report on stderr from another thread,
+/// and `serve` speaks MCP on stdout from the async runtime's threads.
 struct Output {
-    stdout: BufWriter<StdoutLock<'static>>,
+    stdout: BufWriter<Stdout>,
     stderr: BufWriter<Stderr>,
 }
 
 impl Output {
     fn new() -> Output {
         Output {
-            stdout: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            stdout: BufWriter::with_capacity(1 << 16, std::io::stdout()),
             stderr: BufWriter::with_capacity(1 << 16, std::io::stderr()),
         }
     }
@@ -452,9 +484,18 @@ async fn add_mcp(
         ));
         let _ = out.flush();
     }
-    let mcp = McpTools::connect(&config, options)
-        .await
-        .map_err(|e| Stop::Failed(e.message))?;
+    // A server that does not start is reported and left out: the others' tools still work.
+    // With none started there is nothing to run against.
+    let mcp = McpTools::connect_available(&config, options).await;
+    if mcp.servers().is_empty() {
+        if let Some(e) = mcp.failures().first() {
+            return Err(Stop::Failed(e.message.clone()));
+        }
+    }
+    for e in mcp.failures() {
+        out.note(format_args!("fexpr: {}; its tools are left out", e.message))?;
+    }
+    out.flush()?;
     let names = mcp.register(manager);
     if progress {
         let _ = out.note(format_args!("fexpr: {} MCP tool(s) ready", names.len()));
@@ -506,6 +547,42 @@ fn main() -> ExitCode {
             with_tools(&mut out, manager, &mcp, |out, runtime, m| {
                 let how = (repair_options(strict, lenient, model_format), expr);
                 exec(out, runtime, m, sandbox, how, report.human(), exprs)
+            })
+        }),
+        Command::Serve {
+            tools,
+            mcp,
+            listen,
+            sandbox,
+            strict,
+            only_run_calls,
+            limits,
+        } => limits.limits().and_then(|limits| {
+            let default = match mcp.mcp_config {
+                Some(_) => Toolset::None,
+                None => Toolset::Demo,
+            };
+            let options = fexpr::mcp::serve::ServeOptions {
+                only_run_calls,
+                sandboxed: sandbox,
+                repair: repair_options(strict),
+                ..Default::default()
+            };
+            let transport = match listen {
+                Some(addr) => fexpr::mcp::serve::McpTransport::Http(addr),
+                None => fexpr::mcp::serve::McpTransport::Stdio,
+            };
+            let manager = manager(tools.unwrap_or(default)).limits(limits);
+            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+                let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
+                    .map_err(|e| Stop::Usage(e.to_string()))?;
+                if let fexpr::mcp::serve::McpTransport::Http(addr) = &transport {
+                    out.note(format_args!("fexpr: serving MCP at http://{addr}/mcp"))?;
+                    out.flush()?;
+                }
+                runtime
+                    .block_on(gateway.serve(transport))
+                    .map_err(|e| Stop::Failed(e.message))
             })
         }),
         Command::Tools { tools, mcp, format } => {

@@ -46,6 +46,12 @@
 //! than [`McpOptions::call_timeout`] each become a [`ErrorKind::ToolFailed`] error of that
 //! one call. A server that exited is started again on the next call of one of its tools; a
 //! server that hangs costs each call its timeout and nothing more.
+//!
+//! # Serving
+//! The other way round, [`serve`] exposes any [`ToolManager`](crate::ToolManager) (MCP tools
+//! among them) as an MCP server: `fexpr serve`, [`ToolManager::serve_mcp`](crate::ToolManager::serve_mcp).
+
+pub mod serve;
 
 use indexmap::IndexMap;
 use rmcp::model::{
@@ -70,6 +76,13 @@ use crate::dispatch::tool::{Tool, ToolDefinition, ToolFuture, ToolOutput};
 use crate::error::{clip, Error, ErrorKind};
 use crate::syntax::PYTHON_KEYWORDS;
 use crate::value::Value;
+
+/// The keys of a stdio server's entry.
+const STDIO_KEYS: [&str; 5] = ["type", "command", "args", "env", "cwd"];
+/// The keys of a streamable HTTP server's entry.
+const HTTP_KEYS: [&str; 3] = ["type", "url", "headers"];
+/// The values of `type` fexpr reads (`sse` gets its own error).
+const SERVER_TYPES: [&str; 4] = ["stdio", "http", "streamable-http", "streamableHttp"];
 
 /// How to reach one MCP server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,7 +134,17 @@ impl McpServerConfig {
         }
     }
 
-    /// One entry of `mcpServers`: `{command, args, env, cwd}` or `{url, headers}`.
+    /// One entry of `mcpServers`: `{command, args, env, cwd}` or `{url, headers}`, either with
+    /// an optional `type` (`stdio`, `http`, `streamable-http`). Any other key is an error
+    /// naming it: fexpr would not honour it.
+    ///
+    /// ```
+    /// use fexpr::mcp::McpServerConfig;
+    /// let json = serde_json::json!({"command": "uvx", "arg": ["mcp-server-time"]});
+    /// let error = McpServerConfig::from_json("time", &json).unwrap_err();
+    /// assert_eq!(error.message,
+    ///     "MCP server `time`: unknown key `arg`; a stdio server takes type, command, args, env, cwd");
+    /// ```
     pub fn from_json(name: &str, json: &Json) -> Result<McpServerConfig, Error> {
         let bad = |what: &str| {
             Error::new(
@@ -143,10 +166,38 @@ impl McpServerConfig {
                 Some(_) => Err(bad(&format!("`{key}` must be an object of strings"))),
             }
         };
-        if let Some(kind) = obj.get("type").and_then(Json::as_str) {
-            if kind == "sse" {
+        match obj.get("type") {
+            None | Some(Json::Null) => {}
+            Some(Json::String(kind)) if kind == "sse" => {
                 return Err(bad("the legacy SSE transport is not supported; use the server's streamable HTTP endpoint"));
             }
+            Some(Json::String(kind)) if SERVER_TYPES.contains(&kind.as_str()) => {}
+            Some(kind) => {
+                return Err(bad(&format!(
+                    "unknown `type` {}; expected one of {}",
+                    clip(&kind.to_string(), 40),
+                    SERVER_TYPES.join(", ")
+                )))
+            }
+        }
+        // A key fexpr does not read would be dropped silently (a misspelt `arg`, an `enabled`
+        // flag it does not honour): refuse it, naming it and the keys there are.
+        let keys: &[&str] = if obj.contains_key("command") {
+            &STDIO_KEYS
+        } else {
+            &HTTP_KEYS
+        };
+        if let Some(unknown) = obj.keys().find(|k| !keys.contains(&k.as_str())) {
+            let kind = if obj.contains_key("command") {
+                "a stdio server"
+            } else {
+                "an HTTP server"
+            };
+            return Err(bad(&format!(
+                "unknown key `{}`; {kind} takes {}",
+                clip(unknown, 60),
+                keys.join(", ")
+            )));
         }
         match (obj.get("command"), obj.get("url")) {
             (Some(command), _) => {
@@ -795,13 +846,43 @@ pub struct McpTools {
     servers: Vec<Arc<McpServer>>,
     /// Each server's tools as listed, in server order.
     listed: Vec<(Arc<McpServer>, Vec<rmcp::model::Tool>)>,
+    /// The servers that could not be started or listed.
+    failures: Vec<Error>,
     options: McpOptions,
 }
 
 impl McpTools {
     /// Connect to every server of `config` (concurrently) and list their tools. Fails with
-    /// the first server that cannot be started or listed.
+    /// the first server that cannot be started or listed (and closes the others); see
+    /// [`McpTools::connect_available`] to go on with the servers that started.
     pub async fn connect(config: &McpConfig, options: McpOptions) -> Result<McpTools, Error> {
+        let mcp = McpTools::connect_available(config, options).await;
+        match mcp.failures.first() {
+            Some(e) => {
+                let e = e.clone();
+                mcp.close().await;
+                Err(e)
+            }
+            None => Ok(mcp),
+        }
+    }
+
+    /// Connect to every server of `config` (concurrently) and list their tools; a server that
+    /// cannot be started or listed is left out and its error kept in
+    /// [`McpTools::failures`], so one broken entry does not take the others' tools away.
+    /// Report the failures: the tools of those servers are missing.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};
+    /// let config = McpConfig::new()
+    ///     .server("broken", McpServerConfig::stdio("/nonexistent/server", Vec::<String>::new()));
+    /// let mcp = McpTools::connect_available(&config, McpOptions::default()).await;
+    /// assert!(mcp.names().is_empty());
+    /// assert!(mcp.failures()[0].message.starts_with("MCP server `broken`: cannot start"));
+    /// # });
+    /// ```
+    pub async fn connect_available(config: &McpConfig, options: McpOptions) -> McpTools {
         let servers: Vec<Arc<McpServer>> = config
             .servers
             .iter()
@@ -809,22 +890,32 @@ impl McpTools {
             .collect();
         let listings = futures_util::future::join_all(servers.iter().map(|s| s.list_tools())).await;
         let mut listed = Vec::new();
-        for (server, listing) in servers.iter().zip(listings) {
+        let mut failures = Vec::new();
+        let mut started = Vec::new();
+        for (server, listing) in servers.into_iter().zip(listings) {
             match listing {
-                Ok(tools) => listed.push((server.clone(), tools)),
+                Ok(tools) => {
+                    listed.push((server.clone(), tools));
+                    started.push(server);
+                }
                 Err(e) => {
-                    for s in &servers {
-                        s.close().await;
-                    }
-                    return Err(e);
+                    server.close().await;
+                    failures.push(e);
                 }
             }
         }
-        Ok(McpTools {
-            servers,
+        McpTools {
+            servers: started,
             listed,
+            failures,
             options,
-        })
+        }
+    }
+
+    /// Why each server [`McpTools::connect_available`] left out could not be used, in the
+    /// config's order (each message names its server).
+    pub fn failures(&self) -> &[Error] {
+        &self.failures
     }
 
     /// The servers.
@@ -980,6 +1071,18 @@ mod tests {
             (
                 r#"{"mcpServers": {"s": {"type": "sse", "url": "u"}}}"#,
                 "SSE",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"command": "c", "arg": ["x"]}}}"#,
+                "unknown key `arg`; a stdio server takes type, command, args, env, cwd",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "u", "disabled": true}}}"#,
+                "unknown key `disabled`; an HTTP server takes type, url, headers",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"type": "websocket", "url": "u"}}}"#,
+                "unknown `type` \"websocket\"",
             ),
             (r#"{"mcpServers": 3}"#, "expected"),
             ("not json", "not valid JSON"),

@@ -1,0 +1,178 @@
+//! `fexpr serve` as a gateway in front of a real MCP server (server-everything over stdio),
+//! reached by rmcp's client over an in-process pipe (no HTTP, so the figures are fexpr's and
+//! the upstream's, not a network's).
+//!
+//! - `gateway/direct_echo`: one `tools/call` of `echo` straight to the upstream.
+//! - `gateway/gateway_echo`: the same call through the gateway (read as a `tool_use` block,
+//!   checked against the schema, run through the manager, the result back as MCP).
+//! - `gateway/ten_calls_sequential`, `gateway/ten_calls_concurrent`: ten independent `echo`
+//!   calls as ten MCP tool calls through the gateway, one after another and all at once.
+//! - `gateway/run_calls_ten`: the same ten calls as one `run_calls` (one round trip).
+//!
+//! It also prints the size of `tools/list` with every tool and with `--only-run-calls` (bytes,
+//! and tokens as bytes / 4).
+//!
+//! Run `scripts/ci-mcp.sh` first, then `cargo bench --bench gateway`; without the server the
+//! benchmark says so and does nothing.
+
+use criterion::Criterion;
+use fexpr::mcp::serve::{McpGateway, ServeOptions};
+use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};
+use fexpr::ToolManager;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::Peer;
+use rmcp::ServiceExt;
+use std::path::PathBuf;
+
+fn median_ns(id: &str) -> Option<f64> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/criterion")
+        .join(id)
+        .join("new/estimates.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    json["median"]["point_estimate"].as_f64()
+}
+
+fn echo(i: usize) -> CallToolRequestParams {
+    let mut arguments = JsonObject::new();
+    arguments.insert("message".into(), format!("m{i}").into());
+    CallToolRequestParams::new("echo").with_arguments(arguments)
+}
+
+async fn call(peer: &Peer<RoleClient>, params: CallToolRequestParams) -> CallToolResult {
+    let result = peer.call_tool(params).await.expect("a result");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    result
+}
+
+/// A client of `gateway` over an in-process pipe.
+async fn connect(gateway: McpGateway) -> RunningService<RoleClient, ()> {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = ServiceExt::serve(gateway, tokio::io::split(server_io)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(tokio::io::split(client_io))
+        .await
+        .expect("the gateway answers initialize")
+}
+
+fn main() {
+    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("mcp-servers/node_modules/.bin/mcp-server-everything");
+    if !bin.exists() {
+        eprintln!(
+            "*** gateway bench skipped: {} is not installed (run scripts/ci-mcp.sh) ***",
+            bin.display()
+        );
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let config = McpConfig::new().server(
+        "everything",
+        McpServerConfig::stdio(bin.to_string_lossy(), ["stdio"]),
+    );
+    let (manager, mcp) = rt.block_on(async {
+        let mcp = McpTools::connect(&config, McpOptions::default())
+            .await
+            .expect("server-everything starts");
+        let mut manager = ToolManager::builder();
+        mcp.register(&mut manager);
+        (manager.build().expect("a manager"), mcp)
+    });
+    let upstream = rt.block_on(mcp.servers()[0].peer()).expect("a connection");
+    let gateway = McpGateway::new(manager.clone(), ServeOptions::default()).expect("a gateway");
+    let only = McpGateway::new(
+        manager,
+        ServeOptions {
+            only_run_calls: true,
+            ..ServeOptions::default()
+        },
+    )
+    .expect("a gateway");
+    for (what, g) in [("every tool", &gateway), ("--only-run-calls", &only)] {
+        let bytes = serde_json::to_string(g.tools()).map_or(0, |s| s.len());
+        println!(
+            "tools/list with {what}: {} tools, {bytes} bytes, ~{} tokens (bytes / 4)",
+            g.tools().len(),
+            bytes / 4
+        );
+    }
+    let client = rt.block_on(connect(gateway));
+    let peer = client.peer().clone();
+    let ten = format!(
+        "[{}]",
+        (0..10)
+            .map(|i| format!("echo(message=\"m{i}\")"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut arguments = JsonObject::new();
+    arguments.insert("calls".into(), ten.into());
+    let run_calls = CallToolRequestParams::new("run_calls").with_arguments(arguments);
+
+    // Every path answers before anything is measured.
+    let direct = rt.block_on(call(&upstream, echo(0)));
+    let through = rt.block_on(call(&peer, echo(0)));
+    assert_eq!(direct.content, through.content);
+    let all = rt.block_on(call(&peer, run_calls.clone()));
+    let results = all.structured_content.expect("results")["results"].clone();
+    assert_eq!(results[9]["output"], "Echo: m9", "{results}");
+
+    let mut c = Criterion::default().configure_from_args();
+    let mut group = c.benchmark_group("gateway");
+    group.bench_function("direct_echo", |b| {
+        b.iter(|| rt.block_on(call(&upstream, echo(0))))
+    });
+    group.bench_function("gateway_echo", |b| {
+        b.iter(|| rt.block_on(call(&peer, echo(0))))
+    });
+    group.bench_function("ten_calls_sequential", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                for i in 0..10 {
+                    call(&peer, echo(i)).await;
+                }
+            })
+        })
+    });
+    group.bench_function("ten_calls_concurrent", |b| {
+        b.iter(|| {
+            rt.block_on(futures_util::future::join_all(
+                (0..10).map(|i| call(&peer, echo(i))),
+            ))
+        })
+    });
+    group.bench_function("run_calls_ten", |b| {
+        b.iter(|| rt.block_on(call(&peer, run_calls.clone())))
+    });
+    group.finish();
+    c.final_summary();
+    let us = |id: &str| median_ns(&format!("gateway/{id}")).map(|ns| ns / 1000.0);
+    if let (Some(direct), Some(gateway)) = (us("direct_echo"), us("gateway_echo")) {
+        println!(
+            "one call: direct {direct:.1} µs, through the gateway {gateway:.1} µs, overhead {:.1} µs",
+            gateway - direct
+        );
+    }
+    if let (Some(seq), Some(conc), Some(one)) = (
+        us("ten_calls_sequential"),
+        us("ten_calls_concurrent"),
+        us("run_calls_ten"),
+    ) {
+        println!(
+            "ten calls: sequential {seq:.1} µs, concurrent {conc:.1} µs, one run_calls {one:.1} µs"
+        );
+    }
+    rt.block_on(async {
+        let _ = client.cancel().await;
+        mcp.close().await;
+    });
+}
