@@ -10,7 +10,8 @@
 //! - `gateway/run_calls_ten`: the same ten calls as one `run_calls` (one round trip).
 //!
 //! It also prints the size of `tools/list` with every tool and with `--only-run-calls` (bytes,
-//! and tokens as bytes / 4).
+//! and tokens as bytes / 4), and, after criterion, the direct and gateway single calls
+//! interleaved (30 rounds of 100 each) so that a loaded machine weighs on both alike.
 //!
 //! Run `scripts/ci-mcp.sh` first, then `cargo bench --bench gateway`; without the server the
 //! benchmark says so and does nothing.
@@ -171,6 +172,31 @@ fn main() {
             "ten calls: sequential {seq:.1} µs, concurrent {conc:.1} µs, one run_calls {one:.1} µs"
         );
     }
+    // The same two single calls interleaved, so that the machine's load falls on both alike:
+    // 30 rounds of 100 direct calls then 100 through the gateway; the median of the rounds'
+    // means.
+    let (mut direct, mut through) = (Vec::new(), Vec::new());
+    for _ in 0..30 {
+        for (times, peer) in [(&mut direct, &upstream), (&mut through, &peer)] {
+            let started = std::time::Instant::now();
+            rt.block_on(async {
+                for _ in 0..100 {
+                    call(peer, echo(0)).await;
+                }
+            });
+            times.push(started.elapsed().as_secs_f64() * 1e6 / 100.0);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (direct, through) = (median(&mut direct), median(&mut through));
+    println!(
+        "interleaved, 30 x 100 calls each: direct {direct:.1} µs, through the gateway \
+         {through:.1} µs, overhead {:.1} µs per call",
+        through - direct
+    );
     rt.block_on(async {
         let _ = client.cancel().await;
         mcp.close().await;

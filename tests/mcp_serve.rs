@@ -571,3 +571,68 @@ fn a_hung_upstream_call_is_an_error_at_its_deadline() {
     });
     let _ = std::fs::remove_file(cfg);
 }
+
+/// `--tools-json`: definitions without code, served checked: a call's result is the checked
+/// (and repaired) call; a call that does not fit is refused; nothing runs.
+#[test]
+fn tools_json_definitions_are_served_checked() {
+    let tools = write_config(
+        "tools-json",
+        &json!([{"type": "function", "function": {
+            "name": "get_weather", "description": "The weather in a city.",
+            "parameters": {"type": "object", "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                "required": ["city"]}}}]),
+    );
+    let serve = [
+        fexpr_bin(),
+        "serve",
+        "--tools-json",
+        tools.to_str().unwrap(),
+    ];
+    let (list, _) = inspector(&serve, &["--method", "tools/list"]);
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["get_weather", "run_calls"], "{list}");
+
+    let (checked, out) = inspector(
+        &serve,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "get_weather",
+            "--tool-arg",
+            "city=Paris",
+            "unit=Celsius",
+        ],
+    );
+    assert!(out.status.success(), "{checked}");
+    assert_eq!(
+        checked["structuredContent"],
+        json!({"name": "get_weather", "kwargs": {"city": "Paris", "unit": "celsius"}})
+    );
+    assert_eq!(
+        checked["_meta"]["fexpr"]["repairs"][0]["to"], "'celsius'",
+        "{checked}"
+    );
+
+    let (refused, _) = inspector(
+        &serve,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "get_weather",
+            "--tool-arg",
+            "unit=celsius",
+        ],
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    let _ = std::fs::remove_file(tools);
+}

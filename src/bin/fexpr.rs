@@ -131,11 +131,16 @@ enum Command {
     /// call checked, repaired and bounded by fexpr, plus `run_calls`, which runs several calls
     /// (a list, nested calls) written as Python in one round trip.
     Serve {
-        /// The toolset to serve [default: demo, or none with --mcp-config].
+        /// The toolset to serve [default: demo, or none with --mcp-config or --tools-json].
         #[arg(long, value_enum)]
         tools: Option<Toolset>,
         #[command(flatten)]
         mcp: McpArgs,
+        /// Also serve these tool definitions (OpenAI, Anthropic or MCP tool JSON, or BFCL-style
+        /// function docs). They have no code: a call to one is checked and repaired like any
+        /// other, and its result is the checked call `{"name", "kwargs"}`; nothing runs.
+        #[arg(long, value_name = "FILE")]
+        tools_json: Option<PathBuf>,
         /// Serve streamable HTTP at `http://ADDR/mcp` (e.g. `127.0.0.1:8000`) instead of stdio.
         #[arg(long, value_name = "ADDR")]
         listen: Option<std::net::SocketAddr>,
@@ -552,15 +557,16 @@ fn main() -> ExitCode {
         Command::Serve {
             tools,
             mcp,
+            tools_json,
             listen,
             sandbox,
             strict,
             only_run_calls,
             limits,
         } => limits.limits().and_then(|limits| {
-            let default = match mcp.mcp_config {
-                Some(_) => Toolset::None,
-                None => Toolset::Demo,
+            let default = match (&mcp.mcp_config, &tools_json) {
+                (None, None) => Toolset::Demo,
+                _ => Toolset::None,
             };
             let options = fexpr::mcp::serve::ServeOptions {
                 only_run_calls,
@@ -572,7 +578,12 @@ fn main() -> ExitCode {
                 Some(addr) => fexpr::mcp::serve::McpTransport::Http(addr),
                 None => fexpr::mcp::serve::McpTransport::Stdio,
             };
-            let manager = manager(tools.unwrap_or(default)).limits(limits);
+            let mut manager = manager(tools.unwrap_or(default)).limits(limits);
+            if let Some(path) = &tools_json {
+                for def in read_tools_json(path)? {
+                    manager.add_tool(std::sync::Arc::new(CheckedCall(def)));
+                }
+            }
             with_tools(&mut out, manager, &mcp, |out, runtime, m| {
                 let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
                     .map_err(|e| Stop::Usage(e.to_string()))?;
@@ -1016,6 +1027,41 @@ fn flag_hint(error: &mut Error) {
     }
 }
 
+/// The tool definitions in the file of `--tools-json`; a file that cannot be read or
+/// understood is a usage error.
+fn read_tools_json(path: &std::path::Path) -> Result<Vec<fexpr::ToolDefinition>, Stop> {
+    std::fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not valid JSON ({e})")))
+        .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.message))
+        .map_err(|e| Stop::Usage(format!("--tools-json {}: {e}", path.display())))
+}
+
+/// A tool of `serve --tools-json`: a definition without code. A call to it is bound, checked
+/// and repaired like any other; its result is the checked call, `{"name", "kwargs"}` (the
+/// arguments given, as bound), and nothing runs.
+struct CheckedCall(fexpr::ToolDefinition);
+
+impl fexpr::Tool for CheckedCall {
+    fn definition(&self) -> &fexpr::ToolDefinition {
+        &self.0
+    }
+
+    fn call(&self, args: Vec<Option<fexpr::Value>>) -> fexpr::tool::ToolFuture {
+        let kwargs: serde_json::Map<String, serde_json::Value> = self
+            .0
+            .signature
+            .fields
+            .iter()
+            .zip(args)
+            .filter_map(|(field, arg)| arg.map(|value| (field.name.clone(), value.to_json())))
+            .collect();
+        let call = serde_json::json!({"name": self.0.name, "kwargs": kwargs});
+        let output = fexpr::ToolOutput::new(fexpr::Value::from_json(&call));
+        Box::pin(std::future::ready(Ok(output)))
+    }
+}
+
 /// `fexpr check`: verdicts on stdout, ignored text on stderr.
 fn check(
     out: &mut Output,
@@ -1025,11 +1071,7 @@ fn check(
     limits: &fexpr::Limits,
     exprs: Vec<OsString>,
 ) -> Result<(), Stop> {
-    let defs = std::fs::read_to_string(tools_json)
-        .map_err(|e| e.to_string())
-        .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not valid JSON ({e})")))
-        .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.message))
-        .map_err(|e| Stop::Usage(format!("--tools-json {}: {e}", tools_json.display())))?;
+    let defs = read_tools_json(tools_json)?;
     let ctx = fexpr::tooldefs::context(&defs);
     let mut inputs = Inputs {
         max_bytes: limits.max_source_bytes,
