@@ -1,7 +1,7 @@
 """Type stubs of the extension module ``fexpr._fexpr`` (the engine, in Rust)."""
 
 import enum
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
 from ._types import Function, FunctionExpression
 

@@ -493,9 +493,12 @@ fn to_python(
     records: &Arc<Records>,
 ) -> PyResult<Py<PyAny>> {
     if textless {
-        // Calls given as `Function`s have no text: their errors have no place in any.
-        for out in &mut response.outputs {
-            if let Err(error) = &mut out.output {
+        // Calls given as `Function`s have no text: their errors have no place in any (an
+        // `Error` given instead keeps the place `parse_func_expr` found it at).
+        for (out, object) in response.outputs.iter_mut().zip(&given) {
+            if let (Err(error), false) =
+                (&mut out.output, object.bind(py).is_instance_of::<PyError>())
+            {
                 error.span = None;
             }
         }

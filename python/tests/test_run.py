@@ -71,3 +71,8 @@ def test_an_error_with_no_place_in_any_text_has_no_span(manager):
     assert manager.execute_func(Function(name="nope")).error.span is None
     # An error in a text keeps its place.
     assert manager.execute_func_expr("add(a=1, b=2, c=3)").error.span == (14, 15)
+
+
+def test_a_parse_error_given_to_execute_func_keeps_its_place(manager):
+    bad = manager.parse_func_expr("add(a=1, b=")
+    assert bad.span is not None and manager.execute_func(bad).error == bad
