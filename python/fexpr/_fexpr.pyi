@@ -79,7 +79,8 @@ class FunctionOutput:
     def input(self) -> Union[str, Function, FunctionExpression]:
         """What the call came from: the object given (the ``Function`` of ``execute_func``
         and ``FunctionTool.call``, the ``FunctionExpression`` or str of
-        ``execute_func_expr``), else the text (or JSON) of the call."""
+        ``execute_func_expr``), else the text (or JSON) of the call. A pickled output keeps
+        the text only."""
     @property
     def parsed_input(self) -> Optional[Function]:
         """The call with its evaluated arguments, when it got that far."""
