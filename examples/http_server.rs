@@ -2,7 +2,9 @@
 //!
 //! `POST /tool_calls` with an OpenAI assistant message (`{"role": "assistant",
 //! "tool_calls": [...]}`) runs every call concurrently and answers with the `role: tool`
-//! messages to append to the conversation, each carrying its call's `tool_call_id`.
+//! messages to append to the conversation, each carrying its call's `tool_call_id` and a
+//! content the model can read (a string result as its text, an error as its message and hint).
+//! A message without tool calls gets `[]`: there was nothing to run, and nothing to append.
 //!
 //! ```text
 //! cargo run --example http_server            # listens on 127.0.0.1:3000

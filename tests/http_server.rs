@@ -54,7 +54,7 @@ async fn eight_concurrent_requests_take_about_one_tool_call() {
         let reply = reply.expect("the request task ends");
         assert_eq!(
             reply,
-            json!([{"role": "tool", "tool_call_id": format!("call_{i}"), "content": "'sunny in Oslo'"}])
+            json!([{"role": "tool", "tool_call_id": format!("call_{i}"), "content": "sunny in Oslo"}])
         );
     }
     // Eight 100 ms calls, one after another, would take 800 ms; concurrently about 100 ms.
@@ -85,4 +85,38 @@ async fn the_replies_keep_each_calls_id() {
         .collect();
     assert_eq!(ids, ["call_a", "call_b", "call_c"]);
     assert_eq!(reply[1]["content"], "3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_without_tool_calls_gets_no_tool_message() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(http_server::serve(listener));
+    for body in [
+        json!({"role": "assistant", "content": "Done.", "tool_calls": []}),
+        json!({"role": "assistant", "content": "Done."}),
+        json!({"role": "assistant", "content": [{"type": "text", "text": "Done."}]}),
+    ] {
+        assert_eq!(post(addr, &body.to_string()).await, json!([]), "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_messages_hold_text_and_errors_the_model_can_use() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(http_server::serve(listener));
+    let padding = "x".repeat(600);
+    let body = json!({"role": "assistant", "content": padding, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 1}"}}
+    ]});
+    let reply = post(addr, &body.to_string()).await;
+    let content = reply[0]["content"].as_str().expect("a str");
+    assert!(content.starts_with("error: Arguments: "), "{content}");
+    assert!(content.contains("; hint: "), "{content}");
+    assert!(!content.contains("(at "), "{content}");
 }

@@ -18,6 +18,9 @@ The API follows AdalFlow's (``FunctionTool``, ``ToolManager``, ``Function``,
     manager = ToolManager(tools=[add], additional_context={"x": 2})
     out = manager.execute_func_expr("add(a=x, b=3)")
     assert out.output == 5 and out.error is None
+
+``ToolManager.run`` is the one way to run anything (model text, ``Function``s, JSON,
+natively or sandboxed); the AdalFlow names above are wrappers of it.
 """
 
 from ._fexpr import (
@@ -33,7 +36,7 @@ from ._fexpr import (
     Verdict,
 )
 from ._manager import ToolManager
-from ._tool import FunctionTool
+from ._tool import FunctionTool, FunctionType
 from ._types import Function, FunctionDefinition, FunctionExpression, ToolOutput
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "FunctionExpression",
     "FunctionOutput",
     "FunctionTool",
+    "FunctionType",
     "Ignored",
     "Limits",
     "Receipt",

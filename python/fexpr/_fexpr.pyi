@@ -1,7 +1,7 @@
 """Type stubs of the extension module ``fexpr._fexpr`` (the engine, in Rust)."""
 
 import enum
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
 from ._types import Function, FunctionExpression
 
@@ -76,8 +76,11 @@ class FunctionOutput:
     def name(self) -> str:
         """The tool name (or, when the call could not be read, the input clipped)."""
     @property
-    def input(self) -> str:
-        """The text (or JSON) the call came from."""
+    def input(self) -> Union[str, Function, FunctionExpression]:
+        """What the call came from: the object given (the ``Function`` of ``execute_func``
+        and ``FunctionTool.call``, the ``FunctionExpression`` or str of
+        ``execute_func_expr``), else the text (or JSON) of the call. A pickled output keeps
+        the text only."""
     @property
     def parsed_input(self) -> Optional[Function]:
         """The call with its evaluated arguments, when it got that far."""
@@ -176,27 +179,31 @@ class Manager:
 
     def parse_func_expr(self, expr: _Expr) -> Union[Function, Error]:
         """Parse one call and evaluate its arguments without running anything."""
-    def execute_func(self, func: Union[Function, Error]) -> FunctionOutput:
-        """Run a ``Function`` (a parse ``Error`` gives an output with that error)."""
-    def execute_func_expr(self, expr: _Expr) -> FunctionOutput:
-        """Parse and run one call expression."""
-    def execute_func_exprs(self, exprs: Iterable[_Expr]) -> list[FunctionOutput]:
-        """Run several call expressions concurrently; outputs in the same order."""
-    def execute(self, text: str) -> list[FunctionOutput]:
-        """Run what a model wrote as an expression: one call or a list or tuple of calls."""
-    def execute_func_expr_via_sandbox(self, expr: _Expr) -> FunctionOutput:
-        """``execute_func_expr`` inside the wasmtime sandbox (a fresh instance)."""
-    def execute_func_exprs_via_sandbox(self, exprs: Iterable[_Expr]) -> list[FunctionOutput]: ...
-    def execute_via_sandbox(self, text: str) -> list[FunctionOutput]: ...
-    def execute_json(self, text: str) -> list[FunctionOutput]:
-        """Run calls given as JSON text (fexpr's JSON forms, OpenAI's and Anthropic's tool calls)."""
-    def execute_json_via_sandbox(self, text: str) -> list[FunctionOutput]: ...
-    def execute_model_output(self, text: str, repairs: bool = True) -> Executed:
-        """Find the calls in a model's raw output (prose, fences, chat tokens, JSON forms),
-        repair them against their tools' schemas (``repairs=False``: none) and run them."""
-    def execute_model_output_via_sandbox(self, text: str, repairs: bool = True) -> Executed: ...
     def check_model_output(self, text: str, repairs: bool = True) -> Checked:
         """Check the calls in a model's raw output against the tools; nothing runs."""
+    def _request(
+        self,
+        kind: str,
+        payload: Any,
+        shape: str,
+        sandboxed: bool = False,
+        limits: Optional[Limits] = None,
+        repairs: Optional[bool] = None,
+    ) -> Any:
+        """Run ``payload`` read as ``kind`` (``model_output``, ``expr``, ``json``,
+        ``function``, ``functions``, ``func_exprs``); give ``shape`` (``run``: an
+        ``Executed``; ``many``: a list of outputs; ``one``: one output, a list of calls
+        refused before any of it runs). Used by ``ToolManager.run`` and its wrappers."""
+    async def _arequest(
+        self,
+        kind: str,
+        payload: Any,
+        shape: str,
+        sandboxed: bool = False,
+        limits: Optional[Limits] = None,
+        repairs: Optional[bool] = None,
+    ) -> Any:
+        """``_request`` for asyncio."""
 
 def function_definition(
     name: str, description: str, parameters: str, returns: Optional[str] = None

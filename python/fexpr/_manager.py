@@ -11,9 +11,10 @@ import types
 from typing import Any, Iterable, Mapping, Optional
 
 from . import _fexpr
+from ._adalflow import AdalFlowNames
 from ._schema import Records, is_record_type
 from ._tool import FunctionTool
-from ._types import FunctionDefinition
+from ._types import Function, FunctionDefinition, FunctionExpression
 
 # The functions fexpr evaluates itself (never Python's): numpy's under the prefix the numpy
 # module is given, and Python's numeric built-ins.
@@ -21,7 +22,7 @@ _NUMPY_FUNCTIONS = ("array", "zeros", "ones", "arange", "sum", "mean", "min", "m
 _PYTHON_FUNCTIONS = ("abs", "len", "min", "max", "round", "sum")
 
 
-class ToolManager(_fexpr.Manager):
+class ToolManager(AdalFlowNames, _fexpr.Manager):
     """Tools plus the names expressions may use, and the limits; runs what a model wrote.
 
     ``tools`` are ``FunctionTool``s or callables (made into ``FunctionTool``s).
@@ -39,8 +40,9 @@ class ToolManager(_fexpr.Manager):
 
     Other callables and modules are refused: a function a model may call is a tool.
 
-    Every method that runs something returns its result: bad model text is an error value in
-    the output, never an exception. The sync methods release the GIL while fexpr parses and
+    ``run`` (and ``arun``) runs anything; the AdalFlow names (``execute_func_expr``,
+    ``execute_func``, ``call``, ...) are wrappers of it. Every method that runs something
+    returns its result: bad model text is an error value in the output, never an exception. The sync methods release the GIL while fexpr parses and
     evaluates; the ``*_async`` methods are awaitables for the running asyncio loop, and async
     tools run on that loop.
     """
@@ -106,44 +108,42 @@ class ToolManager(_fexpr.Manager):
         """The tools in Anthropic's ``tools`` format."""
         return json.loads(self._definitions_json("anthropic"))
 
-    # The async methods are coroutines, so that `asyncio.run(manager.execute_func_expr_async(...))`
-    # works: the engine's awaitable needs the running loop, which exists once they run.
+    def run(
+        self,
+        input: Any,
+        *,
+        sandboxed: bool = False,
+        limits: Optional[_fexpr.Limits] = None,
+        repairs: Optional[bool] = None,
+    ) -> _fexpr.Executed:
+        """Run ``input``: the one way to run (the other methods are wrappers of it).
 
-    async def execute_func_async(self, func: Any) -> _fexpr.FunctionOutput:
-        """``execute_func`` for asyncio: async tools run on the running loop."""
-        return await super().execute_func_async(func)
+        ``input`` is a model's raw text (a ``str``: prose, fences, chat tokens, JSON forms),
+        a ``Function`` or a ``FunctionExpression``, a list of either (run concurrently, one
+        output each), or JSON data (a ``dict`` or ``list``: an OpenAI or Anthropic message,
+        fexpr's JSON forms). ``sandboxed=True`` evaluates inside the wasmtime sandbox;
+        ``limits`` replaces the manager's for this request; ``repairs`` turns the schema
+        repairs of model text on or off (default: on for text and JSON, off for the rest).
+        Gives an ``Executed``: one output per call, in order, and the text not used::
 
-    async def execute_func_expr_async(self, expr: Any) -> _fexpr.FunctionOutput:
-        """``execute_func_expr`` for asyncio: async tools run on the running loop."""
-        return await super().execute_func_expr_async(expr)
+            >>> def add(a: int, b: int) -> int:
+            ...     return a + b
+            >>> done = ToolManager(tools=[add]).run("Sure: add(a=1, b=2)")
+            >>> [out.output for out in done.outputs]
+            [3]
+        """
+        return self._request(*_kind(input), "run", sandboxed, limits, repairs)
 
-    async def execute_func_exprs_async(self, exprs: Iterable[Any]) -> list[_fexpr.FunctionOutput]:
-        """``execute_func_exprs`` for asyncio."""
-        return await super().execute_func_exprs_async(exprs)
-
-    async def execute_async(self, text: str) -> list[_fexpr.FunctionOutput]:
-        """``execute`` for asyncio."""
-        return await super().execute_async(text)
-
-    async def execute_func_expr_via_sandbox_async(self, expr: Any) -> _fexpr.FunctionOutput:
-        """``execute_func_expr_via_sandbox`` for asyncio."""
-        return await super().execute_func_expr_via_sandbox_async(expr)
-
-    async def execute_func_exprs_via_sandbox_async(self, exprs: Iterable[Any]) -> list[_fexpr.FunctionOutput]:
-        """``execute_func_exprs_via_sandbox`` for asyncio."""
-        return await super().execute_func_exprs_via_sandbox_async(exprs)
-
-    async def execute_via_sandbox_async(self, text: str) -> list[_fexpr.FunctionOutput]:
-        """``execute_via_sandbox`` for asyncio."""
-        return await super().execute_via_sandbox_async(text)
-
-    async def execute_model_output_async(self, text: str, repairs: bool = True) -> _fexpr.Executed:
-        """``execute_model_output`` for asyncio."""
-        return await super().execute_model_output_async(text, repairs)
-
-    async def execute_model_output_via_sandbox_async(self, text: str, repairs: bool = True) -> _fexpr.Executed:
-        """``execute_model_output_via_sandbox`` for asyncio."""
-        return await super().execute_model_output_via_sandbox_async(text, repairs)
+    async def arun(
+        self,
+        input: Any,
+        *,
+        sandboxed: bool = False,
+        limits: Optional[_fexpr.Limits] = None,
+        repairs: Optional[bool] = None,
+    ) -> _fexpr.Executed:
+        """``run`` for asyncio: async tools run on the running loop."""
+        return await self._arequest(*_kind(input), "run", sandboxed, limits, repairs)
 
     def __repr__(self) -> str:
         return f"ToolManager(Tools: {self.tools!r}, Additional Context: {self._additional_context!r})"
@@ -191,3 +191,23 @@ def _context(context: dict, records: Records) -> list[tuple[str, str, Any]]:
         else:
             entries.append(("variable", name, value))
     return entries
+
+
+def _kind(input: Any) -> tuple[str, Any]:
+    """How the engine reads ``input`` (see ``ToolManager.run``)."""
+    if isinstance(input, str):
+        return "model_output", input
+    if isinstance(input, (Function, _fexpr.Error)):
+        return "function", input
+    if isinstance(input, FunctionExpression):
+        return "expr", input
+    if isinstance(input, (list, tuple)) and input and all(isinstance(i, (Function, _fexpr.Error)) for i in input):
+        return "functions", input
+    if isinstance(input, (list, tuple)) and input and all(isinstance(i, FunctionExpression) for i in input):
+        return "func_exprs", input
+    if isinstance(input, (dict, list, tuple)):
+        return "json", json.dumps(input)
+    raise TypeError(
+        "run takes model text (str), a Function or FunctionExpression, a list of them, "
+        f"or JSON data (dict or list), not {type(input).__name__}"
+    )

@@ -3,6 +3,8 @@ by its type hints and docstring."""
 
 from __future__ import annotations
 
+import asyncio
+import enum
 import functools
 import inspect
 import json
@@ -11,6 +13,19 @@ from typing import Any, Callable, Optional, Union
 from . import _fexpr
 from ._schema import _MISSING, Records, _hints, docstring, json_default
 from ._types import Function, FunctionDefinition
+
+
+class FunctionType(enum.Enum):
+    """The four kinds of function a ``FunctionTool`` runs (AdalFlow's ``FunctionType``)."""
+
+    SYNC = enum.auto()
+    """``def f(): return value``"""
+    ASYNC = enum.auto()
+    """``async def f(): return value``"""
+    SYNC_GENERATOR = enum.auto()
+    """``def f(): yield value``: the generator is the output."""
+    ASYNC_GENERATOR = enum.auto()
+    """``async def f(): yield value``: the async generator is the output."""
 
 
 class FunctionTool:
@@ -30,6 +45,8 @@ class FunctionTool:
     error on time (the thread finishes the call; its result is dropped). ``blocking=False``
     runs it on the calling thread instead: for a function that must not run on another thread
     (thread-bound state), or a quick one, at the cost of deadlines (it cannot be interrupted).
+    ``component`` is kept as ``tool.component`` (AdalFlow's argument; fexpr has no training
+    mode).
     """
 
     def __init__(
@@ -40,18 +57,52 @@ class FunctionTool:
         name: Optional[str] = None,
         description: Optional[str] = None,
         blocking: bool = True,
+        component: Any = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionTool needs a callable, not {type(fn).__name__}")
         self.fn = fn
         self.blocking = blocking
-        self._is_async = _is_async(fn)
+        # AdalFlow's `component=`: the object `fn` works for, kept for the caller (fexpr has no
+        # training mode to pass on to it).
+        self.component = component
+        self.function_type = self.detect_function_type(fn)
         self._records = Records()
         self._build(definition, name, description)
 
+    @classmethod
+    def detect_function_type(cls, fn: Callable[..., Any]) -> FunctionType:
+        """What kind of callable ``fn`` is, as AdalFlow tells: an ``async def`` with ``yield``
+        is an ``ASYNC_GENERATOR``; a callable object is what its ``__call__`` is::
+
+            >>> async def ticks():
+            ...     yield 1
+            >>> FunctionTool.detect_function_type(ticks)
+            <FunctionType.ASYNC_GENERATOR: 4>
+        """
+        if fn is None:
+            raise ValueError("Function cannot be None")
+        for target in (fn, None if _is_plain_callable(fn) else _call_method(fn)):
+            if target is None:
+                continue
+            if inspect.isasyncgenfunction(target):
+                return FunctionType.ASYNC_GENERATOR
+            if inspect.isgeneratorfunction(target):
+                return FunctionType.SYNC_GENERATOR
+            if inspect.iscoroutinefunction(target):
+                return FunctionType.ASYNC
+        if callable(fn):
+            return FunctionType.SYNC
+        raise ValueError(f"Cannot determine function type for {fn!r}")
+
+    @property
+    def _is_async(self) -> bool:
+        """AdalFlow's ``_is_async``: an ``async def``, with or without ``yield``."""
+        return self.function_type in (FunctionType.ASYNC, FunctionType.ASYNC_GENERATOR)
+
     @property
     def is_async(self) -> bool:
-        """Whether ``fn`` is a coroutine function."""
+        """Whether ``fn`` is an ``async def`` (with or without ``yield``)."""
         return self._is_async
 
     def _build(self, definition: Any, name: Optional[str], description: Optional[str]) -> None:
@@ -120,19 +171,35 @@ class FunctionTool:
             self._parameters_json,
             self._returns_json,
             self.fn,
-            self._is_async,
+            # Awaited by the engine: a coroutine function. An async generator function is
+            # called like a sync one and its generator is the result, as in AdalFlow.
+            self.function_type is FunctionType.ASYNC,
             self.blocking,
             self._params,
         )
 
     def call(self, *args: Any, **kwargs: Any) -> "Any":
         """Run the tool with these arguments, checked and converted as a model's call would be;
-        a ``FunctionOutput``."""
+        a ``FunctionOutput`` whose ``input`` is the ``Function`` (``input.args == args``). An
+        async tool runs to its end."""
         return self._manager().execute_func(_function(self._name, args, kwargs))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "Any":
+        """``call`` (AdalFlow's tools are callable): ``tool(1, 2)``."""
+        return self.call(*args, **kwargs)
 
     async def acall(self, *args: Any, **kwargs: Any) -> "Any":
         """``call`` for asyncio: an async tool runs on the running loop."""
         return await self._manager().execute_func_async(_function(self._name, args, kwargs))
+
+    def execute(self, *args: Any, **kwargs: Any) -> "Any":
+        """AdalFlow's ``execute``: ``call`` when no asyncio loop runs in this thread, else the
+        awaitable of ``acall`` (``await tool.execute(...)``), whatever the function's kind."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self.call(*args, **kwargs)
+        return self.acall(*args, **kwargs)
 
     def _manager(self) -> Any:
         manager = self.__dict__.get("_own_manager")
@@ -172,7 +239,11 @@ def _is_instance_callable(fn: Any) -> bool:
     )
 
 
-def _is_async(fn: Any) -> bool:
-    if inspect.iscoroutinefunction(fn):
-        return True
-    return _is_instance_callable(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+def _is_plain_callable(fn: Any) -> bool:
+    return inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, functools.partial)
+
+
+def _call_method(fn: Any) -> Any:
+    """The function behind a callable object's ``__call__``."""
+    call = getattr(fn, "__call__", None)
+    return getattr(call, "__func__", call)

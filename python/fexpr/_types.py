@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from . import _fexpr
 
@@ -14,12 +14,17 @@ class Function:
     """A call by name with arguments: ``{"name": "add", "kwargs": {"a": 1, "b": 2}}``.
 
     ``execute_func`` converts the arguments (dataclasses, numpy arrays, ...) and binds them to
-    the tool's signature before it runs.
+    the tool's signature before it runs. As in AdalFlow, ``args`` is a list when fexpr builds
+    the call (``parse_func_expr``, ``from_dict``) and what was given otherwise
+    (``FunctionTool.call(1, 2)`` gives ``args == (1, 2)``)::
+
+        >>> Function.from_dict({"name": "add", "args": [1], "kwargs": {"b": 2}})
+        Function(thought=None, name='add', args=[1], kwargs={'b': 2})
     """
 
     thought: Optional[str] = None
     name: str = ""
-    args: tuple = ()
+    args: Sequence[Any] = field(default_factory=list)
     kwargs: dict = field(default_factory=dict)
 
     @classmethod
@@ -28,7 +33,7 @@ class Function:
         return cls(
             thought=data.get("thought"),
             name=data.get("name", ""),
-            args=tuple(data.get("args") or ()),
+            args=list(data.get("args") or ()),
             kwargs=dict(data.get("kwargs") or {}),
         )
 

@@ -32,10 +32,14 @@ __all__ = ["execute_multi_turn_func_call", "reset", "run_ground_truth"]
 # Instances by BFCL's instance name (model, test entry, class), as BFCL keeps them in its
 # module's globals(): later turns of a test entry find the state earlier turns left.
 _INSTANCES: dict[str, Any] = {}
-# The manager over each set of classes (by their names), built once: its tools call the methods
-# of the instances a turn puts in ``current`` (the turn holds ``lock``). Building the tools (type
-# hints, docstrings, schemas) costs ~0.5 ms a method; a test entry's instances are many.
-_MANAGERS: dict[tuple[str, ...], tuple[ToolManager, dict[str, Any], threading.Lock]] = {}
+# The instances of the turn being run, by class name: every tool calls the method of the
+# instance found here (a turn holds ``_TURN``).
+_CURRENT: dict[str, Any] = {}
+_TURN = threading.Lock()
+# Each class's tools, built once (type hints, docstrings, schemas: ~0.5 ms a method), and the
+# manager over each set of classes (by their names), built once from them.
+_TOOLS: dict[str, list[FunctionTool]] = {}
+_MANAGERS: dict[tuple[str, ...], ToolManager] = {}
 _LOCK = threading.Lock()
 
 
@@ -48,44 +52,61 @@ class _Raised:
         self.exception = exception
 
 
-def _tool(current: dict[str, Any], class_name: str, method: Any) -> FunctionTool:
-    """``method`` (of an instance of ``class_name``) as a tool calling the method of the
-    instance in ``current``; its exceptions come back as ``_Raised`` (BFCL shows ``str(e)``)."""
-    name = method.__name__
+def _tool(class_name: str, name: str, function: Any) -> FunctionTool:
+    """The method ``name`` of ``class_name`` (its function ``function``) as a tool calling the
+    method of the turn's instance; its exceptions come back as ``_Raised`` (BFCL shows
+    ``str(e)``)."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return getattr(current[class_name], name)(*args, **kwargs)
+            return getattr(_CURRENT[class_name], name)(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - BFCL's executor reports every exception
             return _Raised(e)
 
     call.__name__ = name
-    call.__doc__ = method.__doc__
-    call.__wrapped__ = method  # type: ignore[attr-defined]  # signature and hints
-    return FunctionTool(call)
+    call.__doc__ = function.__doc__
+    # The signature and hints are the method's, without `self`.
+    call.__wrapped__ = function.__get__(object())  # type: ignore[attr-defined]
+    # On the calling thread: BFCL's tools are quick, in-memory and stateful, and the calls of
+    # one list run in order, as BFCL's executor runs them.
+    return FunctionTool(call, blocking=False)
 
 
-def _manager(instances: dict[str, Any]) -> tuple[ToolManager, dict[str, Any], threading.Lock]:
-    """The manager over the classes of ``instances`` (built on first use)."""
+def _class_tools(class_name: str, class_: type) -> list[FunctionTool]:
+    """The tools of ``class_``'s own public methods, under their names in the class: an
+    instance's attributes (a public name holding a private bound method) are not methods of the
+    class and are never tools."""
+    tools = _TOOLS.get(class_name)
+    if tools is None:
+        tools = _TOOLS[class_name] = [
+            _tool(class_name, name, function)
+            for name, function in inspect.getmembers(class_, predicate=inspect.isfunction)
+            if not name.startswith("_") and not isinstance(inspect.getattr_static(class_, name), staticmethod)
+        ]
+    return tools
+
+
+def _manager(instances: dict[str, Any]) -> ToolManager:
+    """The manager over the classes of ``instances`` (built on first use from each class's
+    tools)."""
     key = tuple(instances)
-    entry = _MANAGERS.get(key)
-    if entry is None:
-        current: dict[str, Any] = {}
+    manager = _MANAGERS.get(key)
+    if manager is None:
         # A later class's method of the same name wins, as in BFCL's name mapping.
-        methods: dict[str, tuple[str, Any]] = {}
+        tools: dict[str, FunctionTool] = {}
         for class_name, instance in instances.items():
-            for method_name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
-                if not method_name.startswith("_") and method.__name__ == method_name:
-                    methods[method_name] = (class_name, method)
-        tools = [_tool(current, class_name, method) for class_name, method in methods.values()]
-        entry = _MANAGERS[key] = (ToolManager(tools=tools), current, threading.Lock())
-    return entry
+            for tool in _class_tools(class_name, type(instance)):
+                tools[tool.definition.func_name] = tool
+        manager = _MANAGERS[key] = ToolManager(tools=list(tools.values()))
+    return manager
 
 
 def reset() -> None:
-    """Forget every instance and manager (BFCL keeps its instances for the process's life)."""
+    """Forget every instance, tool and manager (BFCL keeps its instances for the process's
+    life)."""
     with _LOCK:
         _INSTANCES.clear()
+        _TOOLS.clear()
         _MANAGERS.clear()
 
 
@@ -130,12 +151,12 @@ def execute_multi_turn_func_call(
                     instance._load_scenario(config, long_context=long_context)
                 _INSTANCES[instance_name] = instance
             involved_instances[class_name] = instance
-        manager, current, lock = _manager(involved_instances)
+        manager = _manager(involved_instances)
 
     results = []
-    with lock:
-        current.clear()
-        current.update(involved_instances)
+    with _TURN:
+        _CURRENT.clear()
+        _CURRENT.update(involved_instances)
         run = manager.execute_func_expr_via_sandbox if sandboxed else manager.execute_func_expr
         for func_call in func_call_list:
             out = run(func_call)

@@ -49,7 +49,18 @@ def map_chunks(
 ) -> list[R]:
     """``fn`` (picklable: a module-level function or a ``functools.partial`` of one) over
     ``items`` split into ``chunks`` (default: 4 per worker), on ``workers`` processes; the
-    results concatenated in input order."""
+    results concatenated in input order.
+
+    ``items`` are whatever ``fn`` takes a list of, and must pickle (every backend but
+    ``"local"`` sends each chunk, a ``list`` of consecutive items, to a worker): model texts
+    for a function that runs them on a ``ToolManager`` built in the worker, or for
+    ``fexpr.bfcl.run_ground_truth`` the ``(test entry, turns of call strings)`` pairs of
+    BFCL's data. ``fn`` gets one chunk and returns one result per item, in order. With
+    ``backend="ray"`` each chunk is one Ray task (``ray.init()`` first)::
+
+        >>> map_chunks(_lengths, ["add(a=1, b=2)", "x"], backend="local")
+        [13, 1]
+    """
     parts = _chunks(items, chunks or 4 * workers)
     if backend == "ray":
         import ray
@@ -67,6 +78,11 @@ def map_chunks(
     else:
         raise ValueError(f"backend must be 'ray', 'processes' or 'local', not {backend!r}")
     return [r for part in results for r in part]
+
+
+def _lengths(texts: list[str]) -> list[int]:
+    """Each text's length (``map_chunks``'s example)."""
+    return [len(t) for t in texts]
 
 
 def _apply(fn: Callable[[list[T]], list[R]], part: list[T]) -> list[R]:

@@ -8,7 +8,7 @@ use fexpr::context::{valid_name, Entry};
 use fexpr::repair::RepairOptions;
 use fexpr::types::RecordType;
 use fexpr::value::builtins::Builtin;
-use fexpr::{Context, ErrorKind, Function, FunctionExpression, ToolManager};
+use fexpr::{Context, ErrorKind, Function, FunctionExpression, Input, ToolManager};
 use indexmap::IndexMap;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -129,85 +129,47 @@ impl Manager {
         }
     }
 
-    /// Run a `Function` (name and arguments).
-    fn execute_func(&self, py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let request = self.func_request(py, func)?;
+    /// Run `payload` read as `kind` and give its outputs in `shape`: the one entry point of
+    /// every method that runs something (`ToolManager.run` and the AdalFlow names in
+    /// `fexpr/_adalflow.py`).
+    ///
+    /// `kind`: `model_output` (a str), `expr` (a str or `FunctionExpression`: one call or a
+    /// list), `json` (a str), `function` (a `Function`, or the `Error` `parse_func_expr`
+    /// gave), `functions` (an iterable of them) or `func_exprs` (an iterable of str or
+    /// `FunctionExpression`, one output each).
+    /// `shape`: `run` (an `Executed`), `many` (a list of outputs) or `one` (one output; a list
+    /// of calls is refused before any of it runs). `repairs`: `None` for the input's default.
+    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _request(
+        &self,
+        py: Python<'_>,
+        kind: &str,
+        payload: &Bound<'_, PyAny>,
+        shape: &str,
+        sandboxed: bool,
+        limits: Option<&Bound<'_, Limits>>,
+        repairs: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let request = self.request(py, kind, payload, shape, sandboxed, limits, repairs)?;
         self.block_on(py, request)
     }
 
-    /// Parse and run one call expression (a str or a `FunctionExpression`).
-    fn execute_func_expr(&self, py: Python<'_>, expr: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.block_on(py, one(expr, false)?)
-    }
-
-    /// Run several call expressions concurrently; outputs in the same order.
-    fn execute_func_exprs(&self, py: Python<'_>, exprs: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.block_on(py, several(exprs, false)?)
-    }
-
-    /// Run what a model wrote as an expression: one call or a list of calls.
-    fn execute(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.block_on(py, listed(text, false)?)
-    }
-
-    /// `execute_func_expr` inside the wasmtime sandbox.
-    fn execute_func_expr_via_sandbox(
+    /// `_request` as an awaitable for the running asyncio loop (async tools run on it).
+    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _arequest<'py>(
         &self,
-        py: Python<'_>,
-        expr: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        self.block_on(py, one(expr, true)?)
-    }
-
-    /// `execute_func_exprs` inside the sandbox: each expression in its own instance.
-    fn execute_func_exprs_via_sandbox(
-        &self,
-        py: Python<'_>,
-        exprs: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        self.block_on(py, several(exprs, true)?)
-    }
-
-    /// `execute` inside the sandbox.
-    fn execute_via_sandbox(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.block_on(py, listed(text, true)?)
-    }
-
-    /// Run the calls given as JSON text: `{"name": ..., "kwargs": {...}}`, a list of them, or
-    /// OpenAI's and Anthropic's tool-call forms. One output per call.
-    fn execute_json(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.block_on(py, json(text, false)?)
-    }
-
-    /// `execute_json` inside the sandbox.
-    fn execute_json_via_sandbox(
-        &self,
-        py: Python<'_>,
-        text: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        self.block_on(py, json(text, true)?)
-    }
-
-    /// Find, repair and run the calls in a model's raw output.
-    #[pyo3(signature = (text, repairs=true))]
-    fn execute_model_output(
-        &self,
-        py: Python<'_>,
-        text: &Bound<'_, PyAny>,
-        repairs: bool,
-    ) -> PyResult<Py<PyAny>> {
-        self.block_on(py, model_output(text, repairs, false)?)
-    }
-
-    /// `execute_model_output` with each call evaluated inside the sandbox.
-    #[pyo3(signature = (text, repairs=true))]
-    fn execute_model_output_via_sandbox(
-        &self,
-        py: Python<'_>,
-        text: &Bound<'_, PyAny>,
-        repairs: bool,
-    ) -> PyResult<Py<PyAny>> {
-        self.block_on(py, model_output(text, repairs, true)?)
+        py: Python<'py>,
+        kind: &str,
+        payload: &Bound<'py, PyAny>,
+        shape: &str,
+        sandboxed: bool,
+        limits: Option<&Bound<'py, Limits>>,
+        repairs: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request = self.request(py, kind, payload, shape, sandboxed, limits, repairs)?;
+        self.spawn(py, request)
     }
 
     /// Check the calls in a model's raw output without running anything.
@@ -227,83 +189,6 @@ impl Manager {
             },
         };
         Py::new(py, Checked::new(py, checked, &self.records)?)
-    }
-
-    fn execute_func_async<'py>(
-        &self,
-        py: Python<'py>,
-        func: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let request = self.func_request(py, func)?;
-        self.spawn(py, request)
-    }
-
-    fn execute_func_expr_async<'py>(
-        &self,
-        py: Python<'py>,
-        expr: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, one(expr, false)?)
-    }
-
-    fn execute_func_exprs_async<'py>(
-        &self,
-        py: Python<'py>,
-        exprs: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, several(exprs, false)?)
-    }
-
-    fn execute_async<'py>(
-        &self,
-        py: Python<'py>,
-        text: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, listed(text, false)?)
-    }
-
-    fn execute_func_expr_via_sandbox_async<'py>(
-        &self,
-        py: Python<'py>,
-        expr: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, one(expr, true)?)
-    }
-
-    fn execute_func_exprs_via_sandbox_async<'py>(
-        &self,
-        py: Python<'py>,
-        exprs: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, several(exprs, true)?)
-    }
-
-    fn execute_via_sandbox_async<'py>(
-        &self,
-        py: Python<'py>,
-        text: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, listed(text, true)?)
-    }
-
-    #[pyo3(signature = (text, repairs=true))]
-    fn execute_model_output_async<'py>(
-        &self,
-        py: Python<'py>,
-        text: &Bound<'py, PyAny>,
-        repairs: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, model_output(text, repairs, false)?)
-    }
-
-    #[pyo3(signature = (text, repairs=true))]
-    fn execute_model_output_via_sandbox_async<'py>(
-        &self,
-        py: Python<'py>,
-        text: &Bound<'py, PyAny>,
-        repairs: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.spawn(py, model_output(text, repairs, true)?)
     }
 
     /// The tools' definitions as JSON text: `function` (AdalFlow's `FunctionDefinition`s),
@@ -328,13 +213,17 @@ impl Manager {
     }
 }
 
-/// What a method asks for: a call to run, and the outputs of inputs that could not be run
-/// (text that is not valid Unicode, arguments without a fexpr value), by their position among
-/// the outputs.
+/// What a method asks for: a call to run (none when no input could be run), the outputs of
+/// inputs that could not be run (text that is not valid Unicode, arguments without a fexpr
+/// value, a list given to a single-call method), by their position among the outputs, and the
+/// objects the caller gave, one per output (`FunctionOutput.input`).
 struct Request {
     call: Option<Call>,
     failed: Vec<(usize, fexpr::FunctionOutput)>,
+    given: Vec<Py<PyAny>>,
     shape: Shape,
+    /// The calls are `Function`s, not text.
+    textless: bool,
 }
 
 /// What a method gives back.
@@ -345,21 +234,14 @@ enum Shape {
     Run,
 }
 
-impl Request {
-    fn new(call: Call, shape: Shape) -> Request {
-        Request {
-            call: Some(call),
-            failed: Vec::new(),
-            shape,
-        }
-    }
-
-    fn failed(out: fexpr::FunctionOutput, shape: Shape) -> Request {
-        Request {
-            call: None,
-            failed: vec![(0, out)],
-            shape,
-        }
+impl Shape {
+    fn from_name(name: &str) -> PyResult<Shape> {
+        Ok(match name {
+            "one" => Shape::One,
+            "many" => Shape::Many,
+            "run" => Shape::Run,
+            other => return Err(PyValueError::new_err(format!("unknown shape {other:?}"))),
+        })
     }
 }
 
@@ -367,95 +249,134 @@ impl Request {
 fn complete(
     failed: Vec<(usize, fexpr::FunctionOutput)>,
     shape: Shape,
-    outputs: Option<Outputs>,
+    response: Option<Outputs>,
 ) -> Outputs {
-    match (outputs, shape) {
-        (Some(Outputs::Many(mut outs)), _) => {
-            for (at, out) in failed {
-                outs.insert(at.min(outs.len()), out);
-            }
-            Outputs::Many(outs)
-        }
-        (Some(other), _) => other,
-        (None, Shape::One) => match failed.into_iter().next() {
-            Some((_, out)) => Outputs::One(Box::new(out)),
-            None => Outputs::Many(Vec::new()),
-        },
-        (None, Shape::Many) => Outputs::Many(failed.into_iter().map(|(_, o)| o).collect()),
-        (None, Shape::Run) => {
-            let mut response = fexpr::Response::default();
-            response.outputs = failed.into_iter().map(|(_, o)| o).collect();
-            Outputs::Run(response)
-        }
+    let mut response = response.unwrap_or_default();
+    for (at, out) in failed {
+        let at = at.min(response.outputs.len());
+        response.outputs.insert(at, out);
     }
-}
-
-/// One call expression.
-fn one(expr: &Bound<'_, PyAny>, sandboxed: bool) -> PyResult<Request> {
-    Ok(match expr_text(expr)? {
-        Ok(text) => Request::new(Call::FuncExpr { text, sandboxed }, Shape::One),
-        Err(out) => Request::failed(out, Shape::One),
-    })
-}
-
-/// Several call expressions.
-fn several(exprs: &Bound<'_, PyAny>, sandboxed: bool) -> PyResult<Request> {
-    if exprs.is_instance_of::<PyString>() {
-        return Err(type_error(
-            "expected a list of str or FunctionExpression",
-            exprs,
-        ));
+    if let (Shape::One, 2..) = (shape, response.outputs.len()) {
+        // Not reached: a single-call method refuses a list before it runs. Kept so that no
+        // output is ever dropped without a word.
+        let error = fexpr::Error::new(
+            ErrorKind::Unsupported,
+            format!("expected one call, found {}", response.outputs.len()),
+        );
+        response.outputs = vec![fexpr::FunctionOutput::failed("", "", error)];
     }
-    let mut valid = Vec::new();
-    let mut failed = Vec::new();
-    for (at, expr) in exprs.try_iter()?.enumerate() {
-        match expr_text(&expr?)? {
-            Ok(text) => valid.push(FunctionExpression::new(text)),
-            Err(out) => failed.push((at, out)),
-        }
-    }
-    Ok(Request {
-        call: Some(Call::FuncExprs {
-            exprs: valid,
-            sandboxed,
-        }),
-        failed,
-        shape: Shape::Many,
-    })
-}
-
-/// What a model wrote as an expression: one call or a list.
-fn listed(text: &Bound<'_, PyAny>, sandboxed: bool) -> PyResult<Request> {
-    Ok(match str_text(text)? {
-        Ok(text) => Request::new(Call::Expr { text, sandboxed }, Shape::Many),
-        Err(out) => Request::failed(out, Shape::Many),
-    })
-}
-
-/// Calls as JSON text.
-fn json(text: &Bound<'_, PyAny>, sandboxed: bool) -> PyResult<Request> {
-    Ok(match str_text(text)? {
-        Ok(text) => Request::new(Call::Json { text, sandboxed }, Shape::Many),
-        Err(out) => Request::failed(out, Shape::Many),
-    })
-}
-
-/// A model's raw output.
-fn model_output(text: &Bound<'_, PyAny>, repairs: bool, sandboxed: bool) -> PyResult<Request> {
-    Ok(match str_text(text)? {
-        Ok(text) => Request::new(
-            Call::ModelOutput {
-                text,
-                repairs: repair_options(repairs),
-                sandboxed,
-            },
-            Shape::Run,
-        ),
-        Err(out) => Request::failed(out, Shape::Run),
-    })
+    response
 }
 
 impl Manager {
+    /// The request for `payload` read as `kind` (see `_request`).
+    #[allow(clippy::too_many_arguments)]
+    fn request(
+        &self,
+        py: Python<'_>,
+        kind: &str,
+        payload: &Bound<'_, PyAny>,
+        shape: &str,
+        sandboxed: bool,
+        limits: Option<&Bound<'_, Limits>>,
+        repairs: Option<bool>,
+    ) -> PyResult<Request> {
+        let shape = Shape::from_name(shape)?;
+        let limits = limits.map(|l| l.get().inner.clone());
+        let effective = limits
+            .clone()
+            .unwrap_or_else(|| self.inner.limits().clone());
+        let one = matches!(shape, Shape::One);
+        let mut failed = Vec::new();
+        let mut given = Vec::new();
+        let input = match kind {
+            "function" => {
+                given.push(payload.clone().unbind());
+                match self.func_call(py, payload)? {
+                    Ok(func) => Some(Input::function(func)),
+                    Err(out) => {
+                        failed.push((0, out));
+                        None
+                    }
+                }
+            }
+            "expr" => {
+                given.push(payload.clone().unbind());
+                match expr_text(payload)? {
+                    Ok(text) => match one.then(|| run::not_one_call(&text, &effective)).flatten() {
+                        Some(out) => {
+                            failed.push((0, out));
+                            None
+                        }
+                        None => Some(Input::expr(text)),
+                    },
+                    Err(out) => {
+                        failed.push((0, out));
+                        None
+                    }
+                }
+            }
+            "func_exprs" => {
+                if payload.is_instance_of::<PyString>() {
+                    return Err(type_error(
+                        "expected a list of str or FunctionExpression",
+                        payload,
+                    ));
+                }
+                let mut valid = Vec::new();
+                for (at, expr) in payload.try_iter()?.enumerate() {
+                    let expr = expr?;
+                    match expr_text(&expr)? {
+                        Ok(text) => match run::not_one_call(&text, &effective) {
+                            Some(out) => failed.push((at, out)),
+                            None => valid.push(FunctionExpression::new(text)),
+                        },
+                        Err(out) => failed.push((at, out)),
+                    }
+                    given.push(expr.unbind());
+                }
+                (!valid.is_empty()).then(|| Input::func_exprs(valid))
+            }
+            "functions" => {
+                let mut valid = Vec::new();
+                for (at, func) in payload.try_iter()?.enumerate() {
+                    let func = func?;
+                    match self.func_call(py, &func)? {
+                        Ok(func) => valid.push(func),
+                        Err(out) => failed.push((at, out)),
+                    }
+                    given.push(func.unbind());
+                }
+                (!valid.is_empty()).then(|| Input::functions(valid))
+            }
+            "model_output" | "json" => match str_text(payload)? {
+                Ok(text) if kind == "json" => Some(Input::json(text)),
+                Ok(text) => Some(Input::model_output(text)),
+                Err(out) => {
+                    failed.push((0, out));
+                    None
+                }
+            },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown input kind {other:?}"
+                )))
+            }
+        };
+        Ok(Request {
+            call: input.map(|input| Call {
+                input,
+                sandboxed,
+                limits,
+                repairs: repairs.map(repair_options),
+            }),
+            failed,
+            given,
+            shape,
+            textless: matches!(kind, "function" | "functions"),
+        })
+    }
+
     /// Run `request` on this thread, the GIL released while the engine works.
     fn block_on(&self, py: Python<'_>, request: Request) -> PyResult<Py<PyAny>> {
         let state = RequestState::new(None);
@@ -469,7 +390,15 @@ impl Manager {
             None => None,
         };
         let outputs = complete(request.failed, request.shape, outputs);
-        to_python(py, outputs, &state, &self.records)
+        to_python(
+            py,
+            outputs,
+            request.shape,
+            request.textless,
+            request.given,
+            &state,
+            &self.records,
+        )
     }
 
     /// An awaitable running `request` on the caller's asyncio loop.
@@ -478,10 +407,13 @@ impl Manager {
         let Request {
             call,
             failed,
+            given,
             shape,
+            textless,
         } = request;
         let finish = move |py: Python<'_>, outputs, state: &RequestState| {
-            to_python(py, complete(failed, shape, outputs), state, &records)
+            let outputs = complete(failed, shape, outputs);
+            to_python(py, outputs, shape, textless, given, state, &records)
         };
         match call {
             Some(call) => {
@@ -496,20 +428,13 @@ impl Manager {
         }
     }
 
-    /// The request for a Python `Function` (or the `Error` `parse_func_expr` gave), failed
-    /// when its arguments have no fexpr value.
-    fn func_request(&self, py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<Request> {
-        Ok(match self.func_call(py, func)? {
-            Ok(call) => Request::new(call, Shape::One),
-            Err(out) => Request::failed(out, Shape::One),
-        })
-    }
-
+    /// The engine's `Function` for a Python `Function` (or the failed output of the `Error`
+    /// `parse_func_expr` gave, or of arguments without a fexpr value).
     fn func_call(
         &self,
         py: Python<'_>,
         func: &Bound<'_, PyAny>,
-    ) -> PyResult<Result<Call, fexpr::FunctionOutput>> {
+    ) -> PyResult<Result<Function, fexpr::FunctionOutput>> {
         if let Ok(error) = func.cast::<PyError>() {
             let error = error.get().inner.clone();
             return Ok(Err(fexpr::FunctionOutput::failed("", "", error)));
@@ -551,7 +476,7 @@ impl Manager {
                 }
             }
         }
-        Ok(Ok(Call::Func(Function { name, args, kwargs })))
+        Ok(Ok(Function { name, args, kwargs }))
     }
 }
 
@@ -563,21 +488,50 @@ fn repair_options(repairs: bool) -> RepairOptions {
     }
 }
 
-/// The Python form of what a call gave.
+/// The Python form of what a request gave, each output with the object the caller gave for
+/// it (when there is one) as its `input`.
 fn to_python(
     py: Python<'_>,
-    outputs: Outputs,
+    mut response: Outputs,
+    shape: Shape,
+    textless: bool,
+    given: Vec<Py<PyAny>>,
     state: &RequestState,
     records: &Arc<Records>,
 ) -> PyResult<Py<PyAny>> {
-    Ok(match outputs {
-        Outputs::One(out) => {
-            Py::new(py, FunctionOutput::new(py, *out, Some(state), records)?)?.into_any()
+    if textless {
+        // Calls given as `Function`s have no text: their errors have no place in any (an
+        // `Error` given instead keeps the place `parse_func_expr` found it at).
+        for (out, object) in response.outputs.iter_mut().zip(&given) {
+            if let (Err(error), false) =
+                (&mut out.output, object.bind(py).is_instance_of::<PyError>())
+            {
+                error.span = None;
+            }
         }
-        Outputs::Many(outs) => PyList::new(py, output::outputs(py, outs, Some(state), records)?)?
-            .into_any()
-            .unbind(),
-        Outputs::Run(run) => Py::new(py, Executed::new(py, run, Some(state), records)?)?.into_any(),
+    }
+    if let Shape::Run = shape {
+        return Ok(Py::new(py, Executed::new(py, response, Some(state), records)?)?.into_any());
+    }
+    let mut given = given.into_iter();
+    let mut outs = Vec::with_capacity(response.outputs.len());
+    for out in response.outputs {
+        let mut out = FunctionOutput::new(py, out, Some(state), records)?;
+        if let Some(object) = given.next() {
+            out = out.given(object);
+        }
+        outs.push(Py::new(py, out)?);
+    }
+    Ok(match shape {
+        Shape::One => match outs.pop() {
+            Some(out) => out.into_any(),
+            None => {
+                let error = fexpr::Error::new(ErrorKind::Syntax, "no call to run");
+                let out = fexpr::FunctionOutput::failed("", "", error);
+                Py::new(py, FunctionOutput::new(py, out, Some(state), records)?)?.into_any()
+            }
+        },
+        _ => PyList::new(py, outs)?.into_any().unbind(),
     })
 }
 

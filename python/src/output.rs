@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList};
 
 use crate::convert::{self, describe, Records, Strict};
 use crate::request::{is_mark, RequestState};
@@ -161,7 +161,12 @@ fn pickle_error(e: String) -> PyErr {
 
 /// `error` as a Python object.
 pub fn error(py: Python<'_>, error: fexpr::Error) -> PyResult<Py<PyError>> {
-    Py::new(py, PyError { inner: error })
+    Py::new(
+        py,
+        PyError {
+            inner: crate::run::in_python(error),
+        },
+    )
 }
 
 /// One repair made to a call before it ran.
@@ -260,6 +265,9 @@ pub struct FunctionOutput {
     observation: Option<String>,
     records: Arc<Records>,
     parsed_input: PyOnceLock<Py<PyAny>>,
+    /// The object the caller gave for this call (a `Function`, a `FunctionExpression`),
+    /// shown as `input` instead of the text.
+    given: Option<Py<PyAny>>,
 }
 
 impl FunctionOutput {
@@ -328,7 +336,15 @@ impl FunctionOutput {
             observation,
             records: records.clone(),
             parsed_input: PyOnceLock::new(),
+            given: None,
         })
+    }
+
+    /// This output with `object`, what the caller gave, as its `input` (AdalFlow's
+    /// `FunctionOutput.input`: the `Function` or `FunctionExpression` itself).
+    pub fn given(mut self, object: Py<PyAny>) -> FunctionOutput {
+        self.given = Some(object);
+        self
     }
 }
 
@@ -339,10 +355,16 @@ impl FunctionOutput {
     fn name(&self) -> &str {
         &self.inner.name
     }
-    /// The text (or JSON) this call came from.
+    /// What this call came from: the object the caller gave (a `Function`, a
+    /// `FunctionExpression`, a str), else the text (or JSON) of the call.
     #[getter]
-    fn input(&self) -> &str {
-        &self.inner.input
+    fn input(&self, py: Python<'_>) -> Py<PyAny> {
+        match &self.given {
+            Some(object) => object.clone_ref(py),
+            None => pyo3::types::PyString::new(py, &self.inner.input)
+                .into_any()
+                .unbind(),
+        }
     }
     /// The call as evaluated (a `Function`), when it got that far.
     #[getter]
@@ -441,6 +463,7 @@ impl FunctionOutput {
             error,
             records: Arc::new(Records::empty(py)),
             parsed_input: cell,
+            given: None,
             inner,
         })
     }
@@ -476,7 +499,7 @@ impl FunctionOutput {
         Ok(format!(
             "FunctionOutput(name={}, input={}, parsed_input={}, output={}, error={}, observation={})",
             fexpr::value::str_repr(&self.inner.name),
-            fexpr::value::str_repr(&self.inner.input),
+            repr(Some(self.input(py).into_bound(py)))?,
             repr(Some(self.parsed_input(py)?.into_bound(py)))?,
             repr(self.output.as_ref().map(|o| o.bind(py).clone()))?,
             repr(self.error.as_ref().map(|e| e.bind(py).clone().into_any()))?,
@@ -508,7 +531,7 @@ pub fn function<'py>(
     }
     let call = PyDict::new(py);
     call.set_item("name", &f.name)?;
-    call.set_item("args", PyTuple::new(py, args)?)?;
+    call.set_item("args", PyList::new(py, args)?)?;
     call.set_item("kwargs", kwargs)?;
     class.bind(py).call((), Some(&call))
 }

@@ -1,81 +1,91 @@
-//! Every call into the engine's execution API, in one place: what the Python methods ask for
-//! ([`Call`]) and how the [`fexpr::ToolManager`] runs it. The rest of the binding builds a
-//! `Call` and hands back the [`Outputs`].
+//! Every call into the engine's execution API, in one place: a Python method names an input
+//! and its options ([`Call`]), and the engine's request API ([`fexpr::ToolManager::run`]) runs
+//! it. The rest of the binding builds a `Call` and hands back the [`Outputs`].
 
 use fexpr::check::Checked;
+use fexpr::error::LimitKind;
 use fexpr::repair::RepairOptions;
-use fexpr::{Error, Function, FunctionExpression, FunctionOutput, Input, Response, ToolManager};
+use fexpr::syntax::ExprKind;
+use fexpr::{Error, ErrorKind, Function, FunctionOutput, Input, Limits, Response, ToolManager};
 
-/// What to run.
-pub enum Call {
-    /// A `Function` (name and arguments): bound and run on the host.
-    Func(Function),
-    /// One call expression.
-    FuncExpr { text: String, sandboxed: bool },
-    /// Several call expressions, concurrently.
-    FuncExprs {
-        exprs: Vec<FunctionExpression>,
-        sandboxed: bool,
-    },
-    /// What a model wrote as an expression: one call or a list of calls.
-    Expr { text: String, sandboxed: bool },
-    /// Calls as JSON text (fexpr's JSON forms: `{"name": ..., "kwargs": ...}`, a list of
-    /// them, OpenAI's and Anthropic's tool calls).
-    Json { text: String, sandboxed: bool },
-    /// A model's raw output (prose, fences, JSON forms), repaired.
-    ModelOutput {
-        text: String,
-        repairs: RepairOptions,
-        sandboxed: bool,
-    },
+/// What to run, and how: one [`fexpr::Request`].
+pub struct Call {
+    pub input: Input,
+    /// Inside the wasmtime sandbox.
+    pub sandboxed: bool,
+    /// Instead of the manager's.
+    pub limits: Option<Limits>,
+    /// Instead of the input's default.
+    pub repairs: Option<RepairOptions>,
 }
 
 /// What running a [`Call`] gave.
-pub enum Outputs {
-    One(Box<FunctionOutput>),
-    Many(Vec<FunctionOutput>),
-    Run(Response),
+pub type Outputs = Response;
+
+/// Run `call` with `manager` through its request API. The request's future is boxed: it is a
+/// few KiB, and this one is moved into the executor.
+pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
+    let mut request = manager.run(call.input);
+    if let Some(limits) = call.limits {
+        request = request.limits(limits);
+    }
+    if let Some(repairs) = call.repairs {
+        request = request.repair(repairs);
+    }
+    if call.sandboxed {
+        request = request.sandboxed();
+    }
+    Box::pin(std::future::IntoFuture::into_future(request)).await
 }
 
-/// Run `call` with `manager`: one [`fexpr::Request`] per call. Each engine future is boxed:
-/// they are a few KiB, and this one is moved into the executor.
-pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
-    let (input, sandboxed) = match call {
-        Call::Func(func) => {
-            return Outputs::One(Box::new(Box::pin(manager.execute_func(func)).await))
-        }
-        Call::FuncExpr { text, sandboxed } => {
-            return Outputs::One(Box::new(if sandboxed {
-                Box::pin(manager.execute_func_expr_via_sandbox(&text)).await
-            } else {
-                Box::pin(manager.execute_func_expr(&text)).await
-            }))
-        }
-        Call::FuncExprs { exprs, sandboxed } => {
-            return Outputs::Many(if sandboxed {
-                Box::pin(manager.execute_func_exprs_via_sandbox(&exprs)).await
-            } else {
-                Box::pin(manager.execute_func_exprs(&exprs)).await
-            })
-        }
-        Call::Expr { text, sandboxed } => (manager.run(Input::expr(text)), sandboxed),
-        Call::Json { text, sandboxed } => (manager.run(Input::json(text)), sandboxed),
-        Call::ModelOutput {
-            text,
-            repairs,
-            sandboxed,
-        } => {
-            let request = manager.run(Input::model_output(text)).repair(repairs);
-            let request = if sandboxed {
-                request.sandboxed()
-            } else {
-                request
-            };
-            return Outputs::Run(request.await);
-        }
+/// The output refusing `text` as the input of a single-call method when it is a list or tuple
+/// of other than one call: read before anything runs, so that nothing does.
+pub fn not_one_call(text: &str, limits: &Limits) -> Option<FunctionOutput> {
+    let tree = fexpr::syntax::parse(text, limits).ok()?;
+    let (ExprKind::List(items) | ExprKind::Tuple(items)) = &tree.kind else {
+        return None;
     };
-    let request = if sandboxed { input.sandboxed() } else { input };
-    Outputs::Many(request.await.outputs)
+    if items.len() == 1 {
+        return None;
+    }
+    let error = Error::new(
+        ErrorKind::Unsupported,
+        format!("expected one call, found {}; none ran", items.len()),
+    )
+    .at(tree.span)
+    .with_hint(ONE_CALL_HINT);
+    Some(FunctionOutput::failed(
+        fexpr::error::clip(text, 60),
+        text,
+        error,
+    ))
+}
+
+/// How a Python caller runs a list of calls.
+const ONE_CALL_HINT: &str =
+    "use ToolManager.run(...) or ToolManager.execute(...) for a list of calls";
+
+/// `error` in the words of a Python caller: hints naming the Rust API (`Limits::max_calls`,
+/// `ToolManager::run`) name the Python one (`Limits(max_calls=...)`, `ToolManager.run(...)`).
+/// python/README.md lists the mapping.
+pub fn in_python(mut error: Error) -> Error {
+    let Some(hint) = error.hint.take() else {
+        return error;
+    };
+    let mut hint = hint.replace("use ToolManager::run for a list of calls", ONE_CALL_HINT);
+    if let Some(kind) = error.limit {
+        let rust = kind.setting();
+        let python = match kind {
+            LimitKind::WasmStack => Some("Limits(wasm_stack_bytes=...)".to_string()),
+            LimitKind::PoolWait => None,
+            other => Some(format!("Limits({}=...)", other.field())),
+        };
+        if let Some(python) = python {
+            hint = hint.replace(&rust, &python);
+        }
+    }
+    error.hint = Some(hint);
+    error
 }
 
 /// Parse one call expression and evaluate its arguments without running anything.

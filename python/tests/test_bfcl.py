@@ -107,3 +107,46 @@ def test_hostile_calls_run_under_bfcls_eval_and_never_under_fexpr(tmp_path, inde
         )
         assert not marker.exists(), f"fexpr ran {call!r}"
         assert len(results) == 1 and results[0].startswith("Error during execution: "), results
+
+
+class Leaky:
+    """A class whose public attribute holds a private bound method."""
+
+    def __init__(self):
+        self.export = self._export_to_disk
+        self.exported = False
+
+    def _load_scenario(self, config, long_context=False):
+        pass
+
+    def _export_to_disk(self) -> str:
+        self.exported = True
+        return "exported"
+
+    def ping(self) -> str:
+        """Answer."""
+        return "pong"
+
+
+def test_only_a_classs_own_public_methods_are_tools(monkeypatch):
+    from bfcl_eval.constants import executable_backend_config
+
+    monkeypatch.setitem(executable_backend_config.CLASS_FILE_PATH_MAPPING, "Leaky", __name__)
+    args = dict(initial_config={}, involved_classes=["Leaky"], model_name="leaky", test_entry_id="leaky_0")
+    results, instances = bfcl.execute_multi_turn_func_call(["ping()", "_export_to_disk()", "export()"], **args)
+    assert results[0] == "pong"
+    assert all(r.startswith("Error during execution: ") for r in results[1:]), results
+    assert not instances["Leaky"].exported
+
+
+def test_each_classs_tools_are_built_once():
+    bfcl.reset()
+    args = dict(initial_config=CONFIG, model_name="once", test_entry_id="once_0")
+    bfcl.execute_multi_turn_func_call(["pwd()"], involved_classes=["GorillaFileSystem"], **args)
+    tools = list(bfcl._TOOLS["GorillaFileSystem"])
+    bfcl.execute_multi_turn_func_call(["pwd()"], involved_classes=["GorillaFileSystem", "MathAPI"], **args)
+    assert bfcl._TOOLS["GorillaFileSystem"] == tools
+    assert set(bfcl._TOOLS) == {"GorillaFileSystem", "MathAPI"}
+    shared = {id(t) for t in tools}
+    manager = bfcl._MANAGERS[("GorillaFileSystem", "MathAPI")]
+    assert shared <= {id(t) for t in manager.tools}

@@ -223,7 +223,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 started = time.monotonic()
 try:
-    manager.execute_func_expr(sys.argv[1])
+    manager.execute(sys.argv[1])
 except KeyboardInterrupt:
     print("interrupted after", round(time.monotonic() - started, 1))
     # The manager still works afterwards.

@@ -116,3 +116,13 @@ def test_bfcl_ground_truth_on_ray_equals_one_process(local_ray, sandboxed):
     single = run(cases)
     assert len(single) == 800 and sum(len(turns) for turns in single) > 3000
     assert map_chunks(run, cases, workers=2, backend="ray") == single
+
+
+def test_map_chunks_documents_its_items_with_an_example_that_runs():
+    import doctest
+
+    from fexpr import fanout
+
+    assert "``items`` are" in fanout.map_chunks.__doc__
+    result = doctest.testmod(fanout)
+    assert result.attempted > 0 and result.failed == 0

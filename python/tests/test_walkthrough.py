@@ -10,15 +10,17 @@ from fexpr import Function, FunctionExpression
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / "walkthrough.py"
 
-# `cargo run --example walkthrough`: the call lines of its four sections.
+# `cargo run --example walkthrough`: the call lines of its four sections. The two errors of the
+# function format (calls built as `Function`s) end with `(at 0..0)` there; Python leaves out the
+# span of an error with no place in any text.
 RUST_FUNCTION_FORMAT = """\
 add(a=2, b=3) -> 5
 search(query='something') -> ['result1something', 'result2something']
 add_points(p1={'x': 1, 'y': 2}, p2={'x': 3, 'y': 4}) -> Point(x=4, y=6)
 numpy_sum(arr=[[1, 2], [3, 4]]) -> 10
-multiply(a=2, b='x') -> error: Type: `b` expects int, got str 'x' (at 0..0); hint: signature: multiply(a: int, b: int)
+multiply(a=2, b='x') -> error: Type: `b` expects int, got str 'x'; hint: signature: multiply(a: int, b: int)
 divide(a=2.0, b=3.0) -> 0.6666666666666666
-add(a=5, b='y') -> error: Type: `b` expects int, got str 'y' (at 0..0); hint: signature: add(a: int, b: int)"""
+add(a=5, b='y') -> error: Type: `b` expects int, got str 'y'; hint: signature: add(a: int, b: int)"""
 
 RUST_EXPRESSION_FORMAT = """\
 add(a=2, b=3) -> 5

@@ -301,7 +301,7 @@ impl ToolManager {
         builder
     }
 
-    fn max_observation_chars(&self) -> usize {
+    pub(crate) fn max_observation_chars(&self) -> usize {
         self.inner
             .observation_chars
             .unwrap_or(DEFAULT_OBSERVATION_CHARS)

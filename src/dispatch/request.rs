@@ -38,6 +38,7 @@ use crate::front::json_input;
 use crate::front::repair::{Repair, RepairOptions};
 use crate::front::Ignored;
 use crate::limits::Limits;
+use crate::value::Value;
 
 /// What a [`Request`] runs. Build one with its constructors; `&str` and `String` convert to
 /// [`Input::model_output`], the forgiving front door, and a [`Function`] to
@@ -165,7 +166,9 @@ pub struct Response {
 
 impl Response {
     /// The OpenAI `role: tool` messages answering the calls: `{"role": "tool",
-    /// "tool_call_id": output.call_id, "content": manager.observation(output)}`, in order.
+    /// "tool_call_id": output.call_id, "content": ...}`, in order, the content what the model
+    /// can read ([`Response::reply_content`]). A message with no tool call gets none (the
+    /// response has no output: there was nothing to run).
     ///
     /// ```
     /// use fexpr::Input;
@@ -176,19 +179,22 @@ impl Response {
     /// let response = rt.block_on(async { manager.run(Input::openai(message)).await });
     /// assert_eq!(response.openai_messages(&manager), [serde_json::json!(
     ///     {"role": "tool", "tool_call_id": "call_a", "content": "3"})]);
+    /// let done = serde_json::json!({"role": "assistant", "content": "Done.", "tool_calls": []});
+    /// let response = rt.block_on(async { manager.run(Input::openai(done)).await });
+    /// assert!(response.outputs.is_empty() && response.openai_messages(&manager).is_empty());
     /// ```
     pub fn openai_messages(&self, manager: &ToolManager) -> Vec<Json> {
         self.outputs
             .iter()
             .map(|out| {
-                json!({"role": "tool", "tool_call_id": out.call_id, "content": manager.observation(out)})
+                json!({"role": "tool", "tool_call_id": out.call_id, "content": Response::reply_content(manager, out)})
             })
             .collect()
     }
 
     /// The Anthropic `tool_result` blocks answering the calls: `{"type": "tool_result",
-    /// "tool_use_id": output.call_id, "content": manager.observation(output), "is_error"}`,
-    /// in order (put them in one `user` message).
+    /// "tool_use_id": output.call_id, "content": ..., "is_error"}`, in order (put them in one
+    /// `user` message), the content as in [`Response::openai_messages`].
     pub fn anthropic_blocks(&self, manager: &ToolManager) -> Vec<Json> {
         self.outputs
             .iter()
@@ -196,11 +202,43 @@ impl Response {
                 json!({
                     "type": "tool_result",
                     "tool_use_id": out.call_id,
-                    "content": manager.observation(out),
+                    "content": Response::reply_content(manager, out),
                     "is_error": out.output.is_err(),
                 })
             })
             .collect()
+    }
+
+    /// What a model reads of `out` in a provider reply: the tool's observation when it gave
+    /// one, a string result as its text (not its repr), another result summarized
+    /// ([`ToolManager::observation`]), an error as its kind, message and hint — without its
+    /// span, which indexes text the model does not see — all clipped to the manager's
+    /// observation limit.
+    ///
+    /// ```
+    /// use fexpr::{FunctionOutput, Response, Value, Error, ErrorKind, Span};
+    /// let manager = fexpr::demo::manager();
+    /// let mut out = FunctionOutput::failed("add", "add(a=1)", Error::new(ErrorKind::Arguments,
+    ///     "add() missing 1 required argument: `b`").at(Span::new(0, 8)).with_hint("signature: add(a, b)"));
+    /// assert_eq!(Response::reply_content(&manager, &out),
+    ///     "error: Arguments: add() missing 1 required argument: `b`; hint: signature: add(a, b)");
+    /// out.output = Ok(Value::Str("sunny in Paris".into()));
+    /// assert_eq!(Response::reply_content(&manager, &out), "sunny in Paris");
+    /// ```
+    pub fn reply_content(manager: &ToolManager, out: &FunctionOutput) -> String {
+        let max = manager.max_observation_chars();
+        match (&out.observation, &out.output) {
+            (None, Ok(Value::Str(text))) => clip(text, max),
+            (None, Err(error)) => {
+                let mut text = format!("error: {:?}: {}", error.kind, error.message);
+                if let Some(hint) = &error.hint {
+                    text.push_str("; hint: ");
+                    text.push_str(hint);
+                }
+                clip(&text, max)
+            }
+            _ => manager.observation(out),
+        }
     }
 }
 
@@ -684,6 +722,22 @@ impl Run<'_> {
             };
         }
         let plan = plan(text, self.manager.context(), self.limits, options);
+        // A provider's assistant message that holds no tool call: nothing to run, and no
+        // output (a reply to it would answer a call the model never made).
+        if is_json && plan.calls.is_empty() && holds_no_call(text, self.limits) {
+            let mut ignored = plan.ignored;
+            if ignored.is_empty() {
+                ignored.push(Ignored {
+                    span: crate::error::Span::new(0, u32::try_from(text.len()).unwrap_or(u32::MAX)),
+                    reason: crate::front::IgnoreReason::JsonData,
+                    text: clip(text, 80),
+                });
+            }
+            return Response {
+                outputs: Vec::new(),
+                ignored,
+            };
+        }
         if plan.plain {
             return Response {
                 outputs: self.text(text, false, None).await,
@@ -805,6 +859,38 @@ fn fexpr_forms(text: &str, limits: &Limits) -> bool {
         ExprKind::List(items) => !items.is_empty() && items.iter().all(is_form),
         _ => is_form(&tree),
     }
+}
+
+/// Whether JSON `text` is a provider's assistant message (`"role": "assistant"`) that asks
+/// for no call: no `tool_calls` (or `null`, or `[]`), no `function_call`, and no Anthropic
+/// `tool_use` block in its `content`.
+fn holds_no_call(text: &str, limits: &Limits) -> bool {
+    use crate::syntax::ExprKind;
+    let Ok(tree) = json_input::read(text, limits) else {
+        return false;
+    };
+    let ExprKind::Dict(pairs) = &tree.kind else {
+        return false;
+    };
+    let absent = |key: &str| match json_input::get(pairs, key).map(|v| &v.kind) {
+        None | Some(ExprKind::None) => true,
+        Some(ExprKind::List(items)) => items.is_empty(),
+        Some(_) => false,
+    };
+    let tool_use = |block: &crate::syntax::Expr| match &block.kind {
+        ExprKind::Dict(block) => json_input::get(block, "type")
+            .and_then(json_input::as_str)
+            .is_some_and(|t| t == "tool_use"),
+        _ => false,
+    };
+    let content_calls = match json_input::get(pairs, "content").map(|v| &v.kind) {
+        Some(ExprKind::List(blocks)) => blocks.iter().any(tool_use),
+        _ => false,
+    };
+    json_input::get(pairs, "role").and_then(json_input::as_str) == Some("assistant")
+        && absent("tool_calls")
+        && absent("function_call")
+        && !content_calls
 }
 
 /// The one output of one call's source, with its repairs and id.

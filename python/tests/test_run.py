@@ -1,0 +1,78 @@
+"""``ToolManager.run`` / ``arun``, the one way to run; the single-call names refuse a list
+before any of it runs; messages name the Python API."""
+
+import asyncio
+
+import pytest
+
+from fexpr import ErrorKind, Executed, Function, FunctionExpression, Limits, ToolManager
+
+
+@pytest.fixture
+def touched():
+    return []
+
+
+@pytest.fixture
+def manager(touched):
+    def touch(name: str) -> str:
+        """Create a file (here: remember its name)."""
+        touched.append(name)
+        return name
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    return ToolManager(tools=[touch, add])
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["native", "sandboxed"])
+@pytest.mark.parametrize("text", ["[touch(name='x'), add(a=1, b=2)]", "touch(name='x'), add(a=1, b=2)", "[]"])
+def test_a_single_call_method_refuses_a_list_before_any_of_it_runs(manager, touched, text, sandboxed):
+    run = manager.execute_func_expr_via_sandbox if sandboxed else manager.execute_func_expr
+    out = run(text)
+    assert out.error.kind == ErrorKind.Unsupported and "none ran" in out.error.message
+    assert out.error.hint == "use ToolManager.run(...) or ToolManager.execute(...) for a list of calls"
+    assert touched == []
+    outs = manager.execute_func_exprs(["add(a=1, b=2)", text])
+    assert outs[0].output == 3 and outs[1].error.kind == ErrorKind.Unsupported
+    assert touched == []
+    # A list runs where a list is asked for.
+    assert len(manager.execute("[touch(name='x'), add(a=1, b=2)]")) == 2 and touched == ["x"]
+
+
+def test_run_takes_every_input_form(manager):
+    done = manager.run("Sure: add(a=1, b=2)")
+    assert isinstance(done, Executed) and [o.output for o in done.outputs] == [3]
+    assert [o.output for o in manager.run(Function(name="add", kwargs={"a": 2, "b": 2})).outputs] == [4]
+    assert [o.output for o in manager.run([FunctionExpression(action="add(a=1, b=1)")] * 2).outputs] == [2, 2]
+    assert [o.output for o in manager.run([Function(name="add", args=[1, 2])]).outputs] == [3]
+    message = {"role": "assistant", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 5, "b": 5}'}}]}
+    out = manager.run(message).outputs[0]
+    assert out.output == 10 and out.call_id == "call_1"
+    assert manager.run("add(a=1, b=2)", sandboxed=True).outputs[0].receipt is not None
+    assert asyncio.run(manager.arun("add(a=3, b=4)")).outputs[0].output == 7
+    with pytest.raises(TypeError):
+        manager.run(42)
+
+
+def test_limits_per_request_and_hints_name_the_python_api(manager):
+    out = manager.run("[add(a=1, b=2), add(a=3, b=4)]", limits=Limits(max_calls=1)).outputs[-1]
+    assert out.error.kind == ErrorKind.Limit
+    assert out.error.hint == "raise Limits(max_calls=...) if this input is legitimate"
+    assert "::" not in str(out.error)
+
+
+def test_an_error_with_no_place_in_any_text_has_no_span(manager):
+    out = manager.execute_func(Function(name="add", kwargs={"a": "x", "b": 1}))
+    assert out.error.kind == ErrorKind.Type and out.error.span is None
+    assert str(out.error) == "Type: `a` expects int, got str 'x'; hint: signature: add(a: int, b: int)"
+    assert manager.execute_func(Function(name="nope")).error.span is None
+    # An error in a text keeps its place.
+    assert manager.execute_func_expr("add(a=1, b=2, c=3)").error.span == (14, 15)
+
+
+def test_a_parse_error_given_to_execute_func_keeps_its_place(manager):
+    bad = manager.parse_func_expr("add(a=1, b=")
+    assert bad.span is not None and manager.execute_func(bad).error == bad
