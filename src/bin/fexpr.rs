@@ -571,7 +571,7 @@ fn main() -> ExitCode {
             let options = fexpr::mcp::serve::ServeOptions {
                 only_run_calls,
                 sandboxed: sandbox,
-                repair: repair_options(strict),
+                repair: repair_options(strict, false, None),
                 ..Default::default()
             };
             let transport = match listen {
