@@ -246,7 +246,7 @@ fn inspector_over_stdio_against_the_demo_tools() {
     // Code is not calls: nothing runs, and the client is told why.
     let marker = std::env::temp_dir().join(format!("fexpr-serve-pwned-{}", std::process::id()));
     let hostile = format!(
-        "calls=import os\n__import__(\"os\").system(\"touch {m}\")\nexec(\"open('{m}', 'w')\")\nopen(\"{m}\", \"w\")\nlambda: add(a=1, b=2)",
+        "calls=# add(a=1, b=2)\nimport os\n__import__(\"os\").system(\"touch {m}\")\nexec(\"open('{m}', 'w')\")\nopen(\"{m}\", \"w\")\nlambda: add(a=1, b=2)",
         m = marker.display()
     );
     let (nothing, _) = inspector(
@@ -261,12 +261,13 @@ fn inspector_over_stdio_against_the_demo_tools() {
         ],
     );
     assert_eq!(nothing["isError"], true, "{nothing}");
-    // The lambda is refused as a whole (the call inside it is not run); the rest is ignored.
+    // The lines are one unit of code around a call: one rejected item, nothing in it runs
+    // (the call in the comment never counted).
     let results = nothing["structuredContent"]["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "{nothing}");
     assert_eq!(results[0]["error"]["kind"], "Unsupported", "{nothing}");
-    let ignored = nothing["structuredContent"]["ignored"].as_array().unwrap();
-    assert_eq!(ignored.len(), 4, "{nothing}");
+    let message = results[0]["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("nothing in it ran"), "{nothing}");
     assert!(text(&nothing).contains("no call ran"), "{nothing}");
     assert!(!marker.exists());
 }

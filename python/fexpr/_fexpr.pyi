@@ -189,6 +189,8 @@ class Manager:
         sandboxed: bool = False,
         limits: Optional[Limits] = None,
         repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
     ) -> Any:
         """Run ``payload`` read as ``kind`` (``model_output``, ``expr``, ``json``,
         ``function``, ``functions``, ``func_exprs``); give ``shape`` (``run``: an
@@ -202,6 +204,8 @@ class Manager:
         sandboxed: bool = False,
         limits: Optional[Limits] = None,
         repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
     ) -> Any:
         """``_request`` for asyncio."""
 

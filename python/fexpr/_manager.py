@@ -115,6 +115,8 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         sandboxed: bool = False,
         limits: Optional[_fexpr.Limits] = None,
         repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
     ) -> _fexpr.Executed:
         """Run ``input``: the one way to run (the other methods are wrappers of it).
 
@@ -124,15 +126,20 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         fexpr's JSON forms). ``sandboxed=True`` evaluates inside the wasmtime sandbox;
         ``limits`` replaces the manager's for this request; ``repairs`` turns the schema
         repairs of model text on or off (default: on for text and JSON, off for the rest).
+        Only calls in call position run: a call on its own line, in a fence or a list, in an
+        explicit tool-call form; not one in a comment, a string, other code, or a sentence
+        (``lenient=True`` takes calls mentioned in prose, for scoring text). ``model_format``
+        reads the text as one model's format only (``"qwen3-coder"``, ``"harmony"``, ...; by
+        default every format whose markers the text holds is read).
         Gives an ``Executed``: one output per call, in order, and the text not used::
 
             >>> def add(a: int, b: int) -> int:
             ...     return a + b
-            >>> done = ToolManager(tools=[add]).run("Sure: add(a=1, b=2)")
+            >>> done = ToolManager(tools=[add]).run("Sure:\nadd(a=1, b=2)")
             >>> [out.output for out in done.outputs]
             [3]
         """
-        return self._request(*_kind(input), "run", sandboxed, limits, repairs)
+        return self._request(*_kind(input), "run", sandboxed, limits, repairs, lenient, model_format)
 
     async def arun(
         self,
@@ -141,9 +148,11 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         sandboxed: bool = False,
         limits: Optional[_fexpr.Limits] = None,
         repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
     ) -> _fexpr.Executed:
         """``run`` for asyncio: async tools run on the running loop."""
-        return await self._arequest(*_kind(input), "run", sandboxed, limits, repairs)
+        return await self._arequest(*_kind(input), "run", sandboxed, limits, repairs, lenient, model_format)
 
     def __repr__(self) -> str:
         return f"ToolManager(Tools: {self.tools!r}, Additional Context: {self._additional_context!r})"

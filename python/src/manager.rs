@@ -139,7 +139,7 @@ impl Manager {
     /// `FunctionExpression`, one output each).
     /// `shape`: `run` (an `Executed`), `many` (a list of outputs) or `one` (one output; a list
     /// of calls is refused before any of it runs). `repairs`: `None` for the input's default.
-    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None))]
+    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None, lenient=false, model_format=None))]
     #[allow(clippy::too_many_arguments)]
     fn _request(
         &self,
@@ -150,13 +150,16 @@ impl Manager {
         sandboxed: bool,
         limits: Option<&Bound<'_, Limits>>,
         repairs: Option<bool>,
+        lenient: bool,
+        model_format: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
-        let request = self.request(py, kind, payload, shape, sandboxed, limits, repairs)?;
+        let reading = Reading::new(repairs, lenient, model_format)?;
+        let request = self.request(py, kind, payload, shape, sandboxed, limits, reading)?;
         self.block_on(py, request)
     }
 
     /// `_request` as an awaitable for the running asyncio loop (async tools run on it).
-    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None))]
+    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None, lenient=false, model_format=None))]
     #[allow(clippy::too_many_arguments)]
     fn _arequest<'py>(
         &self,
@@ -167,8 +170,11 @@ impl Manager {
         sandboxed: bool,
         limits: Option<&Bound<'py, Limits>>,
         repairs: Option<bool>,
+        lenient: bool,
+        model_format: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request = self.request(py, kind, payload, shape, sandboxed, limits, repairs)?;
+        let reading = Reading::new(repairs, lenient, model_format)?;
+        let request = self.request(py, kind, payload, shape, sandboxed, limits, reading)?;
         self.spawn(py, request)
     }
 
@@ -279,7 +285,7 @@ impl Manager {
         shape: &str,
         sandboxed: bool,
         limits: Option<&Bound<'_, Limits>>,
-        repairs: Option<bool>,
+        reading: Reading,
     ) -> PyResult<Request> {
         let shape = Shape::from_name(shape)?;
         let limits = limits.map(|l| l.get().inner.clone());
@@ -368,7 +374,7 @@ impl Manager {
                 input,
                 sandboxed,
                 limits,
-                repairs: repairs.map(repair_options),
+                repairs: reading.options(),
             }),
             failed,
             given,
@@ -477,6 +483,43 @@ impl Manager {
             }
         }
         Ok(Ok(Function { name, args, kwargs }))
+    }
+}
+
+/// How model text is read: the repairs (`None`: the input's default), whether mentions in
+/// prose are taken as calls, and the one model format to read.
+struct Reading {
+    repairs: Option<bool>,
+    lenient: bool,
+    model_format: Option<fexpr::front::formats::ModelFormat>,
+}
+
+impl Reading {
+    fn new(repairs: Option<bool>, lenient: bool, model_format: Option<&str>) -> PyResult<Reading> {
+        let model_format = model_format
+            .map(|name| {
+                name.parse()
+                    .map_err(|e: fexpr::Error| PyValueError::new_err(e.to_string()))
+            })
+            .transpose()?;
+        Ok(Reading {
+            repairs,
+            lenient,
+            model_format,
+        })
+    }
+
+    /// The options for the request, `None` for the input's default.
+    fn options(&self) -> Option<RepairOptions> {
+        if !self.lenient && self.model_format.is_none() {
+            return self.repairs.map(repair_options);
+        }
+        let base = repair_options(self.repairs.unwrap_or(true));
+        Some(RepairOptions {
+            lenient: self.lenient,
+            model_format: self.model_format,
+            ..base
+        })
     }
 }
 

@@ -5,6 +5,7 @@ import asyncio
 
 import pytest
 
+import fexpr
 from fexpr import ErrorKind, Executed, Function, FunctionExpression, Limits, ToolManager
 
 
@@ -76,3 +77,36 @@ def test_an_error_with_no_place_in_any_text_has_no_span(manager):
 def test_a_parse_error_given_to_execute_func_keeps_its_place(manager):
     bad = manager.parse_func_expr("add(a=1, b=")
     assert bad.span is not None and manager.execute_func(bad).error == bad
+
+
+def test_only_calls_in_call_position_run_and_lenient_takes_mentions():
+    ran = []
+
+    def add(a: int, b: int) -> int:
+        ran.append((a, b))
+        return a + b
+
+    m = fexpr.ToolManager(tools=[add])
+    for text in [
+        "# add(a=1, b=2)",
+        "I will not call add(a=1, b=2) because you asked me not to.",
+        "if False:\n    add(a=1, b=2)",
+        "x = add(a=1, b=2); import os",
+    ]:
+        done = m.run(text)
+        assert all(out.output is None for out in done.outputs), text
+    assert ran == []
+    done = m.run("You could use add(a=1, b=2) here.", lenient=True)
+    assert [out.output for out in done.outputs] == [3]
+
+
+def test_model_formats_are_read_and_named():
+    def multiply(a: int, b: int) -> int:
+        return a * b
+
+    m = fexpr.ToolManager(tools=[multiply])
+    text = "<tool_call>\n<function=multiply>\n<parameter=a>\n6\n</parameter>\n<parameter=b>\n7\n</parameter>\n</function>\n</tool_call>"
+    assert [out.output for out in m.run(text).outputs] == [42]
+    assert [out.output for out in m.run(text, model_format="qwen3-coder").outputs] == [42]
+    with pytest.raises(ValueError, match="did you mean"):
+        m.run(text, model_format="qwen3_coder")
