@@ -623,7 +623,7 @@ fn limits_from_the_command_line() {
     for (bad, says) in [
         (
             "max_cals=3",
-            "unknown limit `max_cals`; the limits are max_source_bytes, ",
+            "unknown limit `max_cals`; did you mean `max_calls`? the limits are max_source_bytes, ",
         ),
         ("max_calls=-1", "`max_calls` must be a whole number >= 0"),
         ("max_calls=many", "`max_calls` must be a whole number >= 0"),

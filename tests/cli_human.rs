@@ -30,7 +30,7 @@ error[Arguments]: add() got an unexpected keyword argument `c`
 1 | add(a=1, c=2)
   |          ^
   |
-  = help: did you mean `a`? signature: add(a: int, b: int)
+  = help: did you mean `b`? signature: add(a: int, b: int)
 
 "
     );

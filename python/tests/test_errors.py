@@ -11,7 +11,7 @@ def test_errors_carry_kind_message_span_and_hint(manager):
     assert isinstance(e, Error) and e.kind == ErrorKind.Arguments
     assert e.message == "add() got an unexpected keyword argument `c`"
     assert e.span == (9, 10) and "add(a=1, c=2)"[9:10] == "c"
-    assert e.hint == "did you mean `a`? signature: add(a: int, b: int)"
+    assert e.hint == "did you mean `b`? signature: add(a: int, b: int)"
     assert out.output is None and out.input == "add(a=1, c=2)"
     assert e.to_dict() == {"kind": "Arguments", "message": e.message, "span": {"start": 9, "end": 10}, "hint": e.hint}
     assert str(ErrorKind.Arguments) == "Arguments"

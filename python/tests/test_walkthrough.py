@@ -40,7 +40,7 @@ add(a=1, b=2); import os -> error: Unsupported: statements are not accepted; onl
 __import__('os').system('id') -> error: Unsupported: attribute access is only accepted on dotted names such as `np.array` (at 0..23)
 add.__globals__ -> error: Unsupported: dunder names are not accepted: `__globals__` (at 4..15)
 numpy_sum(arr=np.zeros(3).tofile('x')) -> error: Unsupported: attribute access is only accepted on dotted names such as `np.array` (at 14..32)
-add(a=1, c=2) -> error: Arguments: add() got an unexpected keyword argument `c` (at 9..10); hint: did you mean `a`? signature: add(a: int, b: int)
+add(a=1, c=2) -> error: Arguments: add() got an unexpected keyword argument `c` (at 9..10); hint: did you mean `b`? signature: add(a: int, b: int)
 ad(a=1, b=2) -> error: UnknownTool: tool or function `ad` is not defined (at 0..2); hint: did you mean `add`?
 'a' * 10**10 -> error: Unsupported: expected a function call like `name(arg=...)` or a list of calls (at 0..12)"""
 
