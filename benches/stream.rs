@@ -35,7 +35,12 @@ fn manager(starts: &Arc<Mutex<Vec<Instant>>>) -> ToolManager {
 }
 
 /// Send `text` in tokens at the model's speed; the instant each byte offset was sent.
-fn produce(text: &'static str) -> (tokio::sync::mpsc::UnboundedReceiver<String>, Arc<Mutex<Vec<(usize, Instant)>>>) {
+fn produce(
+    text: &'static str,
+) -> (
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+    Arc<Mutex<Vec<(usize, Instant)>>>,
+) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let sent = Arc::new(Mutex::new(Vec::new()));
     let log = sent.clone();
@@ -67,7 +72,8 @@ async fn round(text: &'static str) -> (f64, f64, f64) {
     let m = manager(&starts);
     let begin = Instant::now();
     let (rx, sent) = produce(text);
-    let chunks = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    let chunks =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
     let mut events = m.stream(Box::pin(chunks)).events();
     let (mut outputs, mut streamed) = (0, 0.0);
     while let Some(event) = events.next().await {
@@ -86,7 +92,10 @@ async fn round(text: &'static str) -> (f64, f64, f64) {
         .map(|(_, t)| *t)
         .unwrap();
     let first_start = starts.lock().unwrap()[0];
-    let to_start = first_start.saturating_duration_since(last_byte).as_secs_f64() * 1e3;
+    let to_start = first_start
+        .saturating_duration_since(last_byte)
+        .as_secs_f64()
+        * 1e3;
     // Read whole first: the same arrival, then one request.
     let starts = Arc::new(Mutex::new(Vec::new()));
     let m = manager(&starts);

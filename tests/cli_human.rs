@@ -107,15 +107,15 @@ fn check_shows_repairs_as_warnings_in_the_whole_text() {
         tools,
         "--format",
         "human",
-        "Sure: get_weather(city=\"Paris\", include_forecast=true)",
+        "Sure:\nget_weather(city=\"Paris\", include_forecast=true)",
     ]);
     assert_eq!(
         text,
         "\
 warning[JsonLiteral]: `include_forecast` repaired: `true` read as `True`
   |
-1 | Sure: get_weather(city=\"Paris\", include_forecast=true)
-  |                                                  ^^^^ `true` is JSON; `include_forecast` accepts bool | None and no name `true` is defined
+2 | get_weather(city=\"Paris\", include_forecast=true)
+  |                                            ^^^^ `true` is JSON; `include_forecast` accepts bool | None and no name `true` is defined
 
 ok: get_weather(city='Paris', include_forecast=True)
 

@@ -112,7 +112,7 @@ async fn spawned_requests_run_on_a_shared_manager() {
         let m = m.clone();
         async move { m.execute_func_expr("add(a=1, b=2)").await }
     });
-    let raw = tokio::spawn(m.run("Sure: add(a=2, b=3)").into_future());
+    let raw = tokio::spawn(m.run("Sure:\nadd(a=2, b=3)").into_future());
     assert_eq!(native.await.expect("joins").output, Ok(Value::Int(3)));
     let raw = raw.await.expect("joins");
     assert_eq!(raw.outputs[0].output, Ok(Value::Int(5)));

@@ -852,7 +852,15 @@ fn exec_stream(
                 // The longest valid UTF-8 prefix goes on; a character cut by the chunk waits.
                 let valid = match std::str::from_utf8(&pending) {
                     Ok(s) => s.len(),
-                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                    Err(e) if e.error_len().is_none() && !ended => e.valid_up_to(),
+                    Err(e) if e.error_len().is_none() => {
+                        let error =
+                            Error::new(ErrorKind::Syntax, "stdin ends inside a UTF-8 character")
+                                .with_hint("send the model's output as UTF-8 text");
+                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+                        let _ = e;
+                        break;
+                    }
                     Err(e) => {
                         let at = read - pending.len() + e.valid_up_to();
                         let len = e.error_len().unwrap_or(1);
@@ -883,11 +891,6 @@ fn exec_stream(
                     break;
                 }
             }
-            if !pending.is_empty() && failure.lock().map(|f| f.is_none()).unwrap_or(false) {
-                let error = Error::new(ErrorKind::Syntax, "stdin ends inside a UTF-8 character")
-                    .with_hint("send the model's output as UTF-8 text");
-                *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
-            }
         });
     }
     let chunks = futures_util::stream::unfold(Some(rx), |rx| async move {
@@ -903,7 +906,13 @@ fn exec_stream(
     };
     let mut events = request.events();
     let mut any = false;
+    let failed = || failure.lock().map(|f| f.is_some()).unwrap_or(true);
     while let Some(event) = runtime.block_on(events.next()) {
+        // Input that cannot be used (not UTF-8, unreadable): what has not started never does
+        // (the stream is dropped with its calls unpolled); its row says why.
+        if failed() {
+            break;
+        }
         let text = text.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match event {
             StreamEvent::Output(mut output) => {
@@ -925,6 +934,7 @@ fn exec_stream(
         }
         out.flush()?;
     }
+    drop(events);
     let failure = failure.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(error) = failure {
         out.row(FunctionOutput::failed("", "<stdin>", error).to_json())?;

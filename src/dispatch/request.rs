@@ -551,7 +551,9 @@ impl Request {
         if let Some(n) = count.filter(|n| *n != 1) {
             return not_one(&text, n);
         }
-        let outputs = DeepStack::new(limits.max_depth, self.respond()).await.outputs;
+        let outputs = DeepStack::new(limits.max_depth, self.respond())
+            .await
+            .outputs;
         if outputs.len() != 1 {
             return not_one(&text, outputs.len());
         }
