@@ -172,7 +172,8 @@ def _context(context: dict, records: Records) -> list[tuple[str, str, Any]]:
         if numpy is not None and value is numpy:
             entries.append(("numpy", name, None))
         elif id(value) in numpy_functions and value is getattr(numpy, numpy_functions[id(value)]):
-            entries.append(("function", name, numpy_functions[id(value)]))
+            # numpy's function, by its namespaced name: `np.max` is not Python's `max`.
+            entries.append(("function", name, "numpy." + numpy_functions[id(value)]))
         elif id(value) in python_functions:
             entries.append(("function", name, python_functions[id(value)]))
         elif is_record_type(value):

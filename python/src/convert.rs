@@ -195,10 +195,13 @@ impl Budget {
         if bytes <= self.left {
             Ok(())
         } else {
-            Err(Unconverted::Limit(Error::limit(
+            Err(Unconverted::Limit(Error::limit_message(
                 self.name,
-                self.limit,
-                format!("more than {}", self.limit),
+                format!(
+                    "{} limit exceeded: more than {} bytes",
+                    self.name.field(),
+                    self.limit
+                ),
             )))
         }
     }

@@ -73,15 +73,12 @@ impl Manager {
             match kind.as_str() {
                 "numpy" => names = names.numpy(&name),
                 "function" => {
+                    // `numpy.max` is numpy's, `max` Python's: each computes what its own does.
                     let builtin: String = payload.extract()?;
-                    let found = Builtin::NUMPY
-                        .iter()
-                        .chain(Builtin::PYTHON)
-                        .find(|b| b.name() == builtin)
-                        .ok_or_else(|| {
-                            PyValueError::new_err(format!("no fexpr function `{builtin}`"))
-                        })?;
-                    names.insert(name, Entry::Function(*found));
+                    let found = Builtin::from_name(&builtin).ok_or_else(|| {
+                        PyValueError::new_err(format!("no fexpr function `{builtin}`"))
+                    })?;
+                    names.insert(name, Entry::Function(found));
                 }
                 "record" => {
                     let (record, schema): (String, String) = payload.extract()?;

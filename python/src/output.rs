@@ -482,6 +482,7 @@ impl FunctionOutput {
             output: None,
             records: self.records.clone(),
             parsed_input: PyOnceLock::new(),
+            given: self.given.as_ref().map(|g| g.clone_ref(py)),
             inner,
         })
     }

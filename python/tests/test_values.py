@@ -249,3 +249,10 @@ def test_context_values_without_a_fexpr_value_are_refused_at_once():
 
     with pytest.raises(TypeError, match="only numpy is mapped"):
         ToolManager(additional_context={"os": os})
+
+
+def test_python_builtins_in_the_context_compute_what_python_computes():
+    m = ToolManager(tools=[], additional_context={"max": max, "min": min, "sum": sum})
+    assert m.execute_func_expr("max(3, 5)").output == 5
+    assert m.execute_func_expr("min(3, 5)").output == 3
+    assert m.execute_func_expr("sum([2**62, 2**62])").output == 2**63
