@@ -34,13 +34,11 @@ fn manager(starts: &Arc<Mutex<Vec<Instant>>>) -> ToolManager {
         .unwrap()
 }
 
+/// When each byte offset of the text was sent.
+type Sent = Arc<Mutex<Vec<(usize, Instant)>>>;
+
 /// Send `text` in tokens at the model's speed; the instant each byte offset was sent.
-fn produce(
-    text: &'static str,
-) -> (
-    tokio::sync::mpsc::UnboundedReceiver<String>,
-    Arc<Mutex<Vec<(usize, Instant)>>>,
-) {
+fn produce(text: &'static str) -> (tokio::sync::mpsc::UnboundedReceiver<String>, Sent) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let sent = Arc::new(Mutex::new(Vec::new()));
     let log = sent.clone();
