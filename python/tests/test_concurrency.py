@@ -180,7 +180,7 @@ def ticks_during(run):
 
 
 BIG_SUM = "np.sum(np.arange(3000000))"
-ROOMY = Limits(fuel=10**11, max_collection_len=10**8, max_eval_bytes=1 << 30, memory_bytes=192 << 20)
+ROOMY = Limits(fuel=10**11, max_collection_len=10**7, max_eval_bytes=1 << 30, memory_bytes=192 << 20)
 
 
 def test_other_threads_run_while_a_sandboxed_evaluation_runs():

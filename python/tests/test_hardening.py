@@ -344,7 +344,7 @@ def test_a_batch_survives_deep_and_unpicklable_results():
     assert add_out.output == 2
 
     # Raw model output: an `Executed` per text, its bad output that output's error.
-    texts = ["Sure: gen() and add_one(n=1)", "add_one(n=5)"]
+    texts = ["Sure:\ngen()\nadd_one(n=1)", "add_one(n=5)"]
     results = execute_batch(fan_manager, texts, method="execute_model_output", workers=2, backend="processes")
     first, second = results
     assert [o.name for o in first.outputs] == ["gen", "add_one"], first
@@ -366,7 +366,7 @@ def test_the_bfcl_drop_in_registers_only_a_class_s_own_public_methods():
         def __init__(self) -> None:
             self.export = self._export_to_disk
 
-    manager, _, _ = bfcl._manager({"Files": Files()})
+    manager = bfcl._manager({"Files": Files()})
     assert [d.func_name for d in manager.function_definitions] == ["ls"]
 
 

@@ -43,7 +43,7 @@ def test_a_single_call_method_refuses_a_list_before_any_of_it_runs(manager, touc
 
 
 def test_run_takes_every_input_form(manager):
-    done = manager.run("Sure: add(a=1, b=2)")
+    done = manager.run("Sure:\nadd(a=1, b=2)")
     assert isinstance(done, Executed) and [o.output for o in done.outputs] == [3]
     assert [o.output for o in manager.run(Function(name="add", kwargs={"a": 2, "b": 2})).outputs] == [4]
     assert [o.output for o in manager.run([FunctionExpression(action="add(a=1, b=1)")] * 2).outputs] == [2, 2]

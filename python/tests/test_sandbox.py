@@ -32,7 +32,7 @@ def test_sandboxed_outputs_equal_native_ones(manager):
 def test_sandboxed_lists_and_model_output(manager):
     outs = manager.execute_via_sandbox("[add(a=1, b=2), multiply(a=3, b=x)]")
     assert [o.output for o in outs] == [3, 6]
-    run = manager.execute_model_output_via_sandbox("I'll add them: add(a=2.0, b=3)")
+    run = manager.execute_model_output_via_sandbox("I'll add them:\nadd(a=2.0, b=3)")
     assert run.outputs[0].output == 5 and run.outputs[0].receipt is not None
     assert [i.reason for i in run.ignored] == ["Prose"]
 
@@ -78,7 +78,7 @@ def test_memory_and_host_call_limits():
     manager = ToolManager(
         tools=TOOLS,
         additional_context=CONTEXT,
-        limits=Limits(memory_bytes=8 << 20, max_collection_len=10**8, max_eval_bytes=1 << 30),
+        limits=Limits(memory_bytes=8 << 20, max_collection_len=10**7, max_eval_bytes=1 << 30),
     )
     out = manager.execute_via_sandbox("numpy_sum(arr=np.zeros(5000000))")[0]
     assert out.error.kind == ErrorKind.Limit and "memory_bytes" in out.error.message
