@@ -398,3 +398,26 @@ def test_a_dict_of_str_keys_refuses_other_keys():
     out = manager.execute_func_expr("count(d={1: 2})")
     assert out.error.kind == ErrorKind.Type and "keys must be str" in out.error.message, out
     assert manager.execute_func_expr("count(d={'a': 2})").output == 1
+
+
+# Limits a user raises: a value over a limit's ceiling is refused, never a crash (issue 28).
+
+
+def test_limits_over_their_ceilings_are_refused_and_the_ceiling_runs():
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    for field, value in [("max_depth", 10**6), ("max_collection_len", 100_000_000_000), ("max_int_digits", 10**9)]:
+        with pytest.raises(ValueError, match=f"{field}.*ceiling"):
+            ToolManager(tools=[add], limits=Limits(**{field: value}))
+        # A request's own limits over a ceiling: its output is a Config error, nothing ran.
+        done = ToolManager(tools=[add]).run("add(a=1, b=2)", limits=Limits(**{field: value}))
+        [out] = done.outputs
+        assert out.output is None and out.error.kind == ErrorKind.Config and "ceiling" in out.error.message
+    # At the ceiling, deep input is refused or read, and the interpreter lives on.
+    deep = ToolManager(tools=[add], limits=Limits(max_depth=256))
+    for text in ["-" * 400_000 + "1", "[" * 300_000 + "]" * 300_000, "add(a=" + "[" * 255 + "]" * 255 + ", b=1)"]:
+        out = deep.execute_func_expr(text)
+        assert out.error is not None or out.output is not None
+        out = deep.execute_func_expr_via_sandbox(text)
+        assert out.error is not None or out.output is not None
