@@ -196,6 +196,15 @@ class Manager:
         ``function``, ``functions``, ``func_exprs``); give ``shape`` (``run``: an
         ``Executed``; ``many``: a list of outputs; ``one``: one output, a list of calls
         refused before any of it runs). Used by ``ToolManager.run`` and its wrappers."""
+    def _stream(
+        self,
+        sandboxed: bool = False,
+        limits: Optional[Limits] = None,
+        repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
+    ) -> Stream:
+        """Start a stream of model text (``ToolManager.stream``)."""
     async def _arequest(
         self,
         kind: str,
@@ -208,6 +217,14 @@ class Manager:
         model_format: Optional[str] = None,
     ) -> Any:
         """``_request`` for asyncio."""
+
+class Stream:
+    """A running stream of model text (``ToolManager.stream``)."""
+
+    def push(self, chunk: str) -> None: ...
+    def close(self) -> None: ...
+    def next(self) -> Optional[Any]: ...
+    def try_next(self) -> tuple[bool, Optional[Any]]: ...
 
 def function_definition(
     name: str, description: str, parameters: str, returns: Optional[str] = None

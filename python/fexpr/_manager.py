@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import enum
 import inspect
 import json
 import sys
 import types
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, AsyncIterator, Iterable, Iterator, Mapping, Optional
 
 from . import _fexpr
 from ._adalflow import AdalFlowNames
@@ -153,6 +154,74 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
     ) -> _fexpr.Executed:
         """``run`` for asyncio: async tools run on the running loop."""
         return await self._arequest(*_kind(input), "run", sandboxed, limits, repairs, lenient, model_format)
+
+    def stream(
+        self,
+        chunks: Any,
+        *,
+        sandboxed: bool = False,
+        limits: Optional[_fexpr.Limits] = None,
+        repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
+    ) -> Iterator[Any]:
+        """Run model text that arrives in ``chunks`` (any iterable of ``str``: a model's
+        streaming text deltas), yielding each call's ``FunctionOutput`` the moment that call
+        finishes, then the text not used (``Ignored``). A call starts as soon as its own text
+        is complete and the next chunk is not there yet (a list or tuple of chunks is all there:
+        it is read whole); the final reading is that of the whole text. A call that started and
+        that later text puts inside other code gets an output of its own saying so. Options as
+        for ``run``::
+
+            >>> def add(a: int, b: int) -> int:
+            ...     return a + b
+            >>> [out.output for out in ToolManager(tools=[add]).stream(["[add(a=1, ", "b=2)]"])]
+            [3]
+        """
+        handle = self._stream(sandboxed, limits, repairs, lenient, model_format)
+        if isinstance(chunks, (list, tuple)):
+            # All of it is at hand: read whole, as text that arrives together is.
+            chunks = ["".join(chunks)]
+        try:
+            for chunk in chunks:
+                handle.push(chunk)
+                while True:
+                    ended, event = handle.try_next()
+                    if event is None:
+                        break
+                    yield event
+            handle.close()
+            while (event := handle.next()) is not None:
+                yield event
+        finally:
+            handle.close()
+
+    async def astream(
+        self,
+        chunks: Any,
+        *,
+        sandboxed: bool = False,
+        limits: Optional[_fexpr.Limits] = None,
+        repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
+    ) -> AsyncIterator[Any]:
+        """``stream`` over an async iterable of ``str`` (``async for``): events as they happen."""
+        handle = self._stream(sandboxed, limits, repairs, lenient, model_format)
+        loop = asyncio.get_running_loop()
+        try:
+            async for chunk in chunks:
+                handle.push(chunk)
+                while True:
+                    ended, event = handle.try_next()
+                    if event is None:
+                        break
+                    yield event
+            handle.close()
+            while (event := await loop.run_in_executor(None, handle.next)) is not None:
+                yield event
+        finally:
+            handle.close()
 
     def __repr__(self) -> str:
         return f"ToolManager(Tools: {self.tools!r}, Additional Context: {self._additional_context!r})"

@@ -12,6 +12,7 @@ mod output;
 mod request;
 mod run;
 mod runtime;
+mod stream;
 mod tool;
 
 use pyo3::prelude::*;
@@ -56,6 +57,7 @@ fn _fexpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<output::Checked>()?;
     m.add_class::<output::Verdict>()?;
     m.add_class::<output::Limits>()?;
+    m.add_class::<stream::Stream>()?;
     m.add_function(wrap_pyfunction!(function_definition, m)?)?;
     m.add_function(wrap_pyfunction!(json_to_yaml, m)?)?;
     m.add_function(wrap_pyfunction!(mcp::serve_mcp, m)?)?;

@@ -175,6 +175,35 @@ impl Manager {
         self.spawn(py, request)
     }
 
+    /// Start running model text that arrives in chunks (see `ToolManager.stream`).
+    #[pyo3(signature = (sandboxed=false, limits=None, repairs=None, lenient=false, model_format=None))]
+    fn _stream(
+        &self,
+        sandboxed: bool,
+        limits: Option<&Bound<'_, Limits>>,
+        repairs: Option<bool>,
+        lenient: bool,
+        model_format: Option<&str>,
+    ) -> PyResult<crate::stream::Stream> {
+        let reading = Reading::new(repairs, lenient, model_format)?;
+        let options = reading.options().unwrap_or_default();
+        let limits = limits.map(|l| l.get().inner.clone());
+        Ok(crate::stream::Stream::start(
+            &self.inner,
+            move |mut request| {
+                request = request.repair(options);
+                if let Some(limits) = limits {
+                    request = request.limits(limits);
+                }
+                if sandboxed {
+                    request = request.sandboxed();
+                }
+                request
+            },
+            self.records.clone(),
+        ))
+    }
+
     /// Check the calls in a model's raw output without running anything.
     #[pyo3(signature = (text, repairs=true))]
     fn check_model_output(

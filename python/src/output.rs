@@ -603,19 +603,21 @@ impl Ignored {
     }
 }
 
+impl Ignored {
+    /// The Python form of a stretch of ignored text.
+    pub fn from_rust(i: &fexpr::front::Ignored) -> Ignored {
+        Ignored {
+            span: (i.span.start, i.span.end),
+            reason: format!("{:?}", i.reason),
+            text: i.text.clone(),
+        }
+    }
+}
+
 fn ignored(py: Python<'_>, ignored: &[fexpr::front::Ignored]) -> PyResult<Vec<Py<Ignored>>> {
     ignored
         .iter()
-        .map(|i| {
-            Py::new(
-                py,
-                Ignored {
-                    span: (i.span.start, i.span.end),
-                    reason: format!("{:?}", i.reason),
-                    text: i.text.clone(),
-                },
-            )
-        })
+        .map(|i| Py::new(py, Ignored::from_rust(i)))
         .collect()
 }
 

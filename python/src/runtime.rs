@@ -85,6 +85,12 @@ pub fn configure() {
     pyo3_async_runtimes::tokio::init(builder);
 }
 
+/// Run `fut` on the runtime in the background (a stream's engine side), at the nesting level
+/// of a call the program made.
+pub fn spawn_task(fut: impl Future<Output = ()> + Send + 'static) {
+    runtime().spawn(DEPTH.scope(1, fut));
+}
+
 fn runtime() -> &'static tokio::runtime::Runtime {
     pyo3_async_runtimes::tokio::get_runtime()
 }

@@ -110,3 +110,50 @@ def test_model_formats_are_read_and_named():
     assert [out.output for out in m.run(text, model_format="qwen3-coder").outputs] == [42]
     with pytest.raises(ValueError, match="did you mean"):
         m.run(text, model_format="qwen3_coder")
+
+
+def test_stream_runs_each_call_as_its_text_arrives():
+    import threading
+    import time
+
+    ran = []
+
+    def add(a: int, b: int) -> int:
+        ran.append(time.monotonic())
+        return a + b
+
+    m = fexpr.ToolManager(tools=[add])
+    sent = {}
+
+    def chunks():
+        yield "[add(a=1, b=2), "
+        time.sleep(0.5)
+        sent["rest"] = time.monotonic()
+        yield "add(a=3, b=4)]"
+
+    events = list(m.stream(chunks()))
+    outputs = [e for e in events if isinstance(e, fexpr.FunctionOutput)]
+    assert [o.output for o in outputs] == [3, 7]
+    # The first call ran before the rest of the text was sent.
+    assert ran[0] < sent["rest"]
+    # Text read whole at once runs only what the whole text runs.
+    assert [o.output for o in m.stream(["add(a=1, b=2)\n", "import os"]) if isinstance(o, fexpr.FunctionOutput)] == [None]
+
+
+def test_astream_over_an_async_iterable():
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    m = fexpr.ToolManager(tools=[add])
+
+    async def deltas():
+        for piece in ["Sure:\n", "add(a=2, ", "b=3)\n", "Done."]:
+            yield piece
+
+    async def main():
+        return [e async for e in m.astream(deltas())]
+
+    events = asyncio.run(main())
+    outputs = [e.output for e in events if isinstance(e, fexpr.FunctionOutput)]
+    assert outputs == [5]
+    assert [e.reason for e in events if isinstance(e, fexpr.Ignored)] == ["Prose", "Prose"]

@@ -1,0 +1,128 @@
+//! Model text run as it arrives, from Python: `ToolManager.stream(chunks)` (any iterable of
+//! str) and `astream` (any async iterable, such as an OpenAI streaming response's text deltas)
+//! push each chunk into the engine's stream ([`fexpr::ToolManager::stream`]) and hand back each
+//! event as it happens: a call's `FunctionOutput` the moment the call finishes, then the text
+//! not used (`Ignored`). The engine runs on the binding's runtime; waiting for an event releases
+//! the GIL.
+
+use std::sync::{Arc, Mutex};
+
+use fexpr::stream::StreamEvent;
+use futures_util::StreamExt;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::convert::Records;
+use crate::output::{self, Ignored};
+use crate::request::RequestState;
+
+/// A running stream: chunks go in with `push`, events come out with `next`/`try_next`.
+#[pyclass(module = "fexpr._fexpr")]
+pub struct Stream {
+    chunks: Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>,
+    events: Mutex<std::sync::mpsc::Receiver<StreamEvent>>,
+    state: Arc<RequestState>,
+    records: Arc<Records>,
+}
+
+impl Stream {
+    /// Start `request` (over a channel of chunks) on the runtime.
+    pub fn start(
+        manager: &fexpr::ToolManager,
+        configure: impl FnOnce(
+            fexpr::stream::StreamRequest<
+                std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>>,
+            >,
+        ) -> fexpr::stream::StreamRequest<
+            std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>>,
+        >,
+        records: Arc<Records>,
+    ) -> Stream {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let chunks: std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>> =
+            Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|c| (c, rx))
+            }));
+        let (events_tx, events_rx) = std::sync::mpsc::channel();
+        let state = RequestState::new(None);
+        let mut events = configure(manager.stream(chunks)).events();
+        let scoped = state.clone();
+        crate::runtime::spawn_task(scoped.scope(async move {
+            while let Some(event) = events.next().await {
+                if events_tx.send(event).is_err() {
+                    break;
+                }
+            }
+        }));
+        Stream {
+            chunks: Mutex::new(Some(tx)),
+            events: Mutex::new(events_rx),
+            state,
+            records,
+        }
+    }
+
+    fn event(&self, py: Python<'_>, event: StreamEvent) -> PyResult<Py<PyAny>> {
+        match event {
+            StreamEvent::Output(out) => Ok(Py::new(
+                py,
+                output::FunctionOutput::new(py, *out, Some(&self.state), &self.records)?,
+            )?
+            .into_any()),
+            StreamEvent::Ignored(ignored) => {
+                Ok(Py::new(py, Ignored::from_rust(&ignored))?.into_any())
+            }
+            _ => Ok(py.None()),
+        }
+    }
+}
+
+#[pymethods]
+impl Stream {
+    /// Add a chunk of the model's text.
+    fn push(&self, chunk: &str) -> PyResult<()> {
+        let guard = self
+            .chunks
+            .lock()
+            .map_err(|_| PyValueError::new_err("the stream failed"))?;
+        match guard.as_ref() {
+            Some(tx) => tx
+                .send(chunk.to_string())
+                .map_err(|_| PyValueError::new_err("the stream has stopped")),
+            None => Err(PyValueError::new_err("the stream is closed")),
+        }
+    }
+
+    /// The text has ended: the rest is read whole and run.
+    fn close(&self) {
+        if let Ok(mut guard) = self.chunks.lock() {
+            guard.take();
+        }
+    }
+
+    /// The next event, waiting for it (the GIL released); `None` once the stream has ended.
+    fn next(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let event = py.detach(|| self.events.lock().ok().and_then(|rx| rx.recv().ok()));
+        if let Some(error) = self.state.take_interrupt() {
+            return Err(error);
+        }
+        event.map(|e| self.event(py, e)).transpose()
+    }
+
+    /// `(ended, event)`: the next event if one is there now (`None` if not yet), and whether
+    /// the stream has ended.
+    fn try_next(&self, py: Python<'_>) -> PyResult<(bool, Option<Py<PyAny>>)> {
+        let next = match self.events.lock() {
+            Ok(rx) => rx.try_recv(),
+            Err(_) => Err(std::sync::mpsc::TryRecvError::Disconnected),
+        };
+        if let Some(error) = self.state.take_interrupt() {
+            return Err(error);
+        }
+        match next {
+            Ok(event) => Ok((false, Some(self.event(py, event)?))),
+            Err(std::sync::mpsc::TryRecvError::Empty) => Ok((false, None)),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => Ok((true, None)),
+        }
+    }
+}
