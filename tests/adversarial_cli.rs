@@ -165,7 +165,11 @@ fn run_bounded(
     // its `exec` — all of this test process's — so it says little about the child.)
     let mut peak_rss = 0u64;
     let (status, _usage) = loop {
-        if let Ok(proc_status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        // Only once the child runs fexpr: before its `exec` it is a copy of this process.
+        if let Some(proc_status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .filter(|s| s.lines().next() == Some("Name:\tfexpr"))
+        {
             let hwm = proc_status
                 .lines()
                 .find_map(|l| l.strip_prefix("VmHWM:"))

@@ -16,8 +16,8 @@
 //! handed out early.
 //!
 //! **Work is bounded.** Each early read covers only the text since the last prose line (the
-//! units still open); re-reading is charged to a budget of a fixed multiple of
-//! [`Limits::max_source_bytes`], past which calls simply start at the end. A stream longer than
+//! units still open), at most 64 KiB of it; re-reading is charged to a budget of a fixed
+//! multiple of [`Limits::max_source_bytes`], past which calls simply start at the end. A stream longer than
 //! `max_source_bytes` stops with a `Limit` error: no call that has not started starts.
 //!
 //! ```
@@ -44,6 +44,10 @@ use crate::resolve::context::Context;
 
 /// How many times [`Limits::max_source_bytes`] early reads may cover in all.
 const REREAD_FACTOR: usize = 16;
+
+/// The longest stretch read early: a longer unit's calls start when the text ends (or a prose
+/// line closes it), so an early read never holds more than this much text's calls.
+const MAX_EARLY_READ: usize = 64 << 10;
 
 /// Reads model text chunk by chunk; see the [module docs](self).
 #[derive(Debug, Clone)]
@@ -123,6 +127,9 @@ impl StreamReader {
         }
         let mut out = Vec::new();
         for (base, piece) in pieces {
+            if piece.len() > MAX_EARLY_READ {
+                continue;
+            }
             if budget < piece.len() {
                 budget = 0;
                 break;
