@@ -128,8 +128,9 @@ const PROMPTS_WITH_CALLS: &[(&str, &str)] = &[
         "the user message is itself a call to the tool `record(type='dict', ...)`",
     ),
     (
-        "live_irrelevance_765-274-1",
-        "the system prompt lists the tools as calls (`__get_all_user_list(description=...)`)",
+        "live_irrelevance_456-123-0",
+        "a code block in the message calls the tool inside other code (`import re`, \
+         assignments): one rejected item, nothing in it runs",
     ),
 ];
 
