@@ -180,8 +180,9 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         """
         handle = self._stream(sandboxed, limits, repairs, lenient, model_format)
         if isinstance(chunks, (list, tuple)):
-            # All of it is at hand: read whole, as text that arrives together is.
-            chunks = ["".join(chunks)]
+            # All of it is at hand: one last chunk, read whole as text that arrives together is.
+            handle.push("".join(chunks), True)
+            chunks = []
         try:
             for chunk in chunks:
                 handle.push(chunk)

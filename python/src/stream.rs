@@ -19,7 +19,8 @@ use crate::request::RequestState;
 /// A running stream: chunks go in with `push`, events come out with `next`/`try_next`.
 #[pyclass(module = "fexpr._fexpr")]
 pub struct Stream {
-    chunks: Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>,
+    /// Each message: a chunk, and whether it is the last (so the end is known with it).
+    chunks: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(String, bool)>>>,
     events: Mutex<std::sync::mpsc::Receiver<StreamEvent>>,
     state: Arc<RequestState>,
     records: Arc<Records>,
@@ -38,10 +39,12 @@ impl Stream {
         >,
         records: Arc<Records>,
     ) -> Stream {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, bool)>();
         let chunks: std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>> =
-            Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
-                rx.recv().await.map(|c| (c, rx))
+            Box::pin(futures_util::stream::unfold(Some(rx), |rx| async move {
+                let mut rx = rx?;
+                let (chunk, last) = rx.recv().await?;
+                Some((chunk, (!last).then_some(rx)))
             }));
         let (events_tx, events_rx) = std::sync::mpsc::channel();
         let state = RequestState::new(None);
@@ -79,24 +82,32 @@ impl Stream {
 
 #[pymethods]
 impl Stream {
-    /// Add a chunk of the model's text.
-    fn push(&self, chunk: &str) -> PyResult<()> {
-        let guard = self
+    /// Add a chunk of the model's text; `last`: the text ends with it (the stream closes), so
+    /// nothing in it starts before the whole text is read.
+    #[pyo3(signature = (chunk, last=false))]
+    fn push(&self, chunk: &str, last: bool) -> PyResult<()> {
+        let mut guard = self
             .chunks
             .lock()
             .map_err(|_| PyValueError::new_err("the stream failed"))?;
-        match guard.as_ref() {
+        let sent = match guard.as_ref() {
             Some(tx) => tx
-                .send(chunk.to_string())
+                .send((chunk.to_string(), last))
                 .map_err(|_| PyValueError::new_err("the stream has stopped")),
             None => Err(PyValueError::new_err("the stream is closed")),
+        };
+        if last {
+            guard.take();
         }
+        sent
     }
 
     /// The text has ended: the rest is read whole and run.
     fn close(&self) {
         if let Ok(mut guard) = self.chunks.lock() {
-            guard.take();
+            if let Some(tx) = guard.take() {
+                let _ = tx.send((String::new(), true));
+            }
         }
     }
 
