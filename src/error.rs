@@ -97,6 +97,9 @@ pub enum LimitKind {
     /// [`Limits::max_calls`](crate::Limits::max_calls).
     #[serde(rename = "max_calls")]
     Calls,
+    /// [`Limits::max_constructors`](crate::Limits::max_constructors).
+    #[serde(rename = "max_constructors")]
+    Constructors,
     /// [`Limits::max_eval_bytes`](crate::Limits::max_eval_bytes).
     #[serde(rename = "max_eval_bytes")]
     EvalBytes,
@@ -137,6 +140,7 @@ impl LimitKind {
             LimitKind::StrBytes => "max_str_bytes",
             LimitKind::CollectionLen => "max_collection_len",
             LimitKind::Calls => "max_calls",
+            LimitKind::Constructors => "max_constructors",
             LimitKind::EvalBytes => "max_eval_bytes",
             LimitKind::OutputBytes => "max_output_bytes",
             LimitKind::Fuel => "fuel",

@@ -39,8 +39,12 @@ pub struct Limits {
     /// Elements in one value counted recursively (a list of 3 lists of 2 counts 9), including
     /// results of `+` and `*` and ndarray sizes. Default 100,000.
     pub max_collection_len: usize,
-    /// Calls (tools, constructors, functions) in one input. Default 256.
+    /// Tool calls in one input, all units together. Default 256.
     pub max_calls: usize,
+    /// Calls of record types and builtin functions (`Point(...)`, `np.array(...)`) in one
+    /// input, all units together: the values the arguments build, bounded apart from the
+    /// tool calls. Default 4,096.
+    pub max_constructors: usize,
     /// Approximate bytes of all values one input materializes (literals, variables used,
     /// results of operators and calls). Default 16 MiB.
     pub max_eval_bytes: usize,
@@ -80,6 +84,7 @@ impl Default for Limits {
             max_str_bytes: 1 << 20,
             max_collection_len: 100_000,
             max_calls: 256,
+            max_constructors: 4096,
             max_eval_bytes: 16 << 20,
             max_output_bytes: 4 << 20,
             fuel: 500_000_000,
@@ -117,6 +122,7 @@ setters!(Limits {
     max_str_bytes: usize,
     max_collection_len: usize,
     max_calls: usize,
+    max_constructors: usize,
     max_eval_bytes: usize,
     max_output_bytes: usize,
     fuel: u64,

@@ -166,12 +166,36 @@ fn collection_sizes() {
 }
 
 #[test]
+fn constructors_per_input() {
+    let limits = Limits::default().max_constructors(64);
+    let n = limits.max_constructors;
+    // `len` is one builtin call, each `abs(0)` another: they count against max_constructors,
+    // not against max_calls (which counts tool calls).
+    let inner = |k: usize| format!("len([{}])", vec!["abs(0)"; k - 1].join(", "));
+    edge(&limits, "max_constructors", &inner(n), &inner(n + 1));
+    let in_echo = |k: usize| format!("echo(x={})", inner(k));
+    edge(&limits, "max_constructors", &in_echo(n), &in_echo(n + 1));
+    // Tool calls with constructors in their arguments: each tool call counts once against
+    // max_calls, whatever it builds (1,000 `add_points(p1=Point(...), p2=Point(...))` calls
+    // need max_calls 1000, not 2000).
+    let manager = fexpr::demo::builder()
+        .limits(Limits::default().max_calls(1000))
+        .build()
+        .unwrap();
+    let call = "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))";
+    let text = format!("[{}]", vec![call; 1000].join(", "));
+    let outputs = common::runtime().block_on(async { manager.run(Input::expr(&text)).await.outputs });
+    assert_eq!(outputs.len(), 1000);
+    assert!(outputs.iter().all(|o| o.output.is_ok()), "{:?}", outputs[0]);
+    let e = run(&Limits::default().max_constructors(1), "echo(x=len([abs(0)]))").unwrap_err();
+    assert_eq!(e.limit, Some(fexpr::error::LimitKind::Constructors), "{e}");
+    assert_eq!(e.message, "max_constructors limit exceeded: 2 > 1");
+}
+
+#[test]
 fn calls_per_input() {
     let limits = Limits::default();
     let n = limits.max_calls;
-    // `len` is one call, each `abs(0)` another.
-    let inner = |k: usize| format!("len([{}])", vec!["abs(0)"; k - 1].join(", "));
-    edge(&limits, "max_calls", &inner(n), &inner(n + 1));
     // A list of tool calls: the limit is for the whole input, and over it nothing runs.
     let manager = manager(limits.clone());
     let list = |k: usize| format!("[{}]", vec!["echo(x=1)"; k].join(", "));

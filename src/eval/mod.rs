@@ -115,10 +115,12 @@ pub async fn run<D: Dispatch>(
         .iter()
         .map(|root| UnitState::new(root, &eval))
         .collect();
-    // `max_calls` bounds the whole input: a list of calls that is too long runs none of them.
-    let calls = states.iter().fold(0usize, |n, s| n.saturating_add(s.calls));
-    if calls > limits.max_calls {
-        let error = Error::limit(LimitKind::Calls, limits.max_calls, calls);
+    // `max_calls` and `max_constructors` bound the whole input: a list of calls that is too
+    // long runs none of them.
+    let calls = states
+        .iter()
+        .fold(resolve::Counts::default(), |n, s| n.plus(s.calls));
+    if let Some(error) = calls.over(limits) {
         for state in states.iter_mut().filter(|s| s.error.is_none()) {
             state.error = Some(error.clone());
             state.waves.clear();
@@ -167,7 +169,7 @@ async fn single_call<D: Dispatch>(
         call: None,
         result: Err(e),
     };
-    let mut calls = 0;
+    let mut calls = resolve::Counts::default();
     if let Err(e) = resolve::check(root, eval.ctx, eval.limits, &mut calls) {
         return Some(failed(e));
     }
@@ -212,7 +214,7 @@ async fn single_call<D: Dispatch>(
 /// Evaluate one expression that contains no tool calls (a record, a literal, `np.array(...)`).
 pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Value, Error> {
     let eval = Evaluator::new(ctx, limits);
-    let mut calls = 0;
+    let mut calls = resolve::Counts::default();
     resolve::check(expr, ctx, limits, &mut calls)?;
     if let Some(span) = resolve::first_tool_call(expr, ctx) {
         return Err(Error::new(
@@ -262,8 +264,8 @@ struct UnitState<'e> {
     pending: Vec<&'e Expr>,
     call: Option<Function>,
     error: Option<Error>,
-    /// Calls (tools, constructors, functions) counted in this unit.
-    calls: usize,
+    /// Calls (tools; constructors and functions) counted in this unit.
+    calls: resolve::Counts,
 }
 
 impl<'e> UnitState<'e> {
@@ -276,7 +278,7 @@ impl<'e> UnitState<'e> {
             pending: Vec::new(),
             call: None,
             error: None,
-            calls: 0,
+            calls: resolve::Counts::default(),
         };
         if let Err(e) = state.prepare(eval) {
             state.error = Some(e);
@@ -293,7 +295,7 @@ impl<'e> UnitState<'e> {
             )
             .at(self.root.span));
         };
-        let mut calls = 0;
+        let mut calls = resolve::Counts::default();
         let checked = resolve::check(self.root, eval.ctx, eval.limits, &mut calls);
         self.calls = calls;
         checked?;

@@ -15,12 +15,48 @@ pub(crate) fn depth_cap(limits: &Limits) -> usize {
     limits.max_depth.saturating_mul(4)
 }
 
-/// Static check: names resolve, calls fit their signatures, the call count is bounded.
+/// The calls of an input counted by what they call: tool calls against [`Limits::max_calls`],
+/// record constructors and builtin functions (`Point(...)`, `np.array(...)`) against
+/// [`Limits::max_constructors`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Calls of tools.
+    pub tools: usize,
+    /// Calls of record types and builtin functions.
+    pub constructors: usize,
+}
+
+impl Counts {
+    /// Both counts of `self` and `other` together.
+    pub fn plus(self, other: Counts) -> Counts {
+        Counts {
+            tools: self.tools.saturating_add(other.tools),
+            constructors: self.constructors.saturating_add(other.constructors),
+        }
+    }
+
+    /// The `Limit` error of the first count over its limit, if any.
+    pub fn over(self, limits: &Limits) -> Option<Error> {
+        if self.tools > limits.max_calls {
+            return Some(Error::limit(LimitKind::Calls, limits.max_calls, self.tools));
+        }
+        (self.constructors > limits.max_constructors).then(|| {
+            Error::limit(
+                LimitKind::Constructors,
+                limits.max_constructors,
+                self.constructors,
+            )
+        })
+    }
+}
+
+/// Static check: names resolve, calls fit their signatures, the calls are counted into
+/// `counts` and bounded.
 pub(crate) fn check(
     e: &Expr,
     ctx: &dyn Resolve,
     limits: &Limits,
-    calls: &mut usize,
+    counts: &mut Counts,
 ) -> Result<(), Error> {
     // Literals need no check; the stack holds only names, calls and displays (a call of
     // literals allocates nothing here).
@@ -46,14 +82,16 @@ pub(crate) fn check(
                 None => return Err(unknown(ctx, name, node.span, false)),
             },
             ExprKind::Call(call) => {
-                *calls += 1;
-                if *calls > limits.max_calls {
-                    return Err(
-                        Error::limit(LimitKind::Calls, limits.max_calls, *calls).at(node.span)
-                    );
+                let entry = ctx.get(&call.func);
+                match entry {
+                    Some(Entry::Tool(_)) => counts.tools = counts.tools.saturating_add(1),
+                    _ => counts.constructors = counts.constructors.saturating_add(1),
+                }
+                if let Some(e) = counts.over(limits) {
+                    return Err(e.at(node.span));
                 }
                 let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
-                match ctx.get(&call.func) {
+                match entry {
                     Some(Entry::Tool(sig) | Entry::Record(sig)) => {
                         sig.check_keywords(call.args.len(), keywords, node.span)?
                     }
