@@ -16,7 +16,9 @@
 //! build of this example with `--no-default-features --features native`).
 //!
 //! Every timed call goes from text to `FunctionOutput`: parse, resolve, evaluate, run the tool.
-//! `native` is `ToolManager::execute_func_expr` on a current-thread tokio runtime; `sandbox`
+//! `native` is `ToolManager::execute_func_expr` on a current-thread tokio runtime; `model` is
+//! the model-text door on the same runtime (`manager.run(text)`: call position, repairs, then
+//! the call); `sandbox`
 //! (built only with `--features sandbox`) is `ToolManager::execute_func_expr_via_sandbox`, a fresh
 //! wasm instance per call. `once` is what the driver spawns to time a cold start: `once sandbox`
 //! maps its one instance on demand, as `fexpr exec --sandbox` does (a process that runs one
@@ -25,6 +27,7 @@
 
 use fexpr::{FunctionOutput, ToolManager};
 use serde_json::{json, Map, Value as Json};
+use std::future::IntoFuture;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
@@ -47,6 +50,9 @@ const CALLS: [(&str, &str, &str); 3] = [
 #[derive(Clone, Copy, Debug)]
 enum Mode {
     Native,
+    /// The model-text door natively: `manager.run(text)` (call position, repairs, then the
+    /// call), to set beside `Native` (the expression door) for the same call.
+    Model,
     #[cfg(feature = "sandbox")]
     Sandbox,
 }
@@ -55,6 +61,7 @@ impl Mode {
     fn all() -> Vec<Mode> {
         vec![
             Mode::Native,
+            Mode::Model,
             #[cfg(feature = "sandbox")]
             Mode::Sandbox,
         ]
@@ -63,6 +70,7 @@ impl Mode {
     fn parse(name: &str) -> Result<Mode, String> {
         match name {
             "native" => Ok(Mode::Native),
+            "model" => Ok(Mode::Model),
             #[cfg(feature = "sandbox")]
             "sandbox" => Ok(Mode::Sandbox),
             other => Err(format!(
@@ -74,6 +82,7 @@ impl Mode {
     fn name(self) -> &'static str {
         match self {
             Mode::Native => "native",
+            Mode::Model => "model",
             #[cfg(feature = "sandbox")]
             Mode::Sandbox => "sandbox",
         }
@@ -82,6 +91,17 @@ impl Mode {
     fn run(self, rt: &Runtime, manager: &ToolManager, text: &str) -> FunctionOutput {
         match self {
             Mode::Native => rt.block_on(manager.execute_func_expr(text)),
+            Mode::Model => {
+                let response = rt.block_on(manager.run(text).into_future());
+                let mut outputs = response.outputs;
+                match (outputs.pop(), outputs.is_empty()) {
+                    (Some(out), true) => out,
+                    _ => FunctionOutput::failed(text, text, fexpr::Error::new(
+                        fexpr::ErrorKind::Unsupported,
+                        "expected one output",
+                    )),
+                }
+            }
             #[cfg(feature = "sandbox")]
             Mode::Sandbox => rt.block_on(manager.execute_func_expr_via_sandbox(text)),
         }
@@ -161,7 +181,7 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
     let manager = fexpr::demo::manager();
     let threads = threads.max(1);
     let mut report = Map::new();
-    for mode in Mode::all() {
+    for mode in Mode::all().into_iter().filter(|m| !matches!(m, Mode::Model)) {
         // Warm up (and check) on this thread first.
         let rt = runtime()?;
         for (_, text, expected) in CALLS {

@@ -640,6 +640,8 @@ def main() -> None:
         rows.append(Row(system, mode, {c: stats(s) if s else None for c, s in by_call.items()}))
 
     add_row("**fexpr native** `execute_func_expr`", "default: in process", {c: rust.get(f"native/{c}", []) for c in CALLS})
+    add_row("**fexpr model text** `manager.run(text)`", "default: in process, call position and repairs first",
+            {c: rust.get(f"model/{c}", []) for c in CALLS})
     if has_sandbox:
         add_row("**fexpr sandboxed** `execute_func_expr_via_sandbox`", "isolated: fresh wasm instance per call",
                 {c: rust.get(f"sandbox/{c}", []) for c in CALLS})

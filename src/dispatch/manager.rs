@@ -467,6 +467,19 @@ impl ToolManager {
                 .map(|(k, v)| (k.clone(), v.clone(), span))
                 .collect(),
         };
+        self.run_checked(request, input, func, scope).await
+    }
+
+    /// Run one call whose arguments are already values (`request`; `call` is the same call as
+    /// written, for the output's `parsed_input`, and `input` its text) natively within `scope`.
+    pub(crate) async fn run_checked(
+        &self,
+        request: ToolRequest,
+        input: String,
+        call: Function,
+        scope: &Scope,
+    ) -> FunctionOutput {
+        let span = request.span;
         let result = NativeDispatch {
             manager: self,
             scope,
@@ -474,7 +487,7 @@ impl ToolManager {
         .dispatch_one(request)
         .await;
         let call_id = scope.output_id(span);
-        let mut out = output(call_id, func.name.clone(), input, Some(func), result);
+        let mut out = output(call_id, call.name.clone(), input, Some(call), result);
         scope.attach(&mut out, span);
         out
     }

@@ -785,7 +785,17 @@ impl Run<'_> {
             return not_run(p);
         };
         let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
-        let outputs = self.text(&source, false, Some(id.clone())).await;
+        // Natively a checked call runs with the values it was checked with: one pass over the
+        // text. The sandbox runs its source, so that the guest evaluates what the model wrote.
+        let outputs = match p.request.filter(|_| !self.sandboxed) {
+            Some(request) => {
+                let scope = Scope::new(self.session.clone(), self.limits, Some(id.clone()))
+                    .sharing(&self.results);
+                let out = self.manager.run_checked(request, source.clone(), p.call, &scope);
+                vec![out.await]
+            }
+            None => self.text(&source, false, Some(id.clone())).await,
+        };
         let mut out = with_repairs(outputs, &source, p.verdict.repairs, id);
         out.output = out.output.map_err(|e| p.place.locate_error(e));
         out

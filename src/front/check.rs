@@ -122,6 +122,12 @@ pub struct Planned {
     /// when the only objection is that an argument is itself a tool call (running evaluates
     /// it first; checking cannot). `None`: the call must not run, the verdict says why.
     pub run: Option<String>,
+    /// The checked call ready to run, set with `run` when the verdict is valid: its arguments
+    /// as [`check_text`] evaluated and bound them, with their spans (which index `run` when
+    /// no repair printed it again). A native run binds these values: the call is neither
+    /// printed back to text nor parsed and evaluated a second time. (The sandbox runs `run`,
+    /// so that the guest, not the host, evaluates what the model wrote.)
+    pub request: Option<eval::ToolRequest>,
     /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a
     /// JSON call's `id`), if any: the output's `call_id`.
     pub id: Option<String>,
@@ -314,6 +320,7 @@ fn plan_call(
             ..Function::default()
         },
         run: None,
+        request: None,
         id: found.id.clone(),
         place,
     };
@@ -365,6 +372,7 @@ fn plan_call(
         Ok(()) => {
             planned.verdict.valid = true;
             planned.run = running.then(source);
+            planned.request = kept.as_ref().and_then(|call| checked_request(&expr, call));
         }
         Err(e) => {
             if running
@@ -384,6 +392,34 @@ fn plan_call(
         planned.call = call;
     }
     planned
+}
+
+/// The call `expr` ready to run with the values it was checked with (`call`, as written): each
+/// argument's value beside its span. `None` when `expr` is not a call or `call` does not
+/// have its arguments one for one.
+fn checked_request(expr: &Expr, call: &Function) -> Option<eval::ToolRequest> {
+    let ExprKind::Call(tree) = &expr.kind else {
+        return None;
+    };
+    if tree.args.len() != call.args.len() || tree.kwargs.len() != call.kwargs.len() {
+        return None;
+    }
+    Some(eval::ToolRequest {
+        name: call.name.clone(),
+        span: expr.span,
+        args: call
+            .args
+            .iter()
+            .zip(&tree.args)
+            .map(|(value, arg)| (value.clone(), arg.span))
+            .collect(),
+        kwargs: call
+            .kwargs
+            .iter()
+            .zip(&tree.kwargs)
+            .map(|((name, value), arg)| (name.clone(), value.clone(), arg.value.span))
+            .collect(),
+    })
 }
 
 /// Whether an argument of the call `expr` is (or holds) a call to a tool.
