@@ -16,25 +16,15 @@
 //! Run `scripts/ci-mcp.sh` first, then `cargo bench --bench gateway`; without the server the
 //! benchmark says so and does nothing.
 
+mod common;
+
+use common::median_ns;
 use criterion::Criterion;
 use fexpr::mcp::serve::{McpGateway, ServeOptions};
-use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};
-use fexpr::ToolManager;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::Peer;
 use rmcp::ServiceExt;
-use std::path::PathBuf;
-
-fn median_ns(id: &str) -> Option<f64> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/criterion")
-        .join(id)
-        .join("new/estimates.json");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    json["median"]["point_estimate"].as_f64()
-}
 
 fn echo(i: usize) -> CallToolRequestParams {
     let mut arguments = JsonObject::new();
@@ -62,32 +52,9 @@ async fn connect(gateway: McpGateway) -> RunningService<RoleClient, ()> {
 }
 
 fn main() {
-    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("mcp-servers/node_modules/.bin/mcp-server-everything");
-    if !bin.exists() {
-        eprintln!(
-            "*** gateway bench skipped: {} is not installed (run scripts/ci-mcp.sh) ***",
-            bin.display()
-        );
+    let Some((rt, manager, mcp)) = common::everything("gateway") else {
         return;
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let config = McpConfig::new().server(
-        "everything",
-        McpServerConfig::stdio(bin.to_string_lossy(), ["stdio"]),
-    );
-    let (manager, mcp) = rt.block_on(async {
-        let mcp = McpTools::connect(&config, McpOptions::default())
-            .await
-            .expect("server-everything starts");
-        let mut manager = ToolManager::builder();
-        mcp.register(&mut manager);
-        (manager.build().expect("a manager"), mcp)
-    });
+    };
     let upstream = rt.block_on(mcp.servers()[0].peer()).expect("a connection");
     let gateway = McpGateway::new(manager.clone(), ServeOptions::default()).expect("a gateway");
     let only = McpGateway::new(

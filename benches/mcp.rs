@@ -12,49 +12,16 @@
 //! wasmtime, `cargo bench --no-default-features --features mcp --bench mcp`); without the
 //! server the benchmark says so and does nothing. The ratio of the two medians is printed at the end.
 
-use criterion::Criterion;
-use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};
-use fexpr::ToolManager;
-use rmcp::model::CallToolRequestParams;
-use std::path::PathBuf;
+mod common;
 
-fn median_ns(id: &str) -> Option<f64> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/criterion")
-        .join(id)
-        .join("new/estimates.json");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    json["median"]["point_estimate"].as_f64()
-}
+use common::median_ns;
+use criterion::Criterion;
+use rmcp::model::CallToolRequestParams;
 
 fn main() {
-    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("mcp-servers/node_modules/.bin/mcp-server-everything");
-    if !bin.exists() {
-        eprintln!(
-            "*** mcp bench skipped: {} is not installed (run scripts/ci-mcp.sh) ***",
-            bin.display()
-        );
+    let Some((rt, manager, mcp)) = common::everything("mcp") else {
         return;
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let config = McpConfig::new().server(
-        "everything",
-        McpServerConfig::stdio(bin.to_string_lossy(), ["stdio"]),
-    );
-    let (manager, mcp) = rt.block_on(async {
-        let mcp = McpTools::connect(&config, McpOptions::default())
-            .await
-            .expect("server-everything starts");
-        let mut manager = ToolManager::builder();
-        mcp.register(&mut manager);
-        (manager.build().unwrap(), mcp)
-    });
+    };
     let server = mcp.servers()[0].clone();
     let peer = rt.block_on(server.peer()).expect("a connection");
     let mut arguments = serde_json::Map::new();

@@ -85,7 +85,10 @@ fn main() {
         .build()
         .expect("the tools are well-formed");
 
-    println!("What the model is shown:\n{}\n", manager.yaml_definitions());
+    println!(
+        "What the model is shown:\n{}\n",
+        manager.definitions().yaml()
+    );
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()

@@ -54,7 +54,10 @@ fn main() {
         .build()
         .expect("the tools are well-formed");
 
-    println!("The model sees only `city`:\n{}", manager.openai_tools());
+    println!(
+        "The model sees only `city`:\n{}",
+        manager.definitions().openai()
+    );
 
     let state = Arc::new(AgentState::default());
     let session = Session::new().state(state.clone());

@@ -16,7 +16,7 @@ async fn main() {
 
     println!(
         "== Tools as a model sees them (YAML) ==\n{}",
-        manager.yaml_definitions()
+        manager.definitions().yaml()
     );
     println!("== The same as Python signatures ==");
     for def in manager.definitions() {

@@ -72,7 +72,7 @@ pub use value::{NdArray, Record, Value};
 #[cfg(feature = "demo")]
 pub use dispatch::demo;
 #[cfg(feature = "native")]
-pub use dispatch::{manager, observe, pool, request, session, stream, tool, tooldefs};
+pub use dispatch::{definitions, manager, observe, pool, request, session, stream, tool, tooldefs};
 #[cfg(feature = "native")]
 pub use manager::ToolManager;
 #[cfg(feature = "native")]

@@ -291,7 +291,7 @@ fn parse_func_expr_evaluates_arguments_without_running() {
 #[test]
 fn definitions_are_generated_from_types() {
     let m = fexpr::demo::manager();
-    let tools = m.openai_tools();
+    let tools = m.definitions().openai();
     let add_points = tools
         .as_array()
         .unwrap()
@@ -301,13 +301,13 @@ fn definitions_are_generated_from_types() {
     let params = &add_points["function"]["parameters"];
     assert_eq!(params["required"], serde_json::json!(["p1", "p2"]));
     assert!(params["$defs"]["Point"]["properties"]["x"].is_object());
-    let anthropic = m.anthropic_tools();
+    let anthropic = m.definitions().anthropic();
     assert_eq!(anthropic[0]["name"], "multiply");
     assert_eq!(
         anthropic[0]["input_schema"]["properties"]["a"]["type"],
         "integer"
     );
-    assert!(m.yaml_definitions().contains("func_name: numpy_sum"));
+    assert!(m.definitions().yaml().contains("func_name: numpy_sum"));
     let sig = m
         .tool("add_points")
         .unwrap()

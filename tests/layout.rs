@@ -2,6 +2,8 @@
 //! in code) is an import from its file's top-level module to the module it names; no stage
 //! imports a stage of higher rank (or another stage of its own rank), and there is no cycle
 //! between top-level modules. The ranks are read from the "Layers" table of ARCHITECTURE.md.
+//! A path through a name `lib.rs` re-exports (`crate::ToolManager`, `crate::manager::…`) is an
+//! import of the module that defines it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -61,6 +63,88 @@ fn imports(source: &str) -> Vec<(usize, String)> {
     found
 }
 
+/// The names the crate root brings in with `use` (public or not: `crate::X` reaches both),
+/// each to the module it names: `pub use manager::ToolManager;` gives `ToolManager -> manager`,
+/// `pub use dispatch::{manager, tool as t};` gives `manager -> dispatch`, `t -> dispatch`;
+/// `mod` lines say which names are the crate's own modules.
+fn reexports(lib: &str) -> BTreeMap<String, String> {
+    let code: String = lib
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut modules = BTreeSet::new();
+    let mut pairs = Vec::new();
+    for statement in code.split(';') {
+        let lines: Vec<&str> = statement
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let declaration = lines.join(" ");
+        let declaration = ["pub(crate) ", "pub "]
+            .iter()
+            .find_map(|p| declaration.strip_prefix(p))
+            .unwrap_or(&declaration);
+        if let Some(module) = declaration.strip_prefix("mod ") {
+            modules.insert(ident(module));
+            continue;
+        }
+        let Some(path) = declaration.strip_prefix("use ") else {
+            continue;
+        };
+        let path = path.strip_prefix("crate::").unwrap_or(path);
+        let from = ident(path);
+        let rest = &path[from.len()..];
+        let items = match rest.find('{') {
+            Some(open) => rest[open + 1..].trim_end().trim_end_matches('}'),
+            None => rest.trim_start_matches(':'),
+        };
+        for item in items.split(',') {
+            let item = item.trim();
+            let name = match item.split(" as ").nth(1) {
+                Some(alias) => alias.trim(),
+                None => item.rsplit("::").next().unwrap_or_default(),
+            };
+            // `use crate::{tool, …}` names top-level modules: the module is the item's first.
+            let target = if from.is_empty() {
+                ident(item)
+            } else {
+                from.clone()
+            };
+            if !name.is_empty() && name != "self" && name != target {
+                pairs.push((name.to_string(), target));
+            }
+        }
+    }
+    // Only names of this crate: `pub use fexpr_macros::tool;` is another crate's macro.
+    let local: BTreeSet<String> = pairs
+        .iter()
+        .filter(|(_, target)| modules.contains(target))
+        .map(|(name, _)| name.clone())
+        .collect();
+    let mut names = BTreeMap::new();
+    for (name, target) in pairs {
+        if modules.contains(&target) || local.contains(&target) {
+            names.entry(name).or_insert(target);
+        }
+    }
+    names
+}
+
+/// The top-level module `name` stands for: itself, or where a root re-export of it leads
+/// (`ToolManager -> manager -> dispatch`); any other name stays as it is.
+fn defining(name: &str, reexports: &BTreeMap<String, String>) -> String {
+    let mut at = name;
+    for _ in 0..=reexports.len() {
+        match reexports.get(at) {
+            Some(next) => at = next,
+            None => break,
+        }
+    }
+    at.to_string()
+}
+
 fn ident(text: &str) -> String {
     text.chars()
         .take_while(|c| c.is_alphanumeric() || *c == '_')
@@ -68,8 +152,10 @@ fn ident(text: &str) -> String {
 }
 
 /// The graph of `src/` (without `lib.rs` and `bin/`): a file's module is its first path
-/// component, `foo.rs` or `foo/`.
+/// component, `foo.rs` or `foo/`; a name `lib.rs` re-exports counts as its defining module.
 fn graph(src: &Path) -> Graph {
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("read src/lib.rs");
+    let reexports = reexports(&lib);
     let mut graph = Graph::new();
     let mut files = vec![src.to_path_buf()];
     while let Some(path) = files.pop() {
@@ -91,6 +177,7 @@ fn graph(src: &Path) -> Graph {
         let text = std::fs::read_to_string(&path).expect("read a source file");
         let edges = graph.entry(module.clone()).or_default();
         for (line, to) in imports(&text) {
+            let to = defining(&to, &reexports);
             if to != module {
                 let place = format!("src/{}:{line}", rel.display());
                 edges.entry(to).or_default().push(place);
@@ -149,6 +236,11 @@ fn violations(
                 .or_default()
                 .insert(to.clone(), places.clone());
             let Some((to_rank, to_stage)) = ranks.get(to) else {
+                problems.push(format!(
+                    "{from} imports `crate::{to}`, neither a module of the Layers table nor a \
+                     name lib.rs re-exports, at {}",
+                    places.join(", ")
+                ));
                 continue;
             };
             if to_rank > from_rank || (to_rank == from_rank && to_stage != from_stage) {
@@ -282,6 +374,58 @@ let x = crate::eval::run(); let y = $crate::tool::x; let z = my_crate::session::
             (2, "limits"),
             (2, "value"),
             (4, "eval")
+        ]
+    );
+}
+
+const LIB: &str = "\
+pub mod eval;
+pub mod tool;
+mod session;
+pub use eval::run as evaluate;
+// pub use session::Commented;
+#[cfg(feature = \"native\")]
+pub use crate::{tool, session};
+pub use tool::{Tool, ToolDefinition as Definition};
+use session::Session;
+pub use fexpr_macros::tool;
+";
+
+#[test]
+fn root_reexports_lead_to_their_defining_module() {
+    let names = reexports(LIB);
+    let module = |name: &str| defining(name, &names);
+    assert_eq!(module("evaluate"), "eval");
+    assert_eq!(module("Tool"), "tool");
+    assert_eq!(module("Definition"), "tool");
+    assert_eq!(module("Session"), "session");
+    assert_eq!(module("tool"), "tool");
+    assert_eq!(module("Commented"), "Commented");
+    assert_eq!(module("error"), "error");
+}
+
+#[test]
+fn an_upward_import_through_a_root_reexport_fails() {
+    // `use crate::Tool;` in `error`: `Tool` is `lib.rs`'s re-export of `tool::Tool`; a name
+    // that leads nowhere is reported too, not skipped.
+    let names = reexports(LIB);
+    let mut graph = Graph::new();
+    let text = "use crate::Tool;\nfn f() -> crate::evaluate::X { crate::Nothing }\n";
+    for (line, to) in imports(text) {
+        graph
+            .entry("error".to_string())
+            .or_default()
+            .entry(defining(&to, &names))
+            .or_default()
+            .push(format!("src/error.rs:{line}"));
+    }
+    assert_eq!(
+        violations(&graph, &ranks(TABLE), &[]),
+        [
+            "error (base, rank 0) imports eval (eval, rank 1) upward at src/error.rs:2",
+            "error (base, rank 0) imports tool (dispatch, rank 2) upward at src/error.rs:1",
+            "error imports `crate::Nothing`, neither a module of the Layers table nor a name \
+             lib.rs re-exports, at src/error.rs:2",
         ]
     );
 }

@@ -66,6 +66,40 @@ fn write_config(name: &str, json: &Json) -> PathBuf {
     path
 }
 
+/// A `--mcp-config` file (removed by the test) with server-everything over stdio as `everything`.
+fn everything_config(name: &str) -> PathBuf {
+    let everything = node_bin("mcp-server-everything");
+    write_config(
+        name,
+        &json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}),
+    )
+}
+
+/// [`everything_config`] with the upstream writing its process id to the file returned second
+/// each time it starts.
+fn everything_config_with_pidfile(name: &str) -> (PathBuf, PathBuf) {
+    let everything = node_bin("mcp-server-everything");
+    let pidfile =
+        std::env::temp_dir().join(format!("fexpr-serve-{name}-pid-{}", std::process::id()));
+    let script = format!(
+        "echo $$ > '{}'; exec '{}' stdio",
+        pidfile.display(),
+        everything.display()
+    );
+    let cfg = write_config(
+        name,
+        &json!({"mcpServers": {"everything": {"command": "sh", "args": ["-c", script]}}}),
+    );
+    (cfg, pidfile)
+}
+
+/// The Inspector's `tools/call` of `tool` with `args` (`name=value`) against `target`.
+fn inspector_call(target: &[&str], tool: &str, args: &[&str]) -> (Json, Output) {
+    let mut method = vec!["--method", "tools/call", "--tool-name", tool, "--tool-arg"];
+    method.extend_from_slice(args);
+    inspector(target, &method)
+}
+
 /// `fexpr serve ARGS --listen 127.0.0.1:PORT`, once it accepts connections; killed on drop.
 struct HttpGateway {
     child: Child,
@@ -148,6 +182,21 @@ fn result_text(result: &CallToolResult) -> String {
     text(&json).to_string()
 }
 
+/// server-everything's `trigger_long_running_operation` (10 seconds) called by `client` in a task.
+fn long_call(
+    client: &RunningService<RoleClient, ()>,
+) -> tokio::task::JoinHandle<Result<CallToolResult, rmcp::ServiceError>> {
+    let peer = client.peer().clone();
+    tokio::spawn(async move {
+        let args = json!({"duration": 10, "steps": 2});
+        peer.call_tool(
+            CallToolRequestParams::new("trigger_long_running_operation")
+                .with_arguments(serde_json::from_value(args).unwrap()),
+        )
+        .await
+    })
+}
+
 /// The acceptance session against `fexpr serve --tools demo` over stdio: tools listed with
 /// their schemas, a call answered, a bad call refused with fexpr's message, `run_calls` with a
 /// list and a nested call in one round trip, a hostile `run_calls` running nothing.
@@ -167,18 +216,7 @@ fn inspector_over_stdio_against_the_demo_tools() {
         "{description}"
     );
 
-    let (sum, out) = inspector(
-        &serve,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "add",
-            "--tool-arg",
-            "a=2",
-            "b=3",
-        ],
-    );
+    let (sum, out) = inspector_call(&serve, "add", &["a=2", "b=3"]);
     assert!(out.status.success(), "{sum}");
     assert_eq!(text(&sum), "5");
     assert!(sum["_meta"]["fexpr"]["call_id"]
@@ -188,33 +226,12 @@ fn inspector_over_stdio_against_the_demo_tools() {
 
     // `--sandbox`: the arguments are evaluated in the wasm guest, whose receipt comes back.
     let sandboxed = [fexpr_bin(), "serve", "--tools", "demo", "--sandbox"];
-    let (sum, _) = inspector(
-        &sandboxed,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "add",
-            "--tool-arg",
-            "a=2",
-            "b=3",
-        ],
-    );
+    let (sum, _) = inspector_call(&sandboxed, "add", &["a=2", "b=3"]);
     assert_eq!(text(&sum), "5");
     assert!(sum["_meta"]["fexpr"]["receipt"].is_object(), "{sum}");
 
     // Refused before it runs: fexpr's message and hint, as a tool error.
-    let (bad, _) = inspector(
-        &serve,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "add",
-            "--tool-arg",
-            "a=2",
-        ],
-    );
+    let (bad, _) = inspector_call(&serve, "add", &["a=2"]);
     assert_eq!(bad["isError"], true, "{bad}");
     assert_eq!(
         text(&bad),
@@ -223,16 +240,10 @@ fn inspector_over_stdio_against_the_demo_tools() {
     assert_eq!(bad["_meta"]["fexpr"]["error"]["kind"], "Arguments");
 
     // One round trip: a list, and a call nested in another's arguments.
-    let (both, out) = inspector(
+    let (both, out) = inspector_call(
         &serve,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "run_calls",
-            "--tool-arg",
-            "calls=[add(a=1, b=2), multiply(a=add(a=1, b=1), b=5)]",
-        ],
+        "run_calls",
+        &["calls=[add(a=1, b=2), multiply(a=add(a=1, b=1), b=5)]"],
     );
     assert!(out.status.success(), "{both}");
     let results = both["structuredContent"]["results"].as_array().unwrap();
@@ -249,17 +260,7 @@ fn inspector_over_stdio_against_the_demo_tools() {
         "calls=# add(a=1, b=2)\nimport os\n__import__(\"os\").system(\"touch {m}\")\nexec(\"open('{m}', 'w')\")\nopen(\"{m}\", \"w\")\nlambda: add(a=1, b=2)",
         m = marker.display()
     );
-    let (nothing, _) = inspector(
-        &serve,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "run_calls",
-            "--tool-arg",
-            &hostile,
-        ],
-    );
+    let (nothing, _) = inspector_call(&serve, "run_calls", &[&hostile]);
     assert_eq!(nothing["isError"], true, "{nothing}");
     // The lines are one unit of code around a call: one rejected item, nothing in it runs
     // (the call in the comment never counted).
@@ -277,11 +278,7 @@ fn inspector_over_stdio_against_the_demo_tools() {
 /// upstream sees it, `run_calls` with a list and a nested call.
 #[test]
 fn inspector_over_http_against_a_gateway() {
-    let everything = node_bin("mcp-server-everything");
-    let cfg = write_config(
-        "http",
-        &json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}),
-    );
+    let cfg = everything_config("http");
     let gateway = HttpGateway::start(&["--mcp-config", cfg.to_str().unwrap()]);
     let target = [gateway.url.as_str(), "--transport", "http"];
 
@@ -294,47 +291,20 @@ fn inspector_over_http_against_a_gateway() {
     );
     assert!(tools.iter().any(|t| t["name"] == "run_calls"));
 
-    let (answer, _) = inspector(
-        &target,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "get_sum",
-            "--tool-arg",
-            "a=2",
-            "b=3",
-        ],
-    );
+    let (answer, _) = inspector_call(&target, "get_sum", &["a=2", "b=3"]);
     assert_eq!(text(&answer), "The sum of 2 and 3 is 5.", "{answer}");
 
-    let (bad, _) = inspector(
-        &target,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "get_sum",
-            "--tool-arg",
-            "a=2",
-        ],
-    );
+    let (bad, _) = inspector_call(&target, "get_sum", &["a=2"]);
     assert_eq!(bad["isError"], true, "{bad}");
     assert!(
         text(&bad).starts_with("Arguments error: get_sum() missing 1 required argument: `b`"),
         "{bad}"
     );
 
-    let (both, _) = inspector(
+    let (both, _) = inspector_call(
         &target,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "run_calls",
-            "--tool-arg",
-            "calls=[get_sum(a=1, b=2), echo(message=get_sum(a=1, b=1))]",
-        ],
+        "run_calls",
+        &["calls=[get_sum(a=1, b=2), echo(message=get_sum(a=1, b=1))]"],
     );
     let results = both["structuredContent"]["results"].as_array().unwrap();
     assert_eq!(results[0]["output"], "The sum of 1 and 2 is 3.", "{both}");
@@ -350,17 +320,7 @@ fn inspector_over_http_against_a_gateway() {
 /// serving the others.
 #[test]
 fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
-    let everything = node_bin("mcp-server-everything");
-    let pidfile = std::env::temp_dir().join(format!("fexpr-serve-pid-{}", std::process::id()));
-    let script = format!(
-        "echo $$ > '{}'; exec '{}' stdio",
-        pidfile.display(),
-        everything.display()
-    );
-    let cfg = write_config(
-        "kill",
-        &json!({"mcpServers": {"everything": {"command": "sh", "args": ["-c", script]}}}),
-    );
+    let (cfg, pidfile) = everything_config_with_pidfile("kill");
     let mut gateway = HttpGateway::start(&["--mcp-config", cfg.to_str().unwrap()]);
     let url = gateway.url.clone();
     runtime().block_on(async {
@@ -371,17 +331,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
             .any(|t| t.name == "trigger_long_running_operation"));
 
         // Killed mid-call: the call in flight fails, naming the server; the gateway stays up.
-        let slow = {
-            let peer = client.peer().clone();
-            tokio::spawn(async move {
-                let args = json!({"duration": 10, "steps": 2});
-                peer.call_tool(
-                    CallToolRequestParams::new("trigger_long_running_operation")
-                        .with_arguments(serde_json::from_value(args).unwrap()),
-                )
-                .await
-            })
-        };
+        let slow = long_call(&client);
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let pid = std::fs::read_to_string(&pidfile).unwrap();
         let killed = Command::new("kill")
@@ -407,17 +357,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
 
         // A client that goes away mid-call: the others are served, promptly.
         let leaving = rmcp_client(&url).await;
-        let pending = {
-            let peer = leaving.peer().clone();
-            tokio::spawn(async move {
-                let args = json!({"duration": 10, "steps": 2});
-                peer.call_tool(
-                    CallToolRequestParams::new("trigger_long_running_operation")
-                        .with_arguments(serde_json::from_value(args).unwrap()),
-                )
-                .await
-            })
-        };
+        let pending = long_call(&leaving);
         tokio::time::sleep(Duration::from_millis(500)).await;
         pending.abort();
         let _ = leaving.cancel().await;
@@ -440,11 +380,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
 /// signature; `run_calls` still reaches every tool.
 #[test]
 fn only_run_calls_lists_two_tools() {
-    let everything = node_bin("mcp-server-everything");
-    let cfg = write_config(
-        "only",
-        &json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}),
-    );
+    let cfg = everything_config("only");
     let gateway = HttpGateway::start(&["--mcp-config", cfg.to_str().unwrap(), "--only-run-calls"]);
     runtime().block_on(async {
         let client = rmcp_client(&gateway.url).await;
@@ -472,18 +408,7 @@ fn only_run_calls_lists_two_tools() {
 #[test]
 fn a_stdio_client_leaving_mid_call_ends_the_gateway_cleanly() {
     use std::io::{BufRead, BufReader, Write};
-    let everything = node_bin("mcp-server-everything");
-    let pidfile =
-        std::env::temp_dir().join(format!("fexpr-serve-stdio-pid-{}", std::process::id()));
-    let script = format!(
-        "echo $$ > '{}'; exec '{}' stdio",
-        pidfile.display(),
-        everything.display()
-    );
-    let cfg = write_config(
-        "stdio-leave",
-        &json!({"mcpServers": {"everything": {"command": "sh", "args": ["-c", script]}}}),
-    );
+    let (cfg, pidfile) = everything_config_with_pidfile("stdio-leave");
     let mut child = Command::new(fexpr_bin())
         .args(["serve", "--mcp-config", cfg.to_str().unwrap()])
         .stdin(Stdio::piped())
@@ -546,11 +471,7 @@ fn a_stdio_client_leaving_mid_call_ends_the_gateway_cleanly() {
 /// gateway and the upstream stay usable.
 #[test]
 fn a_hung_upstream_call_is_an_error_at_its_deadline() {
-    let everything = node_bin("mcp-server-everything");
-    let cfg = write_config(
-        "hang",
-        &json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}),
-    );
+    let cfg = everything_config("hang");
     let gateway =
         HttpGateway::start(&["--mcp-config", cfg.to_str().unwrap(), "--mcp-timeout", "1"]);
     runtime().block_on(async {
@@ -601,18 +522,7 @@ fn tools_json_definitions_are_served_checked() {
         .collect();
     assert_eq!(names, ["get_weather", "run_calls"], "{list}");
 
-    let (checked, out) = inspector(
-        &serve,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "get_weather",
-            "--tool-arg",
-            "city=Paris",
-            "unit=Celsius",
-        ],
-    );
+    let (checked, out) = inspector_call(&serve, "get_weather", &["city=Paris", "unit=Celsius"]);
     assert!(out.status.success(), "{checked}");
     assert_eq!(
         checked["structuredContent"],
@@ -623,17 +533,7 @@ fn tools_json_definitions_are_served_checked() {
         "{checked}"
     );
 
-    let (refused, _) = inspector(
-        &serve,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "get_weather",
-            "--tool-arg",
-            "unit=celsius",
-        ],
-    );
+    let (refused, _) = inspector_call(&serve, "get_weather", &["unit=celsius"]);
     assert_eq!(refused["isError"], true, "{refused}");
     let _ = std::fs::remove_file(tools);
 }

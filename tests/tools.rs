@@ -808,7 +808,8 @@ fn an_unavailable_tool_is_hidden_and_refused_with_when() {
     assert_eq!(names(&session), vec!["query", "final_answer"]);
     assert_eq!(manager.definitions().count(), 2);
     assert!(!manager
-        .openai_tools_in(&session)
+        .definitions_in(&session)
+        .openai()
         .to_string()
         .contains("summarize"));
     let out = run(&manager, session.clone(), "summarize()").remove(0);
@@ -1332,7 +1333,7 @@ fn the_strict_openai_form_follows_openais_rules_at_every_level() {
         )
         .build()
         .unwrap();
-    let tools = manager.openai_tools_strict();
+    let tools = manager.definitions().openai_strict();
     let function = &tools[0]["function"];
     assert_eq!(function["strict"], true);
     let text = function.to_string();
@@ -1350,7 +1351,7 @@ fn the_strict_openai_form_follows_openais_rules_at_every_level() {
         serde_json::json!(["integer", "null"])
     );
     // The plain form closes records too, as binding does.
-    let plain = &manager.openai_tools()[0]["function"]["parameters"];
+    let plain = &manager.definitions().openai()[0]["function"]["parameters"];
     assert_eq!(plain["$defs"]["Size"]["additionalProperties"], false);
     let out = one(&manager, "area(size={'w': 2, 'h': 3, 'd': 4})");
     assert!(

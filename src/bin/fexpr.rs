@@ -640,10 +640,10 @@ fn with_tools(
 /// `fexpr tools`: the definitions of `manager`'s tools in `format`.
 fn definitions(manager: &ToolManager, format: Format) -> String {
     match format {
-        Format::Json => manager.json_definitions(),
-        Format::Openai => pretty(&manager.openai_tools()),
-        Format::Anthropic => pretty(&manager.anthropic_tools()),
-        Format::Yaml => manager.yaml_definitions(),
+        Format::Json => manager.definitions().json(),
+        Format::Openai => pretty(&manager.definitions().openai()),
+        Format::Anthropic => pretty(&manager.definitions().anthropic()),
+        Format::Yaml => manager.definitions().yaml(),
         Format::Python => manager
             .definitions()
             .map(|d| d.python())

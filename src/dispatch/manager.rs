@@ -2,7 +2,6 @@
 //! wrote (expressions, `Function` JSON, `FunctionExpression` JSON), natively on tokio.
 
 use indexmap::IndexMap;
-use serde_json::Value as Json;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -327,52 +326,6 @@ impl ToolManager {
         &self.inner.context
     }
 
-    /// The definitions of the tools available without a session (tools whose availability
-    /// predicate is false for `Session::default()` are left out; see
-    /// [`definitions_in`](ToolManager::definitions_in)).
-    pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.inner
-            .tools
-            .values()
-            .filter(|t| is_available(t.as_ref(), &Session::default()))
-            .map(|t| t.definition())
-    }
-
-    /// The definitions of the tools available in `session`: what to show the model now.
-    pub fn definitions_in<'a>(
-        &'a self,
-        session: &'a Session,
-    ) -> impl Iterator<Item = &'a ToolDefinition> + 'a {
-        self.inner
-            .tools
-            .values()
-            .filter(move |t| is_available(t.as_ref(), session))
-            .map(|t| t.definition())
-    }
-
-    /// AdalFlow's `FunctionDefinition` objects.
-    pub fn function_definitions(&self) -> Vec<Json> {
-        self.definitions()
-            .map(ToolDefinition::function_definition)
-            .collect()
-    }
-
-    /// AdalFlow's `FunctionDefinition` objects of the tools available in `session`.
-    pub fn function_definitions_in(&self, session: &Session) -> Vec<Json> {
-        self.definitions_in(session)
-            .map(ToolDefinition::function_definition)
-            .collect()
-    }
-
-    /// OpenAI `tools` available in `session`.
-    pub fn openai_tools_in(&self, session: &Session) -> Json {
-        Json::Array(
-            self.definitions_in(session)
-                .map(ToolDefinition::openai)
-                .collect(),
-        )
-    }
-
     /// Whether any successful output came from a tool marked
     /// [`ends_turn`](crate::FunctionTool::ends_turn): the agent may stop after these calls.
     pub fn ends_turn(&self, outputs: &[FunctionOutput]) -> bool {
@@ -397,60 +350,6 @@ impl ToolManager {
             (None, Ok(value)) => summarize(value, max),
             (None, Err(error)) => clip(&format!("error: {error}"), max),
         }
-    }
-
-    /// The function definitions as pretty JSON.
-    pub fn json_definitions(&self) -> String {
-        serde_json::to_string_pretty(&self.function_definitions()).unwrap_or_default()
-    }
-
-    /// The function definitions as YAML (more compact in a prompt).
-    pub fn yaml_definitions(&self) -> String {
-        serde_yaml_ng::to_string(&self.function_definitions()).unwrap_or_default()
-    }
-
-    /// OpenAI `tools`.
-    pub fn openai_tools(&self) -> Json {
-        Json::Array(self.definitions().map(ToolDefinition::openai).collect())
-    }
-
-    /// OpenAI `tools` in strict mode (see [`ToolDefinition::openai_strict`]).
-    pub fn openai_tools_strict(&self) -> Json {
-        Json::Array(
-            self.definitions()
-                .map(ToolDefinition::openai_strict)
-                .collect(),
-        )
-    }
-
-    /// Anthropic `tools`.
-    pub fn anthropic_tools(&self) -> Json {
-        Json::Array(self.definitions().map(ToolDefinition::anthropic).collect())
-    }
-
-    /// Parse one call expression and evaluate its arguments, without running the tool.
-    /// Arguments that are themselves tool calls are refused here (they would have to run).
-    pub fn parse_func_expr(&self, expr: &str) -> Result<Function, Error> {
-        let parsed = syntax::parse(expr, &self.inner.limits)?;
-        let call = parsed.as_call()?;
-        let args = call
-            .args
-            .iter()
-            .map(|a| eval::eval_pure(a, &self.inner.context, &self.inner.limits))
-            .collect::<Result<Vec<_>, _>>()?;
-        let kwargs = call
-            .kwargs
-            .iter()
-            .map(|k| {
-                eval::eval_pure(&k.value, &self.inner.context, &self.inner.limits)
-                    .map(|v| (k.name.clone(), v))
-            })
-            .collect::<Result<IndexMap<_, _>, _>>()?;
-        Ok(Function {
-            name: call.func.clone(),
-            args,
-            kwargs,
-        })
     }
 
     /// Run a [`Function`] natively within `scope`.
@@ -666,7 +565,7 @@ impl ToolManager {
 }
 
 /// Whether `tool` may be offered and called in `session`.
-fn is_available(tool: &dyn Tool, session: &Session) -> bool {
+pub(crate) fn is_available(tool: &dyn Tool, session: &Session) -> bool {
     tool.features()
         .is_none_or(|f| f.availability(session).is_ok())
 }

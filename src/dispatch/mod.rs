@@ -4,6 +4,8 @@
 //! [`Request`](request::Request) natively or in the sandbox, and tool definitions for providers
 //! and from their JSON.
 
+mod compat;
+pub mod definitions;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod manager;

@@ -314,49 +314,6 @@ impl ToolManager {
         }
     }
 
-    /// Run a [`Function`] the program built (name + evaluated arguments): `run(Input::function(func))`.
-    /// For JSON a model wrote, use [`Input::json`]: it reads the text within the limits first.
-    ///
-    /// ```
-    /// use fexpr::{Function, Value};
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    /// let func = Function::from_json(&serde_json::json!({"name": "add", "kwargs": {"a": 2, "b": 3}})).unwrap();
-    /// assert_eq!(rt.block_on(manager.execute_func(func)).output, Ok(Value::Int(5)));
-    /// ```
-    pub async fn execute_func(&self, func: Function) -> FunctionOutput {
-        self.run(Input::function(func)).one().await
-    }
-
-    /// Parse and run one call expression, exactly as written: its text (`&str`, `String`) or
-    /// a [`FunctionExpression`] (its `action`): `run(Input::expr(expr))`. A text holding
-    /// several calls gives one error output (use [`run`](ToolManager::run) for a list).
-    ///
-    /// ```
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    /// let out = rt.block_on(manager.execute_func_expr("add(a=2, b=x)"));
-    /// assert_eq!(out.output, Ok(fexpr::Value::Int(4)));
-    /// ```
-    pub async fn execute_func_expr(&self, expr: impl AsRef<str>) -> FunctionOutput {
-        self.run(Input::expr(expr.as_ref())).one().await
-    }
-
-    /// Run several call expressions concurrently, each exactly as written; one output per
-    /// expression, in the same order: `run(Input::func_exprs(exprs))`.
-    ///
-    /// ```
-    /// use fexpr::FunctionExpression;
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    /// let exprs = [FunctionExpression::new("add(a=1, b=2)"), FunctionExpression::new("multiply(a=2, b=3)")];
-    /// let outs = rt.block_on(manager.execute_func_exprs(&exprs));
-    /// assert_eq!(outs[1].output, Ok(fexpr::Value::Int(6)));
-    /// ```
-    pub async fn execute_func_exprs(&self, exprs: &[FunctionExpression]) -> Vec<FunctionOutput> {
-        self.run(Input::func_exprs(exprs.to_vec())).await.outputs
-    }
-
     /// Validate `input` against the tools' signatures without running anything
     /// (`run(input).check()`): per call, whether it fits, with its error, repairs and the
     /// arguments as written.

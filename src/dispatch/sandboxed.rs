@@ -2,9 +2,8 @@
 //! fresh guest instance; the guest's tool calls come back to the host, which checks and runs
 //! them exactly as the native path does.
 
-use crate::call::{Function, FunctionExpression, FunctionOutput};
+use crate::call::FunctionOutput;
 use crate::dispatch::manager::{NativeDispatch, Scope, ToolManager};
-use crate::dispatch::request::Input;
 use crate::dispatch::session::Session;
 use crate::error::{Error, ErrorKind, LimitKind};
 use crate::eval::{Dispatch, ToolRequest};
@@ -159,58 +158,6 @@ impl ToolManager {
             output.receipt = Some(receipt.clone());
         }
         outputs
-    }
-
-    /// [`execute_func`](ToolManager::execute_func) inside the sandbox: the call's JSON form
-    /// is evaluated in a fresh guest instance: `run(Input::function(func)).sandboxed()`.
-    ///
-    /// ```
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Runtime::new().unwrap();
-    /// let func = fexpr::Function::from_json(&serde_json::json!({"name": "add", "args": [2, 3]})).unwrap();
-    /// let out = rt.block_on(manager.execute_func_via_sandbox(func));
-    /// assert_eq!(out.output, Ok(fexpr::Value::Int(5)));
-    /// assert!(out.receipt.is_some());
-    /// ```
-    pub async fn execute_func_via_sandbox(&self, func: Function) -> FunctionOutput {
-        self.run(Input::function(func)).sandboxed().one().await
-    }
-
-    /// [`execute_func_expr`](ToolManager::execute_func_expr) inside the sandbox: one call
-    /// expression in a fresh guest instance: `run(Input::expr(expr)).sandboxed()`.
-    ///
-    /// ```
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Runtime::new().unwrap();
-    /// let out = rt.block_on(manager.execute_func_expr_via_sandbox(
-    ///     "add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})",
-    /// ));
-    /// assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
-    /// ```
-    pub async fn execute_func_expr_via_sandbox(&self, expr: impl AsRef<str>) -> FunctionOutput {
-        self.run(Input::expr(expr.as_ref())).sandboxed().one().await
-    }
-
-    /// [`execute_func_exprs`](ToolManager::execute_func_exprs) inside the sandbox: each
-    /// expression in its own fresh instance, all concurrently; outputs in the same order:
-    /// `run(Input::func_exprs(exprs)).sandboxed()`.
-    ///
-    /// ```
-    /// use fexpr::FunctionExpression;
-    /// let manager = fexpr::demo::manager();
-    /// let rt = tokio::runtime::Runtime::new().unwrap();
-    /// let exprs = [FunctionExpression::new("add(a=1, b=2)"), FunctionExpression::new("multiply(a=2, b=3)")];
-    /// let outs = rt.block_on(manager.execute_func_exprs_via_sandbox(&exprs));
-    /// assert_eq!(outs[0].output, Ok(fexpr::Value::Int(3)));
-    /// ```
-    pub async fn execute_func_exprs_via_sandbox(
-        &self,
-        exprs: &[FunctionExpression],
-    ) -> Vec<FunctionOutput> {
-        self.run(Input::func_exprs(exprs.to_vec()))
-            .sandboxed()
-            .await
-            .outputs
     }
 }
 

@@ -11,9 +11,8 @@
 //! and V3.1: `<｜tool▁call▁begin｜>add<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>`. R1's
 //! `<think>` block is reasoning.
 
-use super::scan::{cut, find, malformed, may_continue, skip_ws, span, trim, Out, Src};
+use super::scan::{cut, find, malformed, section, skip_ws, span, trim, Out, Src};
 use super::FormatArgs;
-use crate::front::IgnoreReason;
 
 const WHAT: &str = "DeepSeek";
 pub(super) const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
@@ -25,7 +24,6 @@ const CALL_END: &str = "<｜tool▁call▁end｜>";
 pub(super) fn read(text: &str, out: &mut Out) {
     let src = Src::new(text, "<think>", "</think>");
     src.report_reasoning(out);
-    let b = src.b;
     let mut pos = 0;
     while let Some((start, which)) = src.find_any(pos, &[CALLS_BEGIN, CALL_BEGIN]) {
         if which == 1 {
@@ -35,37 +33,10 @@ pub(super) fn read(text: &str, out: &mut Out) {
             }
             continue;
         }
-        out.markup(start, start + CALLS_BEGIN.len(), IgnoreReason::ChatToken);
-        let mut i = start + CALLS_BEGIN.len();
-        loop {
-            i = skip_ws(b, i);
-            let rest = &text[i..];
-            if rest.starts_with(CALLS_END) {
-                out.markup(i, i + CALLS_END.len(), IgnoreReason::ChatToken);
-                out.claim(start, i + CALLS_END.len());
-                pos = i + CALLS_END.len();
-                break;
-            }
-            if rest.starts_with(CALL_BEGIN) {
-                match call(text, i, out) {
-                    Some(end) => i = end,
-                    None => {
-                        out.claim(start, text.len());
-                        return;
-                    }
-                }
-                continue;
-            }
-            if may_continue(text, i, &[CALL_BEGIN, CALLS_END]) {
-                out.claim(start, text.len());
-                return;
-            }
-            // (One pass for both tokens, so stray text costs its length once.)
-            let stop = src
-                .find_any(i, &[CALL_BEGIN, CALLS_END])
-                .map_or(text.len(), |(p, _)| p);
-            out.markup(i, stop, IgnoreReason::Prose);
-            i = stop;
+        let token = (start, start + CALLS_BEGIN.len());
+        match section(text, &src, token, (CALL_BEGIN, &[CALLS_END]), call, out) {
+            Some(end) => pos = end,
+            None => return,
         }
     }
 }

@@ -8,9 +8,8 @@
 //! The name is the id without `functions.` and `:INDEX`; the id is kept whole. The arguments
 //! run to `<|tool_call_end|>`.
 
-use super::scan::{cut, find, malformed, may_continue, skip_ws, span, trim, Out, Src};
+use super::scan::{cut, find, malformed, may_continue, section, span, trim, Out, Src};
 use crate::error::clip;
-use crate::front::IgnoreReason;
 
 use super::FormatArgs;
 
@@ -27,7 +26,6 @@ const END: &str = "<|tool_call_end|>";
 pub(super) fn read(text: &str, out: &mut Out) {
     let src = Src::new(text, "<think>", "</think>");
     src.report_reasoning(out);
-    let b = src.b;
     let mut pos = 0;
     let patterns = [SECTIONS[0], SECTIONS[1], BEGIN];
     while let Some((start, which)) = src.find_any(pos, &patterns) {
@@ -39,39 +37,10 @@ pub(super) fn read(text: &str, out: &mut Out) {
             }
             continue;
         }
-        let token_end = start + patterns[which].len();
-        out.markup(start, token_end, IgnoreReason::ChatToken);
-        let mut i = token_end;
-        loop {
-            i = skip_ws(b, i);
-            let rest = &text[i..];
-            if let Some(end) = SECTION_ENDS.iter().find(|t| rest.starts_with(**t)) {
-                out.markup(i, i + end.len(), IgnoreReason::ChatToken);
-                out.claim(start, i + end.len());
-                pos = i + end.len();
-                break;
-            }
-            if rest.starts_with(BEGIN) {
-                match call(text, i, out) {
-                    Some(end) => i = end,
-                    None => {
-                        out.claim(start, text.len());
-                        return;
-                    }
-                }
-                continue;
-            }
-            if may_continue(text, i, &[BEGIN, SECTION_ENDS[0], SECTION_ENDS[1]]) {
-                out.claim(start, text.len());
-                return;
-            }
-            // Stray text in the section: reported, up to the next token.
-            // (One pass for the three tokens, so stray text costs its length once.)
-            let stop = src
-                .find_any(i, &[BEGIN, SECTION_ENDS[0], SECTION_ENDS[1]])
-                .map_or(text.len(), |(p, _)| p);
-            out.markup(i, stop, IgnoreReason::Prose);
-            i = stop;
+        let token = (start, start + patterns[which].len());
+        match section(text, &src, token, (BEGIN, SECTION_ENDS), call, out) {
+            Some(end) => pos = end,
+            None => return,
         }
     }
 }

@@ -11,8 +11,8 @@
 //! the same way.
 
 use super::scan::{
-    char_end, cut, find, json_call, json_end, malformed, may_continue, name_end, python_call,
-    skip_ws, span, NameEnd, Out, PyCall, Src,
+    char_end, cut, find, json_call, json_end, malformed, may_continue, python_call, skip_ws, span,
+    Out, PyCall, Reading, Src,
 };
 use super::FormatArgs;
 use crate::front::IgnoreReason;
@@ -124,72 +124,42 @@ fn python_tag(text: &str, start: usize, out: &mut Out) -> Option<usize> {
 fn function(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     let b = text.as_bytes();
     let name_start = start + FUNCTION.len();
-    let skip_to = |from: usize| find(text, from, END_FUNCTION).map(|p| p + END_FUNCTION.len());
-    let close = match name_end(b, name_start, b'>') {
-        NameEnd::At(close) if close > name_start => close,
-        NameEnd::Cut => {
-            out.broken("", None, start, text.len(), cut(WHAT, "", END_FUNCTION));
-            return None;
-        }
-        NameEnd::At(at) | NameEnd::Bad(at) => {
-            let error = malformed(WHAT, "", "the function name is missing or holds a blank")
-                .at(span(name_start, at + 1));
-            let end = skip_to(at);
-            out.broken("", None, start, end.unwrap_or(text.len()), error);
-            return end;
-        }
+    let call = Reading::new(text, WHAT, start, END_FUNCTION);
+    let problem = "the function name is missing or holds a blank";
+    let close = match call.tag_name(name_start, problem, out) {
+        Ok(close) => close,
+        Err(next) => return next,
     };
-    let name = &text[name_start..close];
-    let name_span = Some(span(name_start, close));
+    let call = call.named(name_start, close);
     let open = skip_ws(b, close + 1);
     if b.get(open) != Some(&b'{') {
         if may_continue(text, open, &["{"]) {
-            out.broken(
-                name,
-                name_span,
-                start,
-                text.len(),
-                cut(WHAT, name, END_FUNCTION),
-            );
-            return None;
+            return call.cut(out);
         }
-        let error = malformed(WHAT, name, "expected a JSON object of arguments")
-            .at(span(open, char_end(text, open)));
-        let end = skip_to(open);
-        out.broken(name, name_span, start, end.unwrap_or(text.len()), error);
-        return end;
+        let problem = "expected a JSON object of arguments";
+        return call.malformed(problem, span(open, char_end(text, open)), open, out);
     }
     let Some(args_end) = json_end(b, open) else {
-        out.broken(
-            name,
-            name_span,
-            start,
-            text.len(),
-            cut(WHAT, name, END_FUNCTION),
-        );
-        return None;
+        return call.cut(out);
     };
     let tail = skip_ws(b, args_end);
     if !text[tail..].starts_with(END_FUNCTION) {
         if may_continue(text, tail, &[END_FUNCTION]) {
-            out.broken(
-                name,
-                name_span,
-                start,
-                text.len(),
-                cut(WHAT, name, END_FUNCTION),
-            );
-            return None;
+            return call.cut(out);
         }
-        let error = malformed(WHAT, name, "expected `</function>` after the arguments")
-            .at(span(tail, char_end(text, tail)));
-        out.broken(name, name_span, start, args_end, error);
+        let error = malformed(
+            WHAT,
+            call.name,
+            "expected `</function>` after the arguments",
+        )
+        .at(span(tail, char_end(text, tail)));
+        out.broken(call.name, call.name_span, start, args_end, error);
         return Some(args_end);
     }
     let end = tail + END_FUNCTION.len();
     out.call(
-        name,
-        name_span,
+        call.name,
+        call.name_span,
         (start, end),
         FormatArgs::Json(span(open, args_end)),
         None,

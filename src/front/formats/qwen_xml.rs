@@ -16,9 +16,7 @@
 //! `</parameter>`). The `<tool_call>` wrapper may be left out. A parameter given twice is an
 //! error (no silent choice).
 
-use super::scan::{
-    char_end, cut, find, malformed, may_continue, name_end, skip_ws, slice, span, NameEnd, Out, Src,
-};
+use super::scan::{char_end, malformed, may_continue, skip_ws, slice, span, Out, Reading, Src};
 use super::{FormatArgs, TextArg};
 use crate::front::IgnoreReason;
 
@@ -46,8 +44,8 @@ pub(super) fn read(text: &str, out: &mut Out) {
 fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize> {
     let b = text.as_bytes();
     let closing = if wrapped { END_TOOL_CALL } else { END_FUNCTION };
-    // Where a malformed call ends: its closing tag, or the text's end.
-    let skip_to = |from: usize| find(text, from, closing).map(|p| p + closing.len());
+    // A malformed call ends at its closing tag, or the text's end.
+    let call = Reading::new(text, WHAT, start, closing);
     let func = if wrapped {
         skip_ws(b, start + "<tool_call>".len())
     } else {
@@ -55,32 +53,19 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
     };
     if !text[func..].starts_with(FUNCTION) {
         if may_continue(text, func, &[FUNCTION]) {
-            out.broken("", None, start, text.len(), cut(WHAT, "", closing));
-            return None;
+            return call.cut(out);
         }
-        let error =
-            malformed(WHAT, "", "expected `<function=NAME>`").at(span(func, char_end(text, func)));
-        let end = skip_to(func);
-        out.broken("", None, start, end.unwrap_or(text.len()), error);
-        return end;
+        let at = span(func, char_end(text, func));
+        return call.malformed("expected `<function=NAME>`", at, func, out);
     }
     let name_start = func + FUNCTION.len();
-    let name_close = match name_end(b, name_start, b'>') {
-        NameEnd::At(close) if close > name_start => close,
-        NameEnd::Cut => {
-            out.broken("", None, start, text.len(), cut(WHAT, "", closing));
-            return None;
-        }
-        NameEnd::At(at) | NameEnd::Bad(at) => {
-            let error = malformed(WHAT, "", "the function name is missing or holds a blank")
-                .at(span(name_start, at + 1));
-            let end = skip_to(at);
-            out.broken("", None, start, end.unwrap_or(text.len()), error);
-            return end;
-        }
+    let problem = "the function name is missing or holds a blank";
+    let name_close = match call.tag_name(name_start, problem, out) {
+        Ok(close) => close,
+        Err(next) => return next,
     };
-    let name = &text[name_start..name_close];
-    let name_span = Some(span(name_start, name_close));
+    let call = call.named(name_start, name_close);
+    let (name, name_span) = (call.name, call.name_span);
     let mut args: Vec<TextArg> = Vec::new();
     let mut i = name_close + 1;
     let function_end = loop {
@@ -91,29 +76,16 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
         }
         if !rest.starts_with(PARAMETER) {
             if may_continue(text, i, &[END_FUNCTION, PARAMETER]) {
-                out.broken(name, name_span, start, text.len(), cut(WHAT, name, closing));
-                return None;
+                return call.cut(out);
             }
-            let error = malformed(WHAT, name, "expected `<parameter=NAME>` or `</function>`")
-                .at(span(i, char_end(text, i)));
-            let end = skip_to(i);
-            out.broken(name, name_span, start, end.unwrap_or(text.len()), error);
-            return end;
+            let problem = "expected `<parameter=NAME>` or `</function>`";
+            return call.malformed(problem, span(i, char_end(text, i)), i, out);
         }
         let key_start = i + PARAMETER.len();
-        let key_close = match name_end(b, key_start, b'>') {
-            NameEnd::At(close) if close > key_start => close,
-            NameEnd::Cut => {
-                out.broken(name, name_span, start, text.len(), cut(WHAT, name, closing));
-                return None;
-            }
-            NameEnd::At(at) | NameEnd::Bad(at) => {
-                let error = malformed(WHAT, name, "a parameter name is missing or holds a blank")
-                    .at(span(key_start, at + 1));
-                let end = skip_to(at);
-                out.broken(name, name_span, start, end.unwrap_or(text.len()), error);
-                return end;
-            }
+        let problem = "a parameter name is missing or holds a blank";
+        let key_close = match call.tag_name(key_start, problem, out) {
+            Ok(close) => close,
+            Err(next) => return next,
         };
         let key = &text[key_start..key_close];
         // The value ends at the first of: a `</parameter>` followed by `<parameter=` or
@@ -124,8 +96,7 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
         let ends = [END_PARAMETER, "\n<parameter=", END_FUNCTION];
         let (value_end, next) = loop {
             let Some((q, which)) = Src::plain(text).find_any(from, &ends) else {
-                out.broken(name, name_span, start, text.len(), cut(WHAT, name, closing));
-                return None;
+                return call.cut(out);
             };
             let (after, structure): (usize, &[&str]) = match which {
                 0 => (q + END_PARAMETER.len(), &[PARAMETER, END_FUNCTION]),
@@ -137,8 +108,7 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
                 break if which == 0 { (q, after) } else { (q, q) };
             }
             if may_continue(text, k, structure) {
-                out.broken(name, name_span, start, text.len(), cut(WHAT, name, closing));
-                return None;
+                return call.cut(out);
             }
             from = after;
         };
@@ -150,11 +120,9 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
             z -= 1;
         }
         if let Some(first) = args.iter().find(|arg| arg.key == key) {
-            let error = malformed(WHAT, name, &format!("parameter `{key}` is given twice"))
-                .at(first.key_span.to(span(key_start, key_close)));
-            let end = skip_to(value_end);
-            out.broken(name, name_span, start, end.unwrap_or(text.len()), error);
-            return end;
+            let problem = format!("parameter `{key}` is given twice");
+            let at = first.key_span.to(span(key_start, key_close));
+            return call.malformed(&problem, at, value_end, out);
         }
         args.push(TextArg {
             key: key.to_string(),
@@ -169,14 +137,7 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
         if text[j..].starts_with(END_TOOL_CALL) {
             j + END_TOOL_CALL.len()
         } else if may_continue(text, j, &[END_TOOL_CALL]) {
-            out.broken(
-                name,
-                name_span,
-                start,
-                text.len(),
-                cut(WHAT, name, END_TOOL_CALL),
-            );
-            return None;
+            return call.cut(out);
         } else {
             let error = malformed(WHAT, name, "expected `</tool_call>` after `</function>`")
                 .at(span(j, char_end(text, j)));

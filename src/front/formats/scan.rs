@@ -223,6 +223,139 @@ pub(super) fn function_tags(text: &str) -> impl Iterator<Item = (usize, usize)> 
     })
 }
 
+/// Read the section of calls whose opening chat token runs from `start` to `token_end` (DeepSeek
+/// and Kimi K2 wrap their calls so): calls opened by `begin`, each read by `call`, up to the
+/// first of the closing `ends`; stray text between them is prose. The section is claimed;
+/// where to go on after it, or `None` when the text ends inside it.
+pub(super) fn section(
+    text: &str,
+    src: &Src<'_>,
+    (start, token_end): (usize, usize),
+    (begin, ends): (&str, &[&str]),
+    call: fn(&str, usize, &mut Out) -> Option<usize>,
+    out: &mut Out,
+) -> Option<usize> {
+    out.markup(start, token_end, IgnoreReason::ChatToken);
+    let tokens: Vec<&str> = std::iter::once(begin).chain(ends.iter().copied()).collect();
+    let mut i = token_end;
+    loop {
+        i = skip_ws(src.b, i);
+        let rest = text.get(i..).unwrap_or_default();
+        if let Some(end) = ends.iter().find(|t| rest.starts_with(**t)) {
+            out.markup(i, i + end.len(), IgnoreReason::ChatToken);
+            out.claim(start, i + end.len());
+            return Some(i + end.len());
+        }
+        if rest.starts_with(begin) {
+            match call(text, i, out) {
+                Some(end) => i = end,
+                None => {
+                    out.claim(start, text.len());
+                    return None;
+                }
+            }
+            continue;
+        }
+        if may_continue(text, i, &tokens) {
+            out.claim(start, text.len());
+            return None;
+        }
+        // Stray text in the section: reported, up to the next token (one pass for all the
+        // tokens, so stray text costs its length once).
+        let stop = src.find_any(i, &tokens).map_or(text.len(), |(p, _)| p);
+        out.markup(i, stop, IgnoreReason::Prose);
+        i = stop;
+    }
+}
+
+/// A call being read, for recording it broken: the text, the format, the call's name so far
+/// (empty until read), where it starts and the tag that closes it.
+#[derive(Clone, Copy)]
+pub(super) struct Reading<'t> {
+    pub text: &'t str,
+    pub what: &'static str,
+    pub name: &'t str,
+    pub name_span: Option<Span>,
+    pub start: usize,
+    pub closing: &'static str,
+}
+
+impl<'t> Reading<'t> {
+    /// The call of the format `what` at `start` in `text`, closed by `closing`, its name not
+    /// read yet.
+    pub(super) fn new(
+        text: &'t str,
+        what: &'static str,
+        start: usize,
+        closing: &'static str,
+    ) -> Reading<'t> {
+        Reading {
+            text,
+            what,
+            name: "",
+            name_span: None,
+            start,
+            closing,
+        }
+    }
+
+    /// The same call, its name read at `name_start..name_end`.
+    pub(super) fn named(self, name_start: usize, name_end: usize) -> Reading<'t> {
+        Reading {
+            name: self.text.get(name_start..name_end).unwrap_or_default(),
+            name_span: Some(span(name_start, name_end)),
+            ..self
+        }
+    }
+
+    /// The text ends inside the call: recorded broken to the end; `None`, nothing more to read.
+    pub(super) fn cut(&self, out: &mut Out) -> Option<usize> {
+        let error = cut(self.what, self.name, self.closing);
+        out.broken(
+            self.name,
+            self.name_span,
+            self.start,
+            self.text.len(),
+            error,
+        );
+        None
+    }
+
+    /// The call is malformed (`problem`, at `at`): recorded broken up to the first `closing`
+    /// at or after `from`, or to the end of the text; where to go on: past that `closing`.
+    pub(super) fn malformed(
+        &self,
+        problem: &str,
+        at: Span,
+        from: usize,
+        out: &mut Out,
+    ) -> Option<usize> {
+        let error = malformed(self.what, self.name, problem).at(at);
+        let end = find(self.text, from, self.closing).map(|p| p + self.closing.len());
+        let broken_end = end.unwrap_or(self.text.len());
+        out.broken(self.name, self.name_span, self.start, broken_end, error);
+        end
+    }
+
+    /// The name of a tag such as `<function=NAME>`, from `name_start` to its `>`: `Ok` with the
+    /// `>`'s offset; `Err` with where to go on when it is cut off ([`cut`](Reading::cut)), or
+    /// missing or holds a blank ([`malformed`](Reading::malformed) as `problem`).
+    pub(super) fn tag_name(
+        &self,
+        name_start: usize,
+        problem: &str,
+        out: &mut Out,
+    ) -> Result<usize, Option<usize>> {
+        match name_end(self.text.as_bytes(), name_start, b'>') {
+            NameEnd::At(close) if close > name_start => Ok(close),
+            NameEnd::Cut => Err(self.cut(out)),
+            NameEnd::At(at) | NameEnd::Bad(at) => {
+                Err(self.malformed(problem, span(name_start, at + 1), at, out))
+            }
+        }
+    }
+}
+
 /// Where a tag's name ends.
 pub(super) enum NameEnd {
     /// At the `stop` byte here.
