@@ -7,8 +7,9 @@
 //! compare_fexpr throughput CALLS THREADS    {"native": {"calls", "threads", "seconds"}, ...}
 //! compare_fexpr once native|sandbox|sandbox-pooled
 //!                                           runs add(a=2, b=3) once, prints the output's repr
-//! compare_fexpr repeat CALLS                runs add(a=2, b=3) CALLS times natively on one
-//!                                           runtime, prints the last output's repr
+//! compare_fexpr repeat CALLS [MODE]         runs add(a=2, b=3) CALLS times (natively unless
+//!                                           MODE is given) on one runtime, prints the last
+//!                                           output's repr
 //! ```
 //!
 //! `repeat` is the driver for instruction counts, which do not depend on the machine's load:
@@ -245,14 +246,16 @@ fn once(how: &str) -> Result<String, String> {
     Ok(shown(&mode.run(&rt, &manager, text)))
 }
 
-/// `add(a=2, b=3)` `calls` times natively, one runtime and one manager: the last output's repr.
-fn repeat(calls: usize) -> Result<String, String> {
+/// `add(a=2, b=3)` `calls` times in `mode` (native unless given), one runtime and one
+/// manager: the last output's repr.
+fn repeat(calls: usize, mode: Option<String>) -> Result<String, String> {
     let rt = runtime()?;
     let manager = fexpr::demo::manager();
+    let mode = mode.map_or(Ok(Mode::Native), |m| Mode::parse(&m))?;
     let (_, text, _) = CALLS[0];
     let mut last = String::new();
     for _ in 0..calls {
-        last = shown(&Mode::Native.run(&rt, &manager, std::hint::black_box(text)));
+        last = shown(&mode.run(&rt, &manager, std::hint::black_box(text)));
     }
     Ok(last)
 }
@@ -269,10 +272,10 @@ fn main() -> Result<(), String> {
         "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
         "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
         "once" => Json::String(once(&args.next().unwrap_or_default())?),
-        "repeat" => Json::String(repeat(number(args.next(), "CALLS")?)?),
+        "repeat" => Json::String(repeat(number(args.next(), "CALLS")?, args.next())?),
         _ => {
             return Err(
-                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS"
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS [native|model]"
                     .to_owned(),
             )
         }

@@ -317,11 +317,17 @@ fn reasoning_spans(text: &str) -> Vec<Span> {
     let apart_before = |at: usize| text[..at].chars().next_back().is_none_or(|c| !quote(c));
     let apart_after = |at: usize| text[at..].chars().next().is_none_or(|c| !quote(c));
     let mut spans = Vec::new();
-    for tag in ["think", "thinking", "reasoning"] {
-        let open = format!("<{tag}>");
-        let close = format!("</{tag}>");
+    // A reasoning block needs its closing tag: most texts have none, and take no search.
+    if !text.contains("</") {
+        return spans;
+    }
+    for (open, close) in [
+        ("<think>", "</think>"),
+        ("<thinking>", "</thinking>"),
+        ("<reasoning>", "</reasoning>"),
+    ] {
         let mut from = 0;
-        while let Some(c) = text.get(from..).and_then(|t| t.find(&close)) {
+        while let Some(c) = text.get(from..).and_then(|t| t.find(close)) {
             let close_at = from + c;
             let end = close_at + close.len();
             if !apart_before(close_at) || !apart_after(end) {
@@ -329,12 +335,12 @@ fn reasoning_spans(text: &str) -> Vec<Span> {
                 continue;
             }
             let opened = text[from..close_at]
-                .match_indices(&open)
+                .match_indices(open)
                 .map(|(o, _)| from + o)
                 .find(|o| apart_before(*o));
             let start = match opened {
                 Some(o) => o,
-                None if from == 0 && !text[..close_at].contains(&open) => 0,
+                None if from == 0 && !text[..close_at].contains(open) => 0,
                 None => close_at,
             };
             spans.push(span(start, end));
