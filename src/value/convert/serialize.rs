@@ -220,49 +220,29 @@ impl Items {
     }
 }
 
-impl ser::SerializeSeq for Items {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.finish())
-    }
+/// The four sequence shapes serde serializes (a list, a tuple, a tuple struct, a tuple
+/// variant) are all collected by [`Items`] alike.
+macro_rules! items {
+    ($($shape:ident :: $element:ident),*) => {$(
+        impl ser::$shape for Items {
+            type Ok = Value;
+            type Error = Error;
+            fn $element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+                self.push(value)
+            }
+            fn end(self) -> Result<Value, Error> {
+                Ok(self.finish())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Items {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleStruct for Items {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleVariant for Items {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.finish())
-    }
-}
+items!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// An object being built (a map, a struct, or a struct variant's fields under its tag).
 pub(in crate::value) struct Entries {
