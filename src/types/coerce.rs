@@ -395,13 +395,20 @@ fn coerce_all(
 
 /// Whether a value keeps `bounds` (its type already checked).
 fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error> {
-    let fail = |what: String| {
-        Err(Error::new(
-            ErrorKind::Value,
-            format!("`{}` {what}", clip(&path.to_string(), 60)),
-        )
-        .with_hint("the tool's schema rules this value out"))
-    };
+    number_bounds(bounds, value)
+        .and_then(|()| size_bounds(bounds, value))
+        .map_err(|what| {
+            Error::new(
+                ErrorKind::Value,
+                format!("`{}` {what}", clip(&path.to_string(), 60)),
+            )
+            .with_hint("the tool's schema rules this value out")
+        })
+}
+
+/// The bounds on a number (an integer format's range, minimum, maximum, `multipleOf`): what
+/// the value fails, if anything.
+fn number_bounds(bounds: &Bounds, value: &Value) -> Result<(), String> {
     let number = match value {
         Value::Int(i) => Some(*i as f64),
         Value::BigInt(b) => Some(num_traits::ToPrimitive::to_f64(&**b).unwrap_or(f64::INFINITY)),
@@ -421,7 +428,7 @@ fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error
             } else {
                 "a"
             };
-            return fail(format!(
+            return Err(format!(
                 "= {} does not fit {kind} {bits}-bit integer ({format})",
                 clip(&value.repr(), 40)
             ));
@@ -430,16 +437,16 @@ fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error
     if let Some(x) = number {
         let shown = || clip(&value.repr(), 40);
         if let Some(min) = bounds.minimum.filter(|min| x < *min) {
-            return fail(format!("must be at least {min}, got {}", shown()));
+            return Err(format!("must be at least {min}, got {}", shown()));
         }
         if let Some(min) = bounds.exclusive_minimum.filter(|min| x <= *min) {
-            return fail(format!("must be greater than {min}, got {}", shown()));
+            return Err(format!("must be greater than {min}, got {}", shown()));
         }
         if let Some(max) = bounds.maximum.filter(|max| x > *max) {
-            return fail(format!("must be at most {max}, got {}", shown()));
+            return Err(format!("must be at most {max}, got {}", shown()));
         }
         if let Some(max) = bounds.exclusive_maximum.filter(|max| x >= *max) {
-            return fail(format!("must be less than {max}, got {}", shown()));
+            return Err(format!("must be less than {max}, got {}", shown()));
         }
         if let Some(m) = bounds.multiple_of {
             let multiple = match value {
@@ -447,17 +454,23 @@ fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error
                 _ => (x / m).fract() == 0.0,
             };
             if !multiple {
-                return fail(format!("must be a multiple of {m}, got {}", shown()));
+                return Err(format!("must be a multiple of {m}, got {}", shown()));
             }
         }
     }
+    Ok(())
+}
+
+/// The bounds on a size (characters, items, keys), a string's pattern and a dict's required
+/// keys: what the value fails, if anything.
+fn size_bounds(bounds: &Bounds, value: &Value) -> Result<(), String> {
     let counted = |len: usize, min: Option<u64>, max: Option<u64>, unit: &str| {
         let len = len as u64;
         if let Some(min) = min.filter(|min| len < *min) {
-            return fail(format!("must have at least {min} {unit}, got {len}"));
+            return Err(format!("must have at least {min} {unit}, got {len}"));
         }
         if let Some(max) = max.filter(|max| len > *max) {
-            return fail(format!("must have at most {max} {unit}, got {len}"));
+            return Err(format!("must have at most {max} {unit}, got {len}"));
         }
         Ok(())
     };
@@ -470,7 +483,7 @@ fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error
                 "characters",
             )?;
             match &bounds.pattern {
-                Some(pattern) if !pattern.is_match(s) => fail(format!(
+                Some(pattern) if !pattern.is_match(s) => Err(format!(
                     "does not match the pattern `{}`, got {}",
                     clip(pattern.as_str(), 60),
                     clip(&value.repr(), 40)
@@ -494,7 +507,7 @@ fn check_bounds(bounds: &Bounds, value: &Value, path: &Path) -> Result<(), Error
                 .iter()
                 .find(|k| !d.contains_key(&Value::Str((*k).clone())));
             if let Some(key) = missing {
-                return fail(format!("is missing key `{}`", clip(key, 40)));
+                return Err(format!("is missing key `{}`", clip(key, 40)));
             }
             counted(
                 d.len(),
