@@ -250,30 +250,9 @@ pub(super) fn schema_type(
         let hint = if all.len() == 1 { name_hint } else { None };
         parts.extend(all.iter().map(|s| schema_type(s, root, depth + 1, hint)));
     }
-    let core = match obj.get("type") {
-        Some(Json::String(t)) => Some(named_type(t, obj, root, depth, name_hint)),
-        Some(Json::Array(ts)) => Some(union(
-            ts.iter()
-                .map(|t| match t.as_str() {
-                    Some(t) => named_type(t, obj, root, depth, name_hint),
-                    None => unchecked("its `type` list holds a non-string"),
-                })
-                .collect(),
-        )),
-        Some(_) => return unchecked("its `type` is neither a string nor a list"),
-        None if obj.contains_key("properties") || obj.contains_key("required") => {
-            Some(named_type("object", obj, root, depth, name_hint))
-        }
-        None => None,
-    };
-    let bounds = match bounds(obj, root) {
-        Ok(bounds) => bounds,
-        Err(reason) => return unchecked(reason),
-    };
-    let core = match (core, bounds) {
-        (Some(t), Some(b)) => Some(Type::Bounded(Box::new(t), Arc::new(b))),
-        (None, Some(b)) => Some(Type::Bounded(Box::new(Type::Any), Arc::new(b))),
-        (core, None) => core,
+    let core = match core_type(obj, root, depth, name_hint) {
+        Ok(core) => core,
+        Err(unchecked) => return unchecked,
     };
     // The type's own part first: it makes the value (a record, say) that the others check.
     match (listed, core) {
@@ -299,6 +278,41 @@ pub(super) fn schema_type(
     } else {
         ty
     }
+}
+
+/// The part of `obj` its `type` and validation keywords make (`None` when it has neither), or
+/// the [`Type::Unchecked`] the whole schema is when one of them cannot be read.
+fn core_type(
+    obj: &serde_json::Map<String, Json>,
+    root: &Reader,
+    depth: usize,
+    name_hint: Option<&str>,
+) -> Result<Option<Type>, Type> {
+    let core = match obj.get("type") {
+        Some(Json::String(t)) => Some(named_type(t, obj, root, depth, name_hint)),
+        Some(Json::Array(ts)) => Some(union(
+            ts.iter()
+                .map(|t| match t.as_str() {
+                    Some(t) => named_type(t, obj, root, depth, name_hint),
+                    None => unchecked("its `type` list holds a non-string"),
+                })
+                .collect(),
+        )),
+        Some(_) => return Err(unchecked("its `type` is neither a string nor a list")),
+        None if obj.contains_key("properties") || obj.contains_key("required") => {
+            Some(named_type("object", obj, root, depth, name_hint))
+        }
+        None => None,
+    };
+    let bounds = match bounds(obj, root) {
+        Ok(bounds) => bounds,
+        Err(reason) => return Err(unchecked(reason)),
+    };
+    Ok(match (core, bounds) {
+        (Some(t), Some(b)) => Some(Type::Bounded(Box::new(t), Arc::new(b))),
+        (None, Some(b)) => Some(Type::Bounded(Box::new(Type::Any), Arc::new(b))),
+        (core, None) => core,
+    })
 }
 
 /// The type of a `$ref`: read in place, or — for a definition that refers to itself — a
