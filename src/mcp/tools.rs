@@ -71,7 +71,7 @@ impl Tool for McpTool {
     }
 }
 
-/// The output value of an MCP `CallToolResult` (as JSON); see the [module docs](self).
+/// The output value of an MCP `CallToolResult` (as JSON); see the [module docs](crate::mcp).
 ///
 /// ```
 /// use fexpr::mcp::result_value;
@@ -147,7 +147,7 @@ pub fn observation(result: &Json, max: usize) -> String {
     clip(&parts.join("\n"), max)
 }
 
-/// The Python identifier an MCP name is exposed as (see the [module docs](self)).
+/// The Python identifier an MCP name is exposed as (see the [module docs](crate::mcp)).
 ///
 /// ```
 /// use fexpr::mcp::python_name;

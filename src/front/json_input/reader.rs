@@ -32,6 +32,12 @@ pub(super) struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// Read the whole text as one JSON value, within the limits (see [`read`]).
+    //
+    // Over 100 lines on purpose: the reader does not recurse, so opening a container, reading a
+    // scalar and returning to the enclosing container are the steps of one loop over one
+    // explicit stack (`stack`, the current `value` and its `count`); split into functions, each
+    // would take and hand back all three. Scalars, keys and errors are methods of their own.
     pub(super) fn document(mut self) -> Result<Expr, Error> {
         let mut stack: Vec<Frame> = Vec::new();
         loop {
