@@ -51,14 +51,14 @@ use crate::resolve::context::Resolve;
 use crate::syntax::{self, Call, Expr, ExprKind, Keyword};
 use crate::value::NODE_BYTES;
 
+mod forms;
 mod reader;
 #[cfg(test)]
 mod tests;
-mod units;
 
+use self::forms::key_is;
+pub use self::forms::{run, units, Item};
 use self::reader::{decode_marked, Reader};
-use self::units::key_is;
-pub use self::units::{run, units, Item};
 
 /// Bytes the evaluator charges per element of a list, and per key and per value of a dict.
 const NODE: u64 = NODE_BYTES as u64;
