@@ -3,6 +3,8 @@
 //! imports a stage of higher rank (or another stage of its own rank), and there is no cycle
 //! between top-level modules. The ranks are read from the "Layers" table of ARCHITECTURE.md.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

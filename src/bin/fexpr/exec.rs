@@ -284,6 +284,7 @@ pub(super) fn exec_stream(
 }
 
 /// Whether stdin has input at hand (data or its end) right now, without waiting.
+#[allow(unsafe_code)] // the unsafe block below carries its SAFETY comment
 pub(super) fn stdin_ready() -> bool {
     let mut fd = libc::pollfd {
         fd: 0,
