@@ -157,77 +157,7 @@ pub(super) fn exec_stream(
     let failure: Arc<Mutex<Option<Error>>> = Arc::default();
     {
         let (text, failure) = (text.clone(), failure.clone());
-        std::thread::spawn(move || {
-            let mut stdin = std::io::stdin().lock();
-            let mut pending: Vec<u8> = Vec::new();
-            let mut read = 0usize;
-            let mut buf = [0u8; 8192];
-            let mut ended = false;
-            while !ended {
-                let n = match stdin.read(&mut buf) {
-                    Ok(0) => {
-                        ended = true;
-                        0
-                    }
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        let error =
-                            Error::new(ErrorKind::Syntax, format!("cannot read stdin: {e}"));
-                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
-                        break;
-                    }
-                };
-                read = read.saturating_add(n);
-                pending.extend_from_slice(buf.get(..n).unwrap_or_default());
-                // Everything already at hand (up to the end of input) goes in one message, so
-                // a whole response is read whole; only a pause in the input lets calls start.
-                if !ended && stdin_ready() && read <= max_bytes {
-                    continue;
-                }
-                // The longest valid UTF-8 prefix goes on; a character cut by the chunk waits.
-                let valid = match std::str::from_utf8(&pending) {
-                    Ok(s) => s.len(),
-                    Err(e) if e.error_len().is_none() && !ended => e.valid_up_to(),
-                    Err(e) if e.error_len().is_none() => {
-                        let error =
-                            Error::new(ErrorKind::Syntax, "stdin ends inside a UTF-8 character")
-                                .with_hint("send the model's output as UTF-8 text");
-                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
-                        let _ = e;
-                        break;
-                    }
-                    Err(e) => {
-                        let at = read - pending.len() + e.valid_up_to();
-                        let len = e.error_len().unwrap_or(1);
-                        let span = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-                        let error = Error::new(
-                            ErrorKind::Syntax,
-                            format!("stdin is not valid UTF-8 (at byte {at})"),
-                        )
-                        .at(Span::new(span(at), span(at + len)))
-                        .with_hint("send the model's output as UTF-8 text");
-                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
-                        break;
-                    }
-                };
-                let chunk: String =
-                    String::from_utf8_lossy(pending.get(..valid).unwrap_or_default()).into_owned();
-                pending.drain(..valid);
-                if !chunk.is_empty() || ended {
-                    text.lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push_str(&chunk);
-                    if tx.send((chunk, ended)).is_err() {
-                        break;
-                    }
-                }
-                // Past the limit the stream stops itself; reading further is pointless.
-                if read > max_bytes {
-                    break;
-                }
-            }
-        });
+        std::thread::spawn(move || read_stdin(max_bytes, &tx, &text, &failure));
     }
     let chunks = futures_util::stream::unfold(Some(rx), |rx| async move {
         let mut rx = rx?;
@@ -281,6 +211,84 @@ pub(super) fn exec_stream(
         }
     }
     out.flush()
+}
+
+/// `exec_stream`'s reader thread: stdin read as it arrives and sent on `tx` in valid UTF-8
+/// chunks (with whether stdin ended), each also appended to `text`; reading stops past
+/// `max_bytes`, and an input that cannot be used leaves its error in `failure`.
+fn read_stdin(
+    max_bytes: usize,
+    tx: &tokio::sync::mpsc::UnboundedSender<(String, bool)>,
+    text: &std::sync::Mutex<String>,
+    failure: &std::sync::Mutex<Option<Error>>,
+) {
+    let mut stdin = std::io::stdin().lock();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut read = 0usize;
+    let mut buf = [0u8; 8192];
+    let mut ended = false;
+    while !ended {
+        let n = match stdin.read(&mut buf) {
+            Ok(0) => {
+                ended = true;
+                0
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let error = Error::new(ErrorKind::Syntax, format!("cannot read stdin: {e}"));
+                *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+                break;
+            }
+        };
+        read = read.saturating_add(n);
+        pending.extend_from_slice(buf.get(..n).unwrap_or_default());
+        // Everything already at hand (up to the end of input) goes in one message, so
+        // a whole response is read whole; only a pause in the input lets calls start.
+        if !ended && stdin_ready() && read <= max_bytes {
+            continue;
+        }
+        // The longest valid UTF-8 prefix goes on; a character cut by the chunk waits.
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(s) => s.len(),
+            Err(e) if e.error_len().is_none() && !ended => e.valid_up_to(),
+            Err(e) if e.error_len().is_none() => {
+                let error = Error::new(ErrorKind::Syntax, "stdin ends inside a UTF-8 character")
+                    .with_hint("send the model's output as UTF-8 text");
+                *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+                let _ = e;
+                break;
+            }
+            Err(e) => {
+                let at = read - pending.len() + e.valid_up_to();
+                let len = e.error_len().unwrap_or(1);
+                let span = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                let error = Error::new(
+                    ErrorKind::Syntax,
+                    format!("stdin is not valid UTF-8 (at byte {at})"),
+                )
+                .at(Span::new(span(at), span(at + len)))
+                .with_hint("send the model's output as UTF-8 text");
+                *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+                break;
+            }
+        };
+        let chunk: String =
+            String::from_utf8_lossy(pending.get(..valid).unwrap_or_default()).into_owned();
+        pending.drain(..valid);
+        if !chunk.is_empty() || ended {
+            text.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push_str(&chunk);
+            if tx.send((chunk, ended)).is_err() {
+                break;
+            }
+        }
+        // Past the limit the stream stops itself; reading further is pointless.
+        if read > max_bytes {
+            break;
+        }
+    }
 }
 
 /// Whether stdin has input at hand (data or its end) right now, without waiting.
