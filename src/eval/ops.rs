@@ -254,7 +254,7 @@ pub(super) fn not_finite(bad: &crate::value::NonFinite, whole: &str, span: Span)
     e.at(span).with_hint(FINITE_HINT)
 }
 
-pub(super) fn shallow_size(v: &Value) -> usize {
+fn shallow_size(v: &Value) -> usize {
     match v {
         Value::Str(s) => s.len(),
         Value::Bytes(b) => b.len(),
@@ -268,7 +268,7 @@ pub(super) fn wide(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
-pub(super) fn repeat(items: &[Value], n: usize) -> Vec<Value> {
+fn repeat(items: &[Value], n: usize) -> Vec<Value> {
     if items.is_empty() {
         return Vec::new();
     }
@@ -288,7 +288,7 @@ pub(super) fn unhashable(v: &Value, span: Span) -> Error {
 }
 
 /// A number operand: ints (bools count as ints, as in Python) or floats.
-pub(super) enum Num {
+enum Num {
     Int(BigInt),
     Float(f64),
 }
@@ -306,7 +306,7 @@ impl Num {
     }
 }
 
-pub(super) fn num(v: &Value) -> Option<Num> {
+fn num(v: &Value) -> Option<Num> {
     match v {
         Value::Bool(b) => Some(Num::Int(BigInt::from(u8::from(*b)))),
         Value::Int(i) => Some(Num::Int(BigInt::from(*i))),
@@ -316,7 +316,7 @@ pub(super) fn num(v: &Value) -> Option<Num> {
     }
 }
 
-pub(super) fn int_true_div(x: &BigInt, y: &BigInt) -> f64 {
+fn int_true_div(x: &BigInt, y: &BigInt) -> f64 {
     match (x.to_f64(), y.to_f64()) {
         (Some(a), Some(b)) if a.abs() < 9e15 && b.abs() < 9e15 => a / b,
         _ => {
@@ -329,7 +329,7 @@ pub(super) fn int_true_div(x: &BigInt, y: &BigInt) -> f64 {
     }
 }
 
-pub(super) fn float_op(op: BinaryOp, x: f64, y: f64) -> Result<Value, Error> {
+fn float_op(op: BinaryOp, x: f64, y: f64) -> Result<Value, Error> {
     let zero = || Error::new(ErrorKind::Value, "float division by zero");
     let r = match op {
         BinaryOp::Add => x + y,

@@ -33,10 +33,10 @@ impl Default for McpOptions {
 }
 
 /// The last lines a server wrote on stderr, for error messages.
-pub(super) const STDERR_TAIL_BYTES: usize = 2000;
+const STDERR_TAIL_BYTES: usize = 2000;
 
 /// One live connection to a server.
-pub(super) struct Connection {
+struct Connection {
     service: RunningService<RoleClient, Client>,
     /// Distinguishes connections, so a failed call drops only the one it used.
     id: u64,
@@ -50,7 +50,7 @@ impl Connection {
     }
 }
 
-pub(super) fn stderr_note(tail: &StdMutex<String>) -> String {
+fn stderr_note(tail: &StdMutex<String>) -> String {
     let text = tail
         .lock()
         .map(|t| t.trim().to_string())
@@ -64,7 +64,7 @@ pub(super) fn stderr_note(tail: &StdMutex<String>) -> String {
 
 /// The client side of a connection: reports progress, ignores everything else.
 #[derive(Clone)]
-pub(super) struct Client {
+struct Client {
     server: String,
     progress: bool,
 }
@@ -311,7 +311,7 @@ impl McpServer {
 }
 
 /// Keep the last [`STDERR_TAIL_BYTES`] of a server's stderr.
-pub(super) async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<StdMutex<String>>) {
+async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<StdMutex<String>>) {
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let Ok(mut tail) = tail.lock() else { return };

@@ -4,11 +4,11 @@
 use super::*;
 
 /// The keys of a stdio server's entry.
-pub(super) const STDIO_KEYS: [&str; 5] = ["type", "command", "args", "env", "cwd"];
+const STDIO_KEYS: [&str; 5] = ["type", "command", "args", "env", "cwd"];
 /// The keys of a streamable HTTP server's entry.
-pub(super) const HTTP_KEYS: [&str; 3] = ["type", "url", "headers"];
+const HTTP_KEYS: [&str; 3] = ["type", "url", "headers"];
 /// The values of `type` fexpr reads (`sse` gets its own error).
-pub(super) const SERVER_TYPES: [&str; 4] = ["stdio", "http", "streamable-http", "streamableHttp"];
+const SERVER_TYPES: [&str; 4] = ["stdio", "http", "streamable-http", "streamableHttp"];
 
 /// How to reach one MCP server.
 #[derive(Clone, Debug, PartialEq, Eq)]

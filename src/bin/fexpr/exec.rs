@@ -50,7 +50,7 @@ impl Inputs {
 }
 
 /// The error for input `what` whose `bytes` are not UTF-8, its span on the first bad bytes.
-pub(super) fn not_utf8(what: &str, bytes: &[u8]) -> Error {
+fn not_utf8(what: &str, bytes: &[u8]) -> Error {
     let (start, len) = match std::str::from_utf8(bytes) {
         Ok(_) => (bytes.len(), 0),
         Err(bad) => (
@@ -139,7 +139,7 @@ pub(super) fn exec(
 /// `exec -` on model output: stdin read chunk by chunk as it arrives (bounded by
 /// `max_source_bytes`, UTF-8 checked across chunk boundaries) and run as a stream; each row is
 /// printed the moment its call finishes, ignored text once the input ends.
-pub(super) fn exec_stream(
+fn exec_stream(
     out: &mut Output,
     runtime: &tokio::runtime::Runtime,
     manager: &ToolManager,
@@ -293,7 +293,7 @@ fn read_stdin(
 
 /// Whether stdin has input at hand (data or its end) right now, without waiting.
 #[allow(unsafe_code)] // the unsafe block below carries its SAFETY comment
-pub(super) fn stdin_ready() -> bool {
+fn stdin_ready() -> bool {
     let mut fd = libc::pollfd {
         fd: 0,
         events: libc::POLLIN,
@@ -308,11 +308,7 @@ pub(super) fn stdin_ready() -> bool {
 /// `exec --expr`: the JSON forms (`Function`, `FunctionExpression`, lists of them) when the
 /// text looks like JSON (`fexpr::front::json_input::looks_like_json`), read as given; otherwise one
 /// expression (a call or a list of calls). With `sandbox`, evaluated in the wasm guest.
-pub(super) async fn run_expression(
-    manager: &ToolManager,
-    sandbox: bool,
-    text: &str,
-) -> Vec<FunctionOutput> {
+async fn run_expression(manager: &ToolManager, sandbox: bool, text: &str) -> Vec<FunctionOutput> {
     // Not trimmed: the size limit counts every byte given, and spans index the text as given.
     let input = if fexpr::front::json_input::looks_like_json(text) {
         Input::json(text)
@@ -326,7 +322,7 @@ pub(super) async fn run_expression(
 }
 
 /// `request`, evaluated in the sandbox when `sandbox` is set.
-pub(super) fn in_sandbox(request: fexpr::Request, sandbox: bool) -> fexpr::Request {
+fn in_sandbox(request: fexpr::Request, sandbox: bool) -> fexpr::Request {
     if sandbox {
         request.sandboxed()
     } else {
@@ -354,7 +350,7 @@ pub(super) fn repair_options(
 }
 
 /// The row of a blank input: nothing to `what`.
-pub(super) fn blank(what: &str) -> FunctionOutput {
+fn blank(what: &str) -> FunctionOutput {
     FunctionOutput::failed(
         "",
         "",

@@ -90,7 +90,7 @@ pub async fn run<D: Dispatch>(
 }
 
 /// One item of fexpr's forms as a unit.
-pub(super) fn item_unit(item: Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
+fn item_unit(item: Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
     check_call_tree(&item, text, 0)?;
     let span = item.span;
     let ExprKind::Dict(pairs) = item.kind else {
@@ -168,7 +168,7 @@ pub(super) fn item_unit(item: Expr, text: &str, limits: &Limits) -> Result<Expr,
 }
 
 /// A `FunctionExpression` item: its action parsed, spans mapped into `text`.
-pub(super) fn action_unit(
+fn action_unit(
     pairs: Vec<(Expr, Expr)>,
     span: Span,
     text: &str,
@@ -227,12 +227,12 @@ pub(super) fn action_unit(
     Ok(expr)
 }
 
-pub(super) fn form_error(what: &str, span: Span) -> Error {
+fn form_error(what: &str, span: Span) -> Error {
     Error::new(ErrorKind::Syntax, format!("JSON: {what}")).at(span)
 }
 
 /// The text of a key (JSON keys are always strings).
-pub(super) fn key_text(key: &Expr) -> &str {
+fn key_text(key: &Expr) -> &str {
     match &key.kind {
         ExprKind::Str(s) => s,
         _ => "",

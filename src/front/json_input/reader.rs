@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn span(start: usize, end: usize) -> Span {
+fn span(start: usize, end: usize) -> Span {
     Span::new(
         u32::try_from(start).unwrap_or(u32::MAX),
         u32::try_from(end).unwrap_or(u32::MAX),
@@ -11,7 +11,7 @@ pub(super) fn span(start: usize, end: usize) -> Span {
 }
 
 /// A container being read.
-pub(super) struct Frame {
+struct Frame {
     start: usize,
     object: bool,
     items: Vec<Expr>,
@@ -408,7 +408,7 @@ impl Reader<'_> {
 /// Decode a string literal's raw text (between the quotes; `base` is its offset in the input,
 /// for error spans). With `max`, stop with a `max_str_bytes` error once the decoded text is
 /// longer.
-pub(super) fn decode(raw: &str, base: usize, max: Option<usize>) -> Result<String, Error> {
+fn decode(raw: &str, base: usize, max: Option<usize>) -> Result<String, Error> {
     decode_into(raw, base, max, None)
 }
 
@@ -420,7 +420,7 @@ pub(super) fn decode_marked(raw: &str, base: usize) -> Result<(String, Vec<(u32,
     Ok((decoded, marks))
 }
 
-pub(super) fn decode_into(
+fn decode_into(
     raw: &str,
     base: usize,
     max: Option<usize>,
@@ -516,7 +516,7 @@ pub(super) fn decode_into(
     Ok(out)
 }
 
-pub(super) fn hex4(digits: Option<&str>) -> Option<u32> {
+fn hex4(digits: Option<&str>) -> Option<u32> {
     let digits = digits?;
     if digits.len() != 4 || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
         return None;
