@@ -1,3 +1,5 @@
+//! Tests of the type model: schemas read, arguments bound, values coerced.
+
 use super::*;
 use serde_json::json;
 

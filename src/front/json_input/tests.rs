@@ -1,3 +1,5 @@
+//! Tests of the JSON reader and of fexpr's JSON forms: spans, every limit, errors.
+
 use super::*;
 
 fn limits() -> Limits {

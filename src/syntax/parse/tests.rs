@@ -1,3 +1,5 @@
+//! Tests of the parser: every accepted construct, every rejected one, limits and messages.
+
 use super::*;
 use proptest::prelude::*;
 
