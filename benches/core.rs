@@ -4,6 +4,8 @@
 //! text, checks names and signatures, evaluates arguments, binds and coerces them, runs the
 //! tool and builds the `FunctionOutput`, on a current-thread tokio runtime.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 

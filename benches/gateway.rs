@@ -16,6 +16,8 @@
 //! Run `scripts/ci-mcp.sh` first, then `cargo bench --bench gateway`; without the server the
 //! benchmark says so and does nothing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use common::median_ns;

@@ -12,6 +12,8 @@
 //! wasmtime, `cargo bench --no-default-features --features mcp --bench mcp`); without the
 //! server the benchmark says so and does nothing. The ratio of the two medians is printed at the end.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use common::median_ns;

@@ -16,6 +16,8 @@
 //! Run with `cargo bench --bench sandbox`. The medians are in
 //! `target/criterion/*/new/estimates.json`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use criterion::{criterion_group, Criterion};
 use fexpr::sandbox::{HostCalls, ModuleCache, Sandbox, SandboxConfig};
 use fexpr::Limits;

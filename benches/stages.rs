@@ -15,6 +15,8 @@
 //! - `sandbox/*` (feature `sandbox`): a fresh guest instance evaluating a call that needs no
 //!   tool (`Point(x=1, y=2)`), and one that makes one host call (`add(a=2, b=3)`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use fexpr::eval::ToolRequest;
 use fexpr::syntax::{self, ExprKind};

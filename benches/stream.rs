@@ -7,6 +7,8 @@
 //! `env -u RUST_BACKTRACE cargo bench --bench stream` (a timing program, not criterion: the
 //! times are dominated by the model's speed and the tools' sleep).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

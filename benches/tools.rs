@@ -4,6 +4,8 @@
 //! `cargo bench --bench tools` (needs only the `native` feature:
 //! `cargo bench --bench tools --no-default-features --features native`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use fexpr::Input;
 use std::future::IntoFuture;

@@ -4,6 +4,8 @@
 //!
 //! `cargo run --example component_tool`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::Input;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

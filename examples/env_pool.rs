@@ -5,6 +5,8 @@
 //!
 //! `cargo run --example env_pool`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::Input;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -13,6 +13,8 @@
 //! [{"content":"5","role":"tool","tool_call_id":"call_1"}]
 //! ```
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};

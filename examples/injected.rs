@@ -5,6 +5,8 @@
 //!
 //! `cargo run --example injected`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::Input;
 use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};

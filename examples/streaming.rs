@@ -5,6 +5,8 @@
 //!
 //! `cargo run --example streaming`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::Input;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -6,6 +6,8 @@
 //! tool's result), within its time budget, and with the same outputs in both modes (unless the
 //! sandbox stopped on a budget of its own).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use fexpr::demo::{Number, Point};

@@ -11,6 +11,8 @@
 //! Then the CLI's own doors, for `exec` and `check`: stdin over `max_source_bytes` (not read to
 //! its end) or not UTF-8, `check` on text with no call in it, and output pipes whose reader has
 //! gone (`| head`), each within the same time bound and a tighter memory bound.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
 #![cfg(all(feature = "cli", target_os = "linux"))]
 
 use serde::Deserialize;
@@ -88,6 +90,7 @@ fn invalid_utf8() -> Vec<(String, Vec<u8>, Duration)> {
 }
 
 /// The peak resident set of the largest child waited for so far (Linux reports KiB).
+#[allow(unsafe_code)] // its unsafe blocks carry their SAFETY comments
 fn children_peak_rss() -> u64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage writes a `rusage` into the pointer it is given.
@@ -121,6 +124,7 @@ struct Run {
 /// Run `fexpr args` with `input` on stdin in `cwd`, its module cache under `home`; `None` for
 /// `cwd` and `home`: the test's. With `close_output` stdout and stderr are pipes whose reader
 /// is gone before the child writes. Fails past [`TIMEOUT`].
+#[allow(unsafe_code)] // its unsafe blocks carry their SAFETY comments
 fn run_bounded(
     args: &[&str],
     input: &[u8],

@@ -13,6 +13,8 @@
 //! the test fails if that list is wrong in either direction. The irrelevance cases' user
 //! prompts (prose) must yield no calls.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::check::check_text;
 use fexpr::repair::RepairOptions;
 use fexpr::{Limits, Value};

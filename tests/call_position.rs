@@ -5,6 +5,8 @@
 //! exactly the calls that run) and through `fexpr exec --tools demo -`; the tools count what
 //! really ran.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use fexpr::{FunctionTool, Input, ToolManager};

@@ -1,5 +1,7 @@
 //! `fexpr exec --tools demo [--sandbox]` gives the seed's results, one JSON object per call.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -1,6 +1,8 @@
 //! `fexpr exec|check --format human`: diagnostics for people, with the source line and the bad
 //! part underlined, one blank line after each block; `--format json` (the default when stdout is not a terminal) is unchanged.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use std::process::Command;
 
 fn fexpr(args: &[&str]) -> String {

@@ -5,6 +5,8 @@
 //! With the `sandbox` feature every expression also runs inside the sandbox, and the outputs
 //! must be identical (see `common`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use fexpr::{ErrorKind, FunctionOutput, Span, Value};

@@ -10,6 +10,8 @@
 //!
 //! Without `python3` the test is skipped with a message, and fails when `CI` is set.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::syntax::{parse, parse_with_ruff, Expr, ExprKind};
 use fexpr::{ErrorKind, Limits};
 use std::io::Write;

@@ -4,6 +4,8 @@
 //! valid with its arguments, and no other call may be valid. Plus the front-end's own
 //! guarantees: spans, ignored text, limits, the sandbox path.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::front::{extract, IgnoreReason, Origin};
 use fexpr::Input;
 use fexpr::{Limits, ToolManager, Value};

@@ -3,6 +3,8 @@
 //! numbers out of range are errors; errors say what is wrong with the JSON and where.
 //! Every case runs natively and sandboxed (`common::run_json`), with the same outputs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use fexpr::{ErrorKind, FunctionTool, Span, ToolManager, Value};

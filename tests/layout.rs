@@ -5,6 +5,8 @@
 //! A path through a name `lib.rs` re-exports (`crate::ToolManager`, `crate::manager::…`) is an
 //! import of the module that defines it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

@@ -1,6 +1,8 @@
 //! Every evaluation limit of `fexpr::Limits`, in native mode, at its edge: the input just under
 //! the limit passes and the input just over it fails with a `Limit` error naming the limit.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::Input;
 use fexpr::{Context, ErrorKind, FunctionTool, Limits, ToolManager, Value};
 

@@ -1,6 +1,8 @@
 //! MCP servers as tool sources, against real servers: `@modelcontextprotocol/server-everything`
 //! (npm) and `mcp-server-time` (PyPI), installed at their pinned versions into `mcp-servers/`
 //! by `scripts/ci-mcp.sh`. Without them the tests skip loudly; with `CI` set they fail.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
 #![cfg(feature = "mcp")]
 
 use fexpr::mcp::{McpConfig, McpOptions, McpServerConfig, McpTools};

@@ -3,6 +3,8 @@
 //! over stdio and streamable HTTP, and rmcp's own client; the upstream is the real
 //! `@modelcontextprotocol/server-everything`. `scripts/ci-mcp.sh` installs both; without them
 //! these tests fail, saying so.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
 #![cfg(feature = "mcp")]
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};

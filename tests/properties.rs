@@ -8,6 +8,8 @@
 //!   error) on random text built from fragments, tokens at the fast path's edges and calls;
 //! - no random text or byte string makes parsing or executing panic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use fexpr::syntax::{parse, parse_with_ruff, BinaryOp, Call, Expr, ExprKind, Keyword, UnaryOp};

@@ -2,6 +2,8 @@
 //! and sandboxed (`common::run` checks that both give the same outputs); call ids from the
 //! model reach the outputs, the reply messages and the tools.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use fexpr::call::{Function, FunctionExpression};

@@ -1,5 +1,7 @@
 //! The sandbox engine against small WAT guests that implement the guest ABI (well or badly),
 //! and a smoke test of the real guest module.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
 #![cfg(feature = "sandbox")]
 
 use fexpr::sandbox::{

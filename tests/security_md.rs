@@ -1,6 +1,8 @@
 //! SECURITY.md's limits table quotes the defaults in the code: `Limits::default()` and
 //! `SandboxConfig::default()`. Every field is in the table, with its default, and nothing else.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::Limits;
 use std::collections::BTreeMap;
 use std::time::Duration;

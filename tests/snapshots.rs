@@ -21,6 +21,8 @@
 //! Deterministic by construction: no receipts, timings or paths; sources longer than a few
 //! hundred bytes are rendered but each case's header names its length, not its text.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 use fexpr::diagnostic::Diagnostic;
 use fexpr::repair::RepairOptions;
 use fexpr::Input;

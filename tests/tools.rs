@@ -2,6 +2,8 @@
 //! injected parameters, environment pools, streaming events, availability and `ends_turn`,
 //! parallel calls and memoisation — natively, and one case of each through the sandbox.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
 mod common;
 
 use fexpr::pool::{EnvPool, Environment};

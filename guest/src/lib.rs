@@ -59,6 +59,7 @@ struct Bump {
     started: Cell<bool>,
 }
 
+#[allow(unsafe_code)] // the unsafe code below carries its SAFETY comments
 // SAFETY: the guest is single-threaded (wasm32-wasip1, no threads), so the cells are never
 // accessed concurrently.
 unsafe impl Sync for Bump {}
@@ -74,6 +75,7 @@ impl Bump {
 
     /// Claims the initial memory's heap through libc's `malloc`, less [`LIBC_SLACK`]. With
     /// too little of it left, the range stays empty and every allocation grows memory.
+    #[allow(unsafe_code)] // the unsafe block below carries its SAFETY comment
     fn start(&self) {
         self.started.set(true);
         let heap_base = &raw const __heap_base as usize;
@@ -131,6 +133,10 @@ impl Bump {
     }
 }
 
+#[allow(unsafe_code)] // the unsafe code below carries its SAFETY comments
+// SAFETY: `alloc` hands out each block once, aligned and inside memory this allocator owns
+// (the range it claimed or pages it grew), or null; `dealloc` takes back only the most recent
+// block; `realloc` keeps the old block's bytes (in place, or copied) within both blocks' sizes.
 unsafe impl GlobalAlloc for Bump {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if !self.started.get() {
@@ -196,6 +202,7 @@ fn leak(bytes: Vec<u8>) -> (i32, i32) {
 }
 
 /// Allocates `len` zeroed bytes for the host to write a request into.
+#[allow(unsafe_code)] // `no_mangle`: an export the host calls by name; the body is safe code
 #[no_mangle]
 pub extern "C" fn fexpr_alloc(len: i32) -> i32 {
     let len = usize::try_from(len).unwrap_or(0);
@@ -206,6 +213,7 @@ pub extern "C" fn fexpr_alloc(len: i32) -> i32 {
 ///
 /// # Safety
 /// The host wrote `len` bytes at `ptr`, in a buffer it got from [`fexpr_alloc`].
+#[allow(unsafe_code)] // an export the host calls by name; its contract is under `# Safety`
 #[no_mangle]
 pub unsafe extern "C" fn fexpr_evaluate(ptr: i32, len: i32) -> i64 {
     // SAFETY: the host wrote exactly `len` bytes at `ptr` (see the ABI above).
@@ -217,6 +225,7 @@ pub unsafe extern "C" fn fexpr_evaluate(ptr: i32, len: i32) -> i64 {
 }
 
 /// One round trip to the host: the request out, the reply back.
+#[allow(unsafe_code)] // the unsafe code below carries its SAFETY comments
 fn call_host(request: &[u8]) -> Vec<u8> {
     // SAFETY: the host reads `request` and then writes exactly the returned number of bytes
     // into the buffer we allocate for it.

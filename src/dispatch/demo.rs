@@ -84,8 +84,9 @@ pub fn add_points(p1: Point, p2: Point) -> Point {
 /// let out = rt.block_on(m.execute_func_expr("add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})"));
 /// assert_eq!(out.output.unwrap().repr(), "Point(x=4, y=6)");
 /// ```
+// The demo's tools and context are constants, checked by `demo_builds` below: it cannot fail.
+#[allow(clippy::expect_used)]
 pub fn manager() -> ToolManager {
-    // The demo's tools and context are constants, checked by `demo_builds` below.
     builder().build().expect("the demo tools are well-formed")
 }
 

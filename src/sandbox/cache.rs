@@ -137,6 +137,7 @@ pub(crate) fn load_or_compile(
 }
 
 /// The module in the entry at `path`, if it is one this module wrote and wasmtime accepts it.
+#[allow(unsafe_code)] // the unsafe block below carries its SAFETY comment
 fn load_entry(engine: &Engine, dir: &Path, path: &Path) -> Option<Module> {
     if !trusted_entry(dir, path) {
         return None;
@@ -258,6 +259,7 @@ fn private_file_options() -> std::fs::OpenOptions {
 
 /// Whether `meta` is owned by the current user and has none of the `unwritable` mode bits.
 #[cfg(unix)]
+#[allow(unsafe_code)] // the unsafe block below carries its SAFETY comment
 fn mine(meta: &std::fs::Metadata, unwritable: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.

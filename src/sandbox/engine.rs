@@ -134,6 +134,7 @@ impl Drop for EpochTicker {
 
 /// Whether the kernel has the `PAGEMAP_SCAN` ioctl (Linux 6.7 or later).
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // the unsafe block below carries its SAFETY comment
 fn pagemap_scan_available() -> bool {
     // SAFETY: `uname` fills the zeroed struct it is given; its fields are NUL-terminated.
     let release = unsafe {

@@ -277,7 +277,8 @@ fn now<F: std::future::Future>(fut: F) -> Option<F::Output> {
     }
 }
 
-#[cfg(all(test, feature = "native"))]
+#[cfg(test)]
+#[cfg(feature = "native")]
 mod tests {
     use super::*;
     use crate::types::RecordType;

@@ -184,35 +184,14 @@ impl<'a> Scanner<'a> {
         self.bytes.get(at).copied().unwrap_or(0)
     }
 
+    /// Scan the whole source: one step per token, each kind of token handled by its own method
+    /// below (the depth estimate kept as the parser would nest), stopping at the first limit.
     fn run(mut self) -> Result<(), Error> {
         while let Some(&b) = self.bytes.get(self.pos) {
             match b {
                 b' ' | b'\t' | b'\x0C' => self.pos += 1,
-                b'\n' | b'\r' => {
-                    self.pos += 1;
-                    if self.levels.len() == 1 {
-                        // A new logical line: the parser starts afresh (or stops).
-                        self.depth = 0;
-                        if let Some(top) = self.levels.first_mut() {
-                            *top = Level::default();
-                        }
-                        self.after_operand = false;
-                    }
-                }
-                b'\\' => {
-                    // Line continuation (or a stray backslash, which the lexer skips).
-                    self.pos += 1;
-                    if self.byte(self.pos) == b'\r' {
-                        self.pos += 1;
-                        if self.byte(self.pos) == b'\n' {
-                            self.pos += 1;
-                        }
-                    } else if self.byte(self.pos) == b'\n' {
-                        self.pos += 1;
-                    } else {
-                        self.certain_error(self.pos - 1, "a backslash that does not end its line")?;
-                    }
-                }
+                b'\n' | b'\r' => self.newline(),
+                b'\\' => self.backslash()?,
                 b'#' => {
                     while !matches!(self.byte(self.pos), b'\n' | b'\r' | 0) {
                         self.pos += 1;
@@ -236,48 +215,9 @@ impl<'a> Scanner<'a> {
                     self.after_operand = true;
                 }
                 b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.word()?,
-                b'(' | b'[' | b'{' => {
-                    if self.after_operand {
-                        self.count(self.pos, 1)?;
-                    }
-                    let closer = match b {
-                        b'(' => b')',
-                        b'[' => b']',
-                        _ => b'}',
-                    };
-                    self.levels.push(Level {
-                        closer,
-                        ops: 0,
-                        pinned: false,
-                    });
-                    self.depth += 1;
-                    self.check(self.pos, 1)?;
-                    self.pos += 1;
-                    self.after_operand = false;
-                }
-                b')' | b']' | b'}' => {
-                    // A closer that does not match is left for the parser to report; keeping
-                    // the level open can only over-count.
-                    if self.levels.len() > 1 && self.levels.last().map(|l| l.closer) == Some(b) {
-                        if let Some(level) = self.levels.pop() {
-                            self.depth = self.depth.saturating_sub(1 + level.ops);
-                        }
-                    } else {
-                        self.certain_error(self.pos, "a closing bracket that closes nothing open")?;
-                    }
-                    self.pos += 1;
-                    self.after_operand = true;
-                }
-                b',' => {
-                    if let Some(level) = self.levels.last_mut() {
-                        if !level.pinned {
-                            self.depth = self.depth.saturating_sub(level.ops);
-                            level.ops = 0;
-                        }
-                    }
-                    self.pos += 1;
-                    self.after_operand = false;
-                }
+                b'(' | b'[' | b'{' => self.open(b)?,
+                b')' | b']' | b'}' => self.close(b)?,
+                b',' => self.comma(),
                 b';' => {
                     self.pos += 1;
                     self.after_operand = false;
@@ -309,6 +249,85 @@ impl<'a> Scanner<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A line break: at the top level, a new logical line, where the parser starts afresh.
+    fn newline(&mut self) {
+        self.pos += 1;
+        if self.levels.len() == 1 {
+            // A new logical line: the parser starts afresh (or stops).
+            self.depth = 0;
+            if let Some(top) = self.levels.first_mut() {
+                *top = Level::default();
+            }
+            self.after_operand = false;
+        }
+    }
+
+    /// A backslash: a line continuation, or a stray backslash (which the lexer skips).
+    fn backslash(&mut self) -> Result<(), Error> {
+        self.pos += 1;
+        if self.byte(self.pos) == b'\r' {
+            self.pos += 1;
+            if self.byte(self.pos) == b'\n' {
+                self.pos += 1;
+            }
+        } else if self.byte(self.pos) == b'\n' {
+            self.pos += 1;
+        } else {
+            self.certain_error(self.pos - 1, "a backslash that does not end its line")?;
+        }
+        Ok(())
+    }
+
+    /// An opening bracket `b`: a new level, one deeper (a call or subscript after an operand
+    /// counts the operator too).
+    fn open(&mut self, b: u8) -> Result<(), Error> {
+        if self.after_operand {
+            self.count(self.pos, 1)?;
+        }
+        let closer = match b {
+            b'(' => b')',
+            b'[' => b']',
+            _ => b'}',
+        };
+        self.levels.push(Level {
+            closer,
+            ops: 0,
+            pinned: false,
+        });
+        self.depth += 1;
+        self.check(self.pos, 1)?;
+        self.pos += 1;
+        self.after_operand = false;
+        Ok(())
+    }
+
+    /// A closing bracket `b`. A closer that does not match is left for the parser to report;
+    /// keeping the level open can only over-count.
+    fn close(&mut self, b: u8) -> Result<(), Error> {
+        if self.levels.len() > 1 && self.levels.last().map(|l| l.closer) == Some(b) {
+            if let Some(level) = self.levels.pop() {
+                self.depth = self.depth.saturating_sub(1 + level.ops);
+            }
+        } else {
+            self.certain_error(self.pos, "a closing bracket that closes nothing open")?;
+        }
+        self.pos += 1;
+        self.after_operand = true;
+        Ok(())
+    }
+
+    /// A comma: the operators of the element before it no longer nest (unless pinned).
+    fn comma(&mut self) {
+        if let Some(level) = self.levels.last_mut() {
+            if !level.pinned {
+                self.depth = self.depth.saturating_sub(level.ops);
+                level.ops = 0;
+            }
+        }
+        self.pos += 1;
+        self.after_operand = false;
     }
 
     /// An ASCII word: a string prefix followed by a quote, a keyword, or a name.

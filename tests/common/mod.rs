@@ -1,6 +1,8 @@
 //! Shared by the integration tests: run what a test gives natively and — with the `sandbox`
 //! feature — inside the wasmtime sandbox too, asserting that both paths give the same outputs.
 //! Every expression of the native suites is thereby a differential test of the sandbox.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
 #![allow(dead_code)]
 
 use fexpr::{FunctionOutput, Input, ToolManager};

@@ -1,0 +1,283 @@
+//! `fexpr`: run model-written function calls from the command line.
+//!
+//! ```text
+//! fexpr exec --tools demo 'add(a=2, b=3)'
+//! echo '[add(a=2, b=3), search(query="q")]' | fexpr exec --tools demo -
+//! fexpr tools --tools demo --format openai
+//! fexpr exec --mcp-config mcp_servers.json 'get_sum(a=2, b=3)'
+//! fexpr tools --mcp-config mcp_servers.json --format python
+//! fexpr check --tools-json tools.json 'get_weather(city="Paris", metric=true)'
+//! fexpr serve --tools demo
+//! fexpr serve --mcp-config mcp_servers.json --listen 127.0.0.1:8000 --sandbox
+//! ```
+//! `serve` is an MCP server (stdio, or streamable HTTP with `--listen`) over the same tools:
+//! every call checked, repaired and bounded as `exec` does, plus `run_calls` (see
+//! `fexpr::mcp::serve`).
+//! `exec` reads model text as `check` does (prose, fences, tags, chat tokens, JSON forms, lists:
+//! see `fexpr::front`), with the same repairs and verdicts, and prints one JSON object per call:
+//! `{"name", "args", "kwargs", "output", "error"}` (plus `repairs`); a call that must not run
+//! keeps its arguments as written, with its error. `check` prints one verdict per call. Both
+//! list the text they ignored on stderr as `{"ignored": ...}` lines. A plain expression that is
+//! not tool calls (`np.zeros(3)`) is evaluated as written. With `exec --sandbox`, extraction
+//! and repairs run on the host and every call is evaluated in the wasm guest. `exec --expr`
+//! reads each input as one expression or fexpr's JSON forms, exactly as written (no
+//! extraction, no repairs): text around a call is an error, and nothing runs.
+//!
+//! Limits: `--limit NAME=VALUE` (repeatable) and `--limits FILE` (a JSON object) set any field
+//! of `fexpr::Limits` by its name (`max_calls`, `max_source_bytes`, `deadline` in seconds, ...).
+//!
+//! With `--format human` (the default when stdout is a terminal) `exec` and `check` print
+//! diagnostics for people: the source line with the span underlined, and the hint; with
+//! `--format json` (the default otherwise) the JSON objects above.
+//!
+//! Exit status: 0 when every input was answered on stdout, with an error row for an input that
+//! could not be used (not UTF-8, over `max_source_bytes`, unreadable) as for a call that failed,
+//! and also when the reader of stdout or stderr closed it early (`| head`): the process then
+//! stops quietly. 1 when fexpr could not run (the async runtime did not start, no MCP
+//! server of the config started, `serve` could not listen, or the output could not be
+//! written). 2 for a usage error: the command line, or a file it names (`--tools-json`,
+//! `--mcp-config`) that cannot be read or understood. Messages for 1 and 2 are one
+//! `fexpr: ...` line on stderr. A server of `--mcp-config` that does not start is reported on
+//! stderr and left out; the others' tools are used.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use fexpr::check::{Checked, Verdict};
+use fexpr::diagnostic::Diagnostic;
+use fexpr::manager::ToolManagerBuilder;
+use fexpr::mcp::{McpConfig, McpOptions, McpTools};
+use fexpr::sandbox::{Sandbox, SandboxConfig};
+use fexpr::{Error, ErrorKind, FunctionOutput, Input, LimitKind, Span, ToolManager};
+use std::ffi::OsString;
+use std::future::IntoFuture;
+use std::io::{BufWriter, IsTerminal, Read, Stderr, Stdout, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod args;
+mod check;
+mod exec;
+mod output;
+
+use args::*;
+use check::{check, read_tools_json, CheckedCall};
+use exec::*;
+use output::{Output, Stop};
+
+fn manager(tools: Toolset) -> ToolManagerBuilder {
+    match tools {
+        Toolset::None => ToolManager::builder(),
+        Toolset::Demo => fexpr::demo::builder(),
+    }
+}
+
+/// Connect to the MCP servers of `args` (if any) and add their tools to `manager`.
+async fn add_mcp(
+    out: &mut Output,
+    manager: &mut ToolManagerBuilder,
+    args: &McpArgs,
+) -> Result<Option<McpTools>, Stop> {
+    let Some(path) = &args.mcp_config else {
+        return Ok(None);
+    };
+    let config =
+        McpConfig::load(path).map_err(|e| Stop::Usage(format!("--mcp-config: {}", e.message)))?;
+    let call_timeout = std::time::Duration::try_from_secs_f64(args.mcp_timeout)
+        .map_err(|e| Stop::Usage(format!("--mcp-timeout {}: {e}", args.mcp_timeout)))?;
+    let progress = std::io::stderr().is_terminal();
+    let options = McpOptions {
+        namespaced: args.mcp_namespaced,
+        call_timeout,
+        progress,
+        ..McpOptions::default()
+    };
+    // Progress is best effort: a terminal that went away is no reason not to run.
+    if progress {
+        let names: Vec<&str> = config.servers.keys().map(String::as_str).collect();
+        let _ = out.note(format_args!(
+            "fexpr: starting {} MCP server(s): {}",
+            names.len(),
+            names.join(", ")
+        ));
+        let _ = out.flush();
+    }
+    // A server that does not start is reported and left out: the others' tools still work.
+    // With none started there is nothing to run against.
+    let mcp = McpTools::connect_available(&config, options).await;
+    if mcp.servers().is_empty() {
+        if let Some(e) = mcp.failures().first() {
+            return Err(Stop::Failed(e.message.clone()));
+        }
+    }
+    for e in mcp.failures() {
+        out.note(format_args!("fexpr: {}; its tools are left out", e.message))?;
+    }
+    out.flush()?;
+    let names = mcp.register(manager);
+    if progress {
+        let _ = out.note(format_args!("fexpr: {} MCP tool(s) ready", names.len()));
+        let _ = out.flush();
+    }
+    Ok(Some(mcp))
+}
+
+/// Parse the command line and run its subcommand.
+//
+// About 100 lines on purpose: one match over the closed `Command` enum, each arm unpacking its
+// subcommand's options and handing them to the function that runs it.
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = Output::new();
+    let result = match cli.command {
+        Command::Check {
+            tools_json,
+            strict,
+            lenient,
+            model_format,
+            report,
+            limits,
+            exprs,
+        } => limits.limits().and_then(|limits| {
+            check(
+                &mut out,
+                &tools_json,
+                repair_options(strict, lenient, model_format),
+                report.human(),
+                &limits,
+                exprs,
+            )
+        }),
+        Command::Exec {
+            tools,
+            sandbox,
+            strict,
+            lenient,
+            model_format,
+            expr,
+            mcp,
+            report,
+            limits,
+            exprs,
+        } => limits.limits().and_then(|limits| {
+            let manager = manager(tools).limits(limits);
+            let manager = if sandbox {
+                one_shot_sandbox(manager)
+            } else {
+                manager
+            };
+            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+                let how = (repair_options(strict, lenient, model_format), expr);
+                exec(out, runtime, m, sandbox, how, report.human(), exprs)
+            })
+        }),
+        Command::Serve {
+            tools,
+            mcp,
+            tools_json,
+            listen,
+            sandbox,
+            strict,
+            only_run_calls,
+            limits,
+        } => limits.limits().and_then(|limits| {
+            let default = match (&mcp.mcp_config, &tools_json) {
+                (None, None) => Toolset::Demo,
+                _ => Toolset::None,
+            };
+            let options = fexpr::mcp::serve::ServeOptions {
+                only_run_calls,
+                sandboxed: sandbox,
+                repair: repair_options(strict, false, None),
+                ..Default::default()
+            };
+            let transport = match listen {
+                Some(addr) => fexpr::mcp::serve::McpTransport::Http(addr),
+                None => fexpr::mcp::serve::McpTransport::Stdio,
+            };
+            let mut manager = manager(tools.unwrap_or(default)).limits(limits);
+            if let Some(path) = &tools_json {
+                for def in read_tools_json(path)? {
+                    manager.add_tool(std::sync::Arc::new(CheckedCall(def)));
+                }
+            }
+            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+                let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
+                    .map_err(|e| Stop::Usage(e.to_string()))?;
+                if let fexpr::mcp::serve::McpTransport::Http(addr) = &transport {
+                    out.note(format_args!("fexpr: serving MCP at http://{addr}/mcp"))?;
+                    out.flush()?;
+                }
+                runtime
+                    .block_on(gateway.serve(transport))
+                    .map_err(|e| Stop::Failed(e.message))
+            })
+        }),
+        Command::Tools { tools, mcp, format } => {
+            let default = match mcp.mcp_config {
+                Some(_) => Toolset::None,
+                None => Toolset::Demo,
+            };
+            with_tools(
+                &mut out,
+                manager(tools.unwrap_or(default)),
+                &mcp,
+                |out, _, m| out.row(definitions(&m, format)),
+            )
+        }
+    };
+    out.finish(result)
+}
+
+/// Run `command` with the manager `builder` builds once the tools of the MCP servers in
+/// `mcp_args` are added; the servers are closed however the command ends.
+fn with_tools(
+    out: &mut Output,
+    mut builder: ToolManagerBuilder,
+    mcp_args: &McpArgs,
+    command: impl FnOnce(&mut Output, &tokio::runtime::Runtime, ToolManager) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Stop::Failed(format!("cannot start the async runtime: {e}")))?;
+    let mcp = runtime.block_on(add_mcp(out, &mut builder, mcp_args))?;
+    // A registration problem here is in the user's limits (the demo tools are checked by a
+    // test): a usage error.
+    let result = match builder.build() {
+        Ok(manager) => command(out, &runtime, manager),
+        Err(e) => Err(Stop::Usage(e.to_string())),
+    };
+    if let Some(mcp) = mcp {
+        runtime.block_on(mcp.close());
+    }
+    result
+}
+
+/// `fexpr tools`: the definitions of `manager`'s tools in `format`.
+fn definitions(manager: &ToolManager, format: Format) -> String {
+    match format {
+        Format::Json => manager.definitions().json(),
+        Format::Openai => pretty(&manager.definitions().openai()),
+        Format::Anthropic => pretty(&manager.definitions().anthropic()),
+        Format::Yaml => manager.definitions().yaml(),
+        Format::Python => manager
+            .definitions()
+            .map(|d| d.python())
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}
+
+/// `manager` evaluating in a sandbox that maps each instance on demand: this process runs a few
+/// evaluations and exits, so reserving the instance pool would only delay the first result.
+/// If the sandbox cannot be built, the manager keeps the shared one, whose error every output
+/// then reports.
+fn one_shot_sandbox(manager: ToolManagerBuilder) -> ToolManagerBuilder {
+    match Sandbox::new(SandboxConfig::on_demand()) {
+        Ok(sandbox) => manager.sandbox(sandbox),
+        Err(_) => manager,
+    }
+}
+
+fn pretty(json: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(json).unwrap_or_default()
+}

@@ -1,0 +1,370 @@
+//! The JSON door: every JSON input fexpr accepts is read here, within the same [`Limits`] as an
+//! expression, before anything runs.
+//!
+//! [`read`] turns JSON text into the IR of the equivalent Python literal (objects become dict
+//! displays, arrays lists, `null`/`true`/`false` `None`/`True`/`False`), with byte spans into the
+//! text as given. It is a small iterative reader (no recursion, so no stack to exhaust; serde_json
+//! reports no positions, which every error here carries) that checks, as it goes and before
+//! keeping anything over a budget:
+//!
+//! - [`Limits::max_source_bytes`] on the raw text, before anything else;
+//! - [`Limits::max_depth`]: nesting of arrays and objects;
+//! - [`Limits::max_str_bytes`]: every string, keys included, decoded;
+//! - [`Limits::max_collection_len`]: every array and object counted recursively as the
+//!   evaluator counts a value (a scalar is 1, a collection 1 plus its elements, an object's keys
+//!   included); the whole document is one value, so it holds at most that many nodes;
+//! - [`Limits::max_eval_bytes`]: the document's size as the evaluator charges a literal;
+//! - [`Limits::max_int_digits`]: every integer.
+//!
+//! What a call means is checked where a tree is taken as a call ([`check_call_tree`]): a
+//! duplicate key in any object of a call (`{"name": "add", "name": "multiply"}`,
+//! `{"a": 1, "a": 1000}`) is an error naming the key, and a number out of a float's range
+//! (`1e400`) is an error saying so — never `inf`, never `null`.
+//!
+//! [`units`] reads fexpr's own forms — a `Function` (`{"name", "args", "kwargs"}`), a
+//! `FunctionExpression` (`{"action"}`) or a list of them — into evaluation units, and counts the
+//! calls of the whole input against [`Limits::max_calls`]: a list of 300 calls runs none. [`run`]
+//! evaluates them with [`eval::run`], the expression path's evaluator, in the native manager
+//! and inside the sandbox guest alike. The front-end ([`crate::front`]) reads every JSON form it
+//! recognises (OpenAI, Anthropic, Llama, and OpenAI's `arguments` JSON string through
+//! [`read_nested`]) with the same reader and checks.
+//!
+//! ```
+//! use fexpr::front::json_input::read;
+//! use fexpr::{ErrorKind, Limits, Span};
+//!
+//! let tree = read(r#"{"name": "add", "kwargs": {"a": 1, "b": [2.5, null]}}"#, &Limits::default())?;
+//! assert_eq!(tree.to_string(), r#"{"name": "add", "kwargs": {"a": 1, "b": [2.5, None]}}"#);
+//!
+//! let deep = "[".repeat(101) + &"]".repeat(101);
+//! let err = read(&deep, &Limits::default()).unwrap_err();
+//! assert_eq!((err.kind, err.span), (ErrorKind::Limit, Some(Span::new(100, 101))));
+//! # Ok::<(), fexpr::Error>(())
+//! ```
+
+use num_bigint::BigInt;
+
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
+use crate::eval::{self, Dispatch, UnitOutcome};
+use crate::limits::Limits;
+use crate::resolve::context::Resolve;
+use crate::syntax::{self, Call, Expr, ExprKind, Keyword};
+use crate::value::NODE_BYTES;
+
+mod forms;
+mod reader;
+#[cfg(test)]
+mod tests;
+
+use self::forms::key_is;
+pub use self::forms::{run, units, Item};
+use self::reader::{decode_marked, Reader};
+
+/// Bytes the evaluator charges per element of a list, and per key and per value of a dict.
+const NODE: u64 = NODE_BYTES as u64;
+
+/// Longest piece of input quoted in a message, in characters.
+const QUOTE_CHARS: usize = 40;
+
+/// Read JSON `text` into the IR of the equivalent Python literal, within `limits` (see the
+/// [module docs](self)). Spans index `text`. A leading byte order mark is skipped; any other
+/// text around the value but JSON whitespace is an error.
+///
+/// ```
+/// use fexpr::front::json_input::read;
+/// use fexpr::{ErrorKind, Limits, Span};
+///
+/// let err = read(r#"{"a": 1,}"#, &Limits::default()).unwrap_err();
+/// assert_eq!((err.kind, err.span), (ErrorKind::Syntax, Some(Span::new(8, 9))));
+/// assert_eq!(err.message, "JSON: expected a key in double quotes after `,`, found `}`");
+/// ```
+pub fn read(text: &str, limits: &Limits) -> Result<Expr, Error> {
+    if text.len() > limits.max_source_bytes {
+        return Err(Error::limit(
+            LimitKind::SourceBytes,
+            limits.max_source_bytes,
+            text.len(),
+        ));
+    }
+    if u32::try_from(text.len()).is_err() {
+        return Err(Error::limit(LimitKind::SourceBytes, u32::MAX, text.len()));
+    }
+    let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    Reader {
+        text,
+        bytes: text.as_bytes(),
+        pos: start,
+        limits,
+        used: 0,
+    }
+    .document()
+}
+
+/// Read the JSON held in the string literal `node` of a tree read from `text` (OpenAI's
+/// `arguments`), within `limits`. Spans — of the tree and of an error — index `text`, through
+/// the string's escapes.
+///
+/// ```
+/// use fexpr::front::json_input::{read, read_nested};
+/// use fexpr::syntax::ExprKind;
+/// use fexpr::{Limits, Span};
+///
+/// let text = r#"{"arguments": "{\"a\": 1, \"a\": 2}"}"#;
+/// let tree = read(text, &Limits::default())?;
+/// let ExprKind::Dict(pairs) = &tree.kind else { unreachable!() };
+/// let nested = read_nested(&pairs[0].1, text, &Limits::default())?;
+/// let err = fexpr::front::json_input::check_call_tree(&nested, text, 0).unwrap_err();
+/// assert_eq!(err.message, "JSON: duplicate key `a` in an object (first at 16..21)");
+/// assert_eq!(&text[err.span.unwrap().range()], r#"\"a\""#);
+/// # Ok::<(), fexpr::Error>(())
+/// ```
+pub fn read_nested(node: &Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
+    let ExprKind::Str(inner) = &node.kind else {
+        return Err(
+            Error::new(ErrorKind::Syntax, "JSON: expected a string holding JSON").at(node.span),
+        );
+    };
+    let to_outer = string_spans(node, inner, text);
+    match read(inner, limits) {
+        Ok(mut tree) => {
+            map_spans(&mut tree, &to_outer);
+            Ok(tree)
+        }
+        Err(mut e) => {
+            e.span = Some(e.span.map_or(node.span, &to_outer));
+            Err(e)
+        }
+    }
+}
+
+/// Spans in `value`, the string held by the literal `node` of `text`, mapped to spans of
+/// `text` through the literal's escapes; to the whole literal when its text is not the JSON
+/// string of `value` (a Python literal, say).
+fn string_spans<'a>(node: &Expr, value: &str, text: &'a str) -> impl Fn(Span) -> Span + 'a {
+    let whole = node.span;
+    let raw_start = whole.start.saturating_add(1);
+    let raw = text
+        .get(raw_start as usize..whole.end.saturating_sub(1) as usize)
+        .filter(|_| text.as_bytes().get(whole.start as usize) == Some(&b'"'));
+    let marks = raw
+        .and_then(|raw| decode_marked(raw, raw_start as usize).ok())
+        .filter(|(decoded, _)| decoded == value)
+        .map(|(_, marks)| marks);
+    move |s: Span| match &marks {
+        Some(marks) => Span::new(
+            raw_start + outer_offset(marks, s.start),
+            raw_start + outer_offset(marks, s.end),
+        ),
+        None => whole,
+    }
+}
+
+/// Check a tree read by [`read`] from `text` that is taken as a call (or a call's arguments):
+/// no object in it has a duplicate key, and no number is out of a float's range. The error names
+/// the key or quotes the number, at its span (which indexes `text`). `text` starts at byte `base`
+/// of what the user gave: a message that names a place (the first of two equal keys) names it
+/// there, as every span fexpr reports does.
+///
+/// ```
+/// use fexpr::front::json_input::{check_call_tree, read};
+/// use fexpr::{ErrorKind, Limits};
+///
+/// let text = r#"{"name": "divide", "kwargs": {"a": 1e400, "b": 1}}"#;
+/// let err = check_call_tree(&read(text, &Limits::default())?, text, 0).unwrap_err();
+/// assert_eq!(err.kind, ErrorKind::Value);
+/// assert_eq!(err.message, "JSON: number 1e400 is out of range for a float");
+/// # Ok::<(), fexpr::Error>(())
+/// ```
+pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> {
+    let mut stack = vec![tree];
+    while let Some(node) = stack.pop() {
+        match &node.kind {
+            ExprKind::Float(x) if !x.is_finite() => {
+                let written = text.get(node.span.range()).unwrap_or("this number");
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    format!(
+                        "JSON: number {} is out of range for a float",
+                        clip(written, QUOTE_CHARS)
+                    ),
+                )
+                .with_hint("a float is at most about 1.8e308 in magnitude")
+                .at(node.span));
+            }
+            ExprKind::Dict(pairs) => {
+                // Sorted rather than hashed: no seed to guess, no clock for one in the guest,
+                // n log n whatever the keys.
+                let mut keys: Vec<(&str, Span)> = pairs
+                    .iter()
+                    .filter_map(|(k, _)| as_str(k).map(|name| (name, k.span)))
+                    .collect();
+                keys.sort_by_key(|(name, at)| (*name, at.start));
+                let twice = keys.windows(2).find_map(|pair| match pair {
+                    [(a, first), (b, again)] if a == b => Some((*a, *first, *again)),
+                    _ => None,
+                });
+                if let Some((name, first, again)) = twice {
+                    return Err(duplicate_key(name, first, again, base));
+                }
+                for (key, value) in pairs {
+                    stack.push(key);
+                    stack.push(value);
+                }
+            }
+            ExprKind::List(items) | ExprKind::Tuple(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn duplicate_key(name: &str, first: Span, again: Span, base: u32) -> Error {
+    Error::new(
+        ErrorKind::Syntax,
+        format!(
+            "JSON: duplicate key `{}` in an object (first at {}..{})",
+            clip(name, QUOTE_CHARS),
+            first.start.saturating_add(base),
+            first.end.saturating_add(base)
+        ),
+    )
+    .with_hint("write each key once: which of the values was meant is unknown")
+    .at(again)
+}
+
+/// Whether the CLI should read `text` as JSON: it starts (after whitespace and a byte order
+/// mark) with an object — `{` then a quote or `}` — or with `[` and such an object. A call
+/// expression never starts so; a JSON input that then does not decode gets a JSON error (what
+/// is wrong, where), not a Python one.
+///
+/// ```
+/// use fexpr::front::json_input::looks_like_json;
+/// assert!(looks_like_json(" [ {\"name\": \"add\"}]"));
+/// assert!(looks_like_json("{'name': 'add'}"));
+/// assert!(!looks_like_json("[add(a=1, b=2)]"));
+/// assert!(!looks_like_json("{{{{"));
+/// ```
+pub fn looks_like_json(text: &str) -> bool {
+    let blank = |c: char| c.is_whitespace() || c == '\u{feff}';
+    let object = |s: &str| {
+        s.strip_prefix('{').is_some_and(|inner| {
+            inner
+                .trim_start_matches(blank)
+                .starts_with(['"', '\'', '}'])
+        })
+    };
+    let rest = text.trim_start_matches(blank);
+    match rest.strip_prefix('[') {
+        Some(inner) => object(inner.trim_start_matches(blank)),
+        None => object(rest),
+    }
+}
+
+/// A JSON document as compact text, for the entry points that receive parsed JSON: refused
+/// (before writing it out) when nested deeper than [`Limits::max_depth`] or longer than
+/// [`Limits::max_source_bytes`]. [`read`] then applies every other limit to the text.
+///
+/// ```
+/// let limits = fexpr::Limits::default().max_source_bytes(16);
+/// let ok = fexpr::front::json_input::to_text(&serde_json::json!({"a": [1, 2]}), &limits);
+/// assert_eq!(ok.unwrap(), r#"{"a":[1,2]}"#);
+/// let long = fexpr::front::json_input::to_text(&serde_json::json!({"a": "0123456789"}), &limits);
+/// assert_eq!(long.unwrap_err().kind, fexpr::ErrorKind::Limit);
+/// ```
+pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Error> {
+    use serde_json::Value as J;
+    // Every node takes at least one byte of text: past that many, the text is too long.
+    let mut nodes = 0usize;
+    let mut stack = vec![(json, 1usize)];
+    while let Some((node, depth)) = stack.pop() {
+        nodes += 1;
+        if nodes > limits.max_source_bytes {
+            return Err(Error::limit(
+                LimitKind::SourceBytes,
+                limits.max_source_bytes,
+                "a longer text",
+            ));
+        }
+        match node {
+            J::Array(_) | J::Object(_) if depth > limits.max_depth => {
+                return Err(Error::limit(LimitKind::Depth, limits.max_depth, depth))
+            }
+            J::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            J::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    let mut out = Bounded {
+        bytes: Vec::new(),
+        max: limits.max_source_bytes,
+    };
+    serde_json::to_writer(&mut out, json).map_err(|_| {
+        Error::limit(
+            LimitKind::SourceBytes,
+            limits.max_source_bytes,
+            "a longer text",
+        )
+    })?;
+    String::from_utf8(out.bytes)
+        .map_err(|_| Error::new(ErrorKind::Syntax, "JSON: the document is not UTF-8"))
+}
+
+/// A writer that refuses to grow past `max` bytes.
+struct Bounded {
+    bytes: Vec<u8>,
+    max: usize,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > self.max {
+            return Err(std::io::Error::other("too long"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The first value under `key` in an object's pairs.
+pub fn get<'a>(pairs: &'a [(Expr, Expr)], key: &str) -> Option<&'a Expr> {
+    pairs.iter().find(|(k, _)| key_is(k, key)).map(|(_, v)| v)
+}
+
+/// The string a node holds, if it is a string.
+pub fn as_str(node: &Expr) -> Option<&str> {
+    match &node.kind {
+        ExprKind::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Apply `f` to every span in `expr` (nodes, callees, keywords), without recursion.
+pub(crate) fn map_spans(expr: &mut Expr, f: &dyn Fn(Span) -> Span) {
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        e.span = f(e.span);
+        if let ExprKind::Call(call) = &mut e.kind {
+            call.func_span = f(call.func_span);
+            for k in call.kwargs.iter_mut() {
+                k.name_span = f(k.name_span);
+            }
+        }
+        stack.extend(e.children_mut());
+    }
+}
+
+/// The offset in a string literal's raw text of `decoded` bytes into its decoded text, from
+/// the marks [`decode_marked`] left after each escape.
+fn outer_offset(marks: &[(u32, u32)], decoded: u32) -> u32 {
+    match marks.binary_search_by_key(&decoded, |m| m.0) {
+        Ok(i) => marks.get(i).map_or(decoded, |m| m.1),
+        Err(0) => decoded,
+        Err(i) => marks
+            .get(i - 1)
+            .map_or(decoded, |(d, r)| r.saturating_add(decoded - d)),
+    }
+}

@@ -1,0 +1,263 @@
+//! Tests of the JSON reader and of fexpr's JSON forms: spans, every limit, errors.
+
+use super::*;
+
+fn limits() -> Limits {
+    Limits::default()
+}
+
+fn err(text: &str) -> Error {
+    read(text, &limits()).expect_err(text)
+}
+
+/// The error's span, as the text it covers.
+fn at<'t>(text: &'t str, e: &Error) -> &'t str {
+    e.span
+        .and_then(|s| text.get(s.range()))
+        .unwrap_or("<no span>")
+}
+
+#[test]
+fn values_become_python_literals_with_spans_into_the_text() {
+    let text = " \u{feff}";
+    assert!(read(text, &limits()).is_err());
+    let text = "\u{feff}{\"s\": \"a\\\"b\\u00e9\\ud83d\\ude00\\n\", \"n\": [-0, 12345678901234567890, 1.5e3, true, null]}";
+    let tree = read(text, &limits()).expect("reads");
+    assert_eq!(
+        tree.to_string(),
+        r#"{"s": "a\"bé😀\n", "n": [0, 12345678901234567890, 1500.0, True, None]}"#
+    );
+    let ExprKind::Dict(pairs) = &tree.kind else {
+        panic!("a dict")
+    };
+    assert_eq!(&text[pairs[0].0.span.range()], "\"s\"");
+    assert_eq!(
+        &text[pairs[1].1.span.range()],
+        "[-0, 12345678901234567890, 1.5e3, true, null]"
+    );
+}
+
+#[test]
+fn malformed_json_says_what_and_where() {
+    for (text, message, covered) in [
+        ("{\"a\": 1", "JSON: the text ends where `,` or `}` should be", ""),
+        ("[1, 2,]", "JSON: expected a JSON value, found `]`", "]"),
+        ("{'a': 1}", "JSON: expected a key in double quotes after `{`, found `'`", "'"),
+        ("{\"a\" 1}", "JSON: expected `:` after a key, found `1`", "1"),
+        ("[1 2]", "JSON: expected `,` or `]` after a value in a list, found `2`", "2"),
+        ("[01]", "JSON: malformed number `01`: expected no leading zero", "01"),
+        ("[1.]", "JSON: malformed number `1.`: expected a digit after `.`", "1."),
+        ("[-]", "JSON: malformed number `-]`: expected a digit after `-`", "-]"),
+        ("-\u{ec0}", "JSON: malformed number `-\u{ec0}`: expected a digit after `-`", "-\u{ec0}"),
+        ("[True]", "JSON: expected a JSON value, found `T`", "T"),
+        ("[nul]", "JSON: expected a JSON value, found `n`", "n"),
+        ("{} x", "JSON: expected the end of the JSON text, found `x`", "x"),
+        ("[\"a\\x\"]", "JSON: invalid escape `\\x` in a string", "\\x"),
+        ("[\"\\ud800\"]", "JSON: lone surrogate `\\ud800` in a string", "\\ud800"),
+        ("[\"a\nb\"]", "JSON: control character U+000A in a string; write it as an escape (`\\n`, `\\t`, `\\u00XX`)", "\n"),
+        ("[\"abc", "JSON: unterminated string", "\"abc"),
+        ("\u{3000}{}", "JSON: expected a JSON value, found U+3000", "\u{3000}"),
+    ] {
+        let e = err(text);
+        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::Syntax, message), "{text}");
+        assert_eq!(at(text, &e), covered, "{text}");
+    }
+    assert_eq!(
+        err("[True]").hint.as_deref(),
+        Some("`True` is Python: JSON writes true, false and null")
+    );
+    assert_eq!(
+        err("{\"a\": [1").hint.as_deref(),
+        Some("`[` at 6 is not closed")
+    );
+}
+
+#[test]
+fn every_limit_is_checked_while_reading() {
+    let tight = Limits {
+        max_depth: 3,
+        max_str_bytes: 4,
+        max_collection_len: 6,
+        max_int_digits: 25,
+        max_source_bytes: 64,
+        ..limits()
+    };
+    let limit = |text: &str| {
+        let e = read(text, &tight).expect_err(text);
+        assert_eq!(e.kind, ErrorKind::Limit, "{text}: {e}");
+        e.message.split(' ').next().unwrap_or_default().to_string()
+    };
+    assert!(read("[[[1]]]", &tight).is_ok());
+    assert_eq!(limit("[[[[1]]]]"), "max_depth");
+    assert!(read("[\"abcd\", \"\\u00e9\\u00e9\"]", &tight).is_ok());
+    assert_eq!(limit("[\"abcde\"]"), "max_str_bytes");
+    assert_eq!(limit("[\"\\u00e9\\u00e9a\"]"), "max_str_bytes");
+    assert_eq!(limit("{\"abcde\": 1}"), "max_str_bytes");
+    // Counted as the evaluator counts: [1, [2, 3]] is 4 elements; {"a": [1]} is 3.
+    assert!(read("[1, 2, [3, 4], 5]", &tight).is_ok());
+    assert_eq!(limit("[1, 2, [3, 4], 5, 6]"), "max_collection_len");
+    assert!(read("{\"a\": [1, 2], \"b\": 3}", &tight).is_ok());
+    assert_eq!(limit("{\"a\": [1, 2], \"b\": [3]}"), "max_collection_len");
+    assert!(read("[1234567890123456789012345]", &tight).is_ok());
+    assert_eq!(limit("[12345678901234567890123456]"), "max_int_digits");
+    assert_eq!(limit(&" ".repeat(65)), "max_source_bytes");
+    let small = Limits {
+        max_eval_bytes: 100,
+        ..limits()
+    };
+    // Two list elements (24 bytes each) and two strings of 20 bytes: 88.
+    let twenty = "a".repeat(20);
+    assert!(read(&format!("[\"{twenty}\", \"{twenty}\"]"), &small).is_ok());
+    let e = read(&format!("[\"{twenty}\", \"{twenty}\", 1]"), &small).expect_err("over");
+    assert!(e.message.starts_with("max_eval_bytes"), "{e}");
+}
+
+#[test]
+fn a_deep_or_huge_document_ends_in_an_error_without_recursion() {
+    let deep = "[".repeat(1_000_000);
+    let e = err(&deep);
+    assert_eq!(
+        (e.kind, e.span),
+        (ErrorKind::Limit, Some(Span::new(100, 101)))
+    );
+    let wide = format!("[{}0]", "0,".repeat(200_000));
+    assert_eq!(err(&wide).kind, ErrorKind::Limit);
+}
+
+#[test]
+fn calls_with_duplicate_keys_or_numbers_out_of_range_are_refused() {
+    for (text, message, covered) in [
+        (
+            r#"{"name": "add", "name": "multiply"}"#,
+            "JSON: duplicate key `name` in an object (first at 1..7)",
+            "\"name\"",
+        ),
+        (
+            r#"{"kwargs": {"b": 1, "a": 1, "a": 1000}}"#,
+            "JSON: duplicate key `a` in an object (first at 20..23)",
+            "\"a\"",
+        ),
+        (
+            r#"{"args": [{"x": 1, "x": 2}]}"#,
+            "JSON: duplicate key `x` in an object (first at 11..14)",
+            "\"x\"",
+        ),
+    ] {
+        let tree = read(text, &limits()).expect(text);
+        let e = check_call_tree(&tree, text, 0).expect_err(text);
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::Syntax, message),
+            "{text}"
+        );
+        assert_eq!(at(text, &e), covered, "{text}");
+        assert_eq!(
+            e.span.map(|s| s.start as usize),
+            text.rfind(covered),
+            "{text}"
+        );
+    }
+    for number in ["1e400", "-1e400", "123e999999999999999999"] {
+        let text = format!("{{\"a\": [1, {number}]}}");
+        let e =
+            check_call_tree(&read(&text, &limits()).expect("reads"), &text, 0).expect_err(&text);
+        assert_eq!(e.kind, ErrorKind::Value);
+        assert_eq!(
+            e.message,
+            format!("JSON: number {number} is out of range for a float")
+        );
+        assert_eq!(at(&text, &e), number);
+    }
+    // Tiny numbers round to zero as in Python; keys repeated in different objects are fine.
+    let text = r#"{"a": 1e-400, "b": {"a": 1}, "c": [{"a": 1}, {"a": 2}]}"#;
+    assert!(check_call_tree(&read(text, &limits()).expect("reads"), text, 0).is_ok());
+}
+
+#[test]
+fn nested_json_maps_its_spans_through_the_escapes() {
+    let text = r#"{"arguments": "{\"city\": \"Z\u00fcrich\", \"n\": [1, 2}"}"#;
+    let tree = read(text, &limits()).expect("reads");
+    let ExprKind::Dict(pairs) = &tree.kind else {
+        panic!("a dict")
+    };
+    let e = read_nested(&pairs[0].1, text, &limits()).expect_err("malformed");
+    assert_eq!(
+        e.message,
+        "JSON: expected `,` or `]` after a value in a list, found `}`"
+    );
+    assert_eq!(at(text, &e), "}");
+    assert_eq!(e.span.map(|s| s.start as usize), text.rfind("}\""));
+    let text = r#"{"arguments": "{\"city\": \"Z\u00fcrich\", \"n\": 7}"}"#;
+    let tree = read(text, &limits()).expect("reads");
+    let ExprKind::Dict(pairs) = &tree.kind else {
+        panic!("a dict")
+    };
+    let nested = read_nested(&pairs[0].1, text, &limits()).expect("reads");
+    let ExprKind::Dict(args) = &nested.kind else {
+        panic!("a dict")
+    };
+    assert_eq!(args[0].1.to_string(), "\"Z\u{fc}rich\"");
+    assert_eq!(
+        at(text, &Error::new(ErrorKind::Value, "").at(args[0].1.span)),
+        r#"\"Z\u00fcrich\""#
+    );
+    assert_eq!(
+        at(text, &Error::new(ErrorKind::Value, "").at(args[1].1.span)),
+        "7"
+    );
+}
+
+#[test]
+fn fexprs_forms_become_units() {
+    let text = r#"[{"name": "add", "args": [1], "kwargs": {"b": {"k": [null]}}, "thought": "t"},
+        {"action": "multiply(a=2, b=x)", "thought": null},
+        {"name": "add", "extra": 1},
+        {"action": "[add(a=1, b=2), add(a=3, b=4)]"},
+        {"action": "add(a=1, b=\"\u00e9\")) "},
+        {"kwargs": {}},
+        [1]]"#;
+    let items = units(text, &limits()).expect("forms");
+    let shown: Vec<String> = items
+        .iter()
+        .map(|(span, unit)| match unit {
+            Ok(e) => format!("{} @ {}", e, &text[span.range()].len()),
+            Err(e) => format!("{:?}: {} [{}]", e.kind, e.message, at(text, e)),
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "add(1, b={\"k\": [None]}) @ 76".to_string(),
+            "multiply(a=2, b=x) @ 49".into(),
+            "Syntax: JSON: unknown field `extra` in a Function object [\"extra\"]".into(),
+            "Unsupported: expected one call in a FunctionExpression's `action`, found 2 [[add(a=1, b=2), add(a=3, b=4)]]".into(),
+            "Syntax: Unexpected token at the end of an expression [)]".into(),
+            "Syntax: JSON: a Function needs a string `name` [{\"kwargs\": {}}]".into(),
+            "Syntax: JSON: each item must be an object: a Function ({\"name\", \"args\", \"kwargs\"}) or a FunctionExpression ({\"action\"}) [[1]]".into(),
+        ]
+    );
+    let ExprKind::Call(call) = &items[1].1.as_ref().expect("a call").kind else {
+        panic!("a call")
+    };
+    assert_eq!(&text[call.kwargs[1].value.span.range()], "x");
+    for bad in ["[]", "1", "\"add(a=1)\"", "null"] {
+        assert_eq!(
+            units(bad, &limits()).expect_err(bad).kind,
+            ErrorKind::Syntax,
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn to_text_bounds_what_it_writes() {
+    let mut deep = serde_json::json!(1);
+    for _ in 0..101 {
+        deep = serde_json::json!([deep]);
+    }
+    let e = to_text(&deep, &limits()).expect_err("too deep");
+    assert!(e.message.starts_with("max_depth"), "{e}");
+    let wide = serde_json::Value::Array(vec![serde_json::json!(0); 600_000]);
+    let e = to_text(&wide, &limits()).expect_err("too long");
+    assert!(e.message.starts_with("max_source_bytes"), "{e}");
+}
