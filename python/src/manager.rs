@@ -106,7 +106,7 @@ impl Manager {
         let manager = builder
             .context(names)
             .build()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(|e| PyValueError::new_err(run::python_names(&e.to_string())))?;
         Ok(Manager {
             inner: Arc::new(manager),
             records,
