@@ -47,6 +47,7 @@ fn json_to_yaml(json: &str) -> PyResult<String> {
 fn _fexpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     runtime::configure();
     m.add_class::<manager::Manager>()?;
+    m.add_class::<manager::Options>()?;
     m.add_class::<output::FunctionOutput>()?;
     m.add_class::<output::PyError>()?;
     m.add_class::<output::ErrorKind>()?;

@@ -17,6 +17,8 @@ pub struct Call {
     pub limits: Option<Limits>,
     /// Instead of the input's default.
     pub repairs: Option<RepairOptions>,
+    /// The caller's session (its id).
+    pub session: fexpr::Session,
 }
 
 /// What running a [`Call`] gave.
@@ -25,7 +27,7 @@ pub type Outputs = Response;
 /// Run `call` with `manager` through its request API. The request's future is boxed: it is a
 /// few KiB, and this one is moved into the executor.
 pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
-    let mut request = manager.run(call.input);
+    let mut request = manager.run(call.input).session(call.session);
     if let Some(limits) = call.limits {
         request = request.limits(limits);
     }
