@@ -18,9 +18,9 @@ from ._tool import FunctionTool
 from ._types import Function, FunctionDefinition, FunctionExpression
 
 # The functions fexpr evaluates itself (never Python's): numpy's under the prefix the numpy
-# module is given, and Python's numeric built-ins.
-_NUMPY_FUNCTIONS = ("array", "zeros", "ones", "arange", "sum", "mean", "min", "max")
-_PYTHON_FUNCTIONS = ("abs", "len", "min", "max", "round", "sum")
+# module is given, and Python's numeric built-ins, as the engine lists them.
+_NUMPY_FUNCTIONS = tuple(_fexpr.NUMPY_FUNCTIONS)
+_PYTHON_FUNCTIONS = tuple(_fexpr.PYTHON_FUNCTIONS)
 
 
 class ToolManager(AdalFlowNames, _fexpr.Manager):
