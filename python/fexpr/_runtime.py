@@ -22,8 +22,8 @@ session: "contextvars.ContextVar[Any]" = contextvars.ContextVar("fexpr_session",
 
 def current_session() -> Any:
     """Inside a tool: the ``session`` the running request was given (``ToolManager.run(...,
-    session=...)``, also ``arun`` and ``stream``); ``None`` when it was given none, or outside
-    a tool. A tool reads the caller's per-conversation state here, out of the model's sight
+    session=...)``, also ``arun`` and ``stream``; a request a tool makes without ``session=``
+    runs in that tool's session); ``None`` when it was given none, or outside a tool. A tool reads the caller's per-conversation state here, out of the model's sight
     (it is no parameter of the tool)::
 
         >>> from fexpr import ToolManager, current_session

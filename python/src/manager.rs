@@ -12,6 +12,7 @@ use fexpr::{Context, ErrorKind, Function, FunctionExpression, Input, ToolManager
 use indexmap::IndexMap;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::convert::{self, type_error, Budget, Records};
@@ -173,14 +174,15 @@ impl Manager {
         &self,
         py: Python<'_>,
         options: Option<&Bound<'_, Options>>,
-    ) -> crate::stream::Stream {
+    ) -> PyResult<crate::stream::Stream> {
         let default = Options::default();
         let options = options.map_or(&default, |o| o.get());
         let repairs = options.reading.options().unwrap_or_default();
         let limits = options.limits.clone();
         let sandboxed = options.sandboxed;
-        let session = options.engine_session(py);
-        crate::stream::Stream::start(
+        let python_session = options.python_session(py)?;
+        let session = engine_session(py, python_session.as_ref());
+        Ok(crate::stream::Stream::start(
             &self.inner,
             move |mut request| {
                 request = request.repair(repairs).session(session);
@@ -192,9 +194,9 @@ impl Manager {
                 }
                 request
             },
-            options.python_session(py),
+            python_session,
             self.records.clone(),
-        )
+        ))
     }
 
     /// Check the calls in a model's raw output without running anything.
@@ -273,25 +275,35 @@ impl Options {
 }
 
 impl Options {
-    /// The session object for the request's tools.
-    fn python_session(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.session.as_ref().map(|s| s.clone_ref(py))
-    }
-
-    /// The engine's session: the id when the session object is a str.
-    fn engine_session(&self, py: Python<'_>) -> fexpr::Session {
-        let id = self.session.as_ref().and_then(|s| {
-            s.bind(py)
-                .cast::<PyString>()
-                .ok()?
-                .to_str()
-                .ok()
-                .map(str::to_owned)
-        });
-        match id {
-            Some(id) => fexpr::Session::new().id(id),
-            None => fexpr::Session::new(),
+    /// The session object for the request's tools: the one given, else (a request made by a
+    /// tool) the session of the request whose tool makes it, so that a nested request's tools
+    /// see the same session on every thread.
+    fn python_session(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        static VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        if let Some(session) = &self.session {
+            return Ok(Some(session.clone_ref(py)));
         }
+        let var = VAR.get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("session")?.unbind())
+        })?;
+        let current = var.bind(py).call_method0("get")?;
+        Ok((!current.is_none()).then(|| current.unbind()))
+    }
+}
+
+/// The engine's session for the session object `session`: its id when it is a str.
+fn engine_session(py: Python<'_>, session: Option<&Py<PyAny>>) -> fexpr::Session {
+    let id = session.and_then(|s| {
+        s.bind(py)
+            .cast::<PyString>()
+            .ok()?
+            .to_str()
+            .ok()
+            .map(str::to_owned)
+    });
+    match id {
+        Some(id) => fexpr::Session::new().id(id),
+        None => fexpr::Session::new(),
     }
 }
 
@@ -362,6 +374,7 @@ impl Manager {
         options: &Options,
     ) -> PyResult<Request> {
         let shape = Shape::from_name(shape)?;
+        let session = options.python_session(py)?;
         let effective = options.limits.as_ref().unwrap_or(self.inner.limits());
         let one = matches!(shape, Shape::One);
         let mut failed = Vec::new();
@@ -415,9 +428,9 @@ impl Manager {
                 sandboxed: options.sandboxed,
                 limits: options.limits.clone(),
                 repairs: options.reading.options(),
-                session: options.engine_session(py),
+                session: engine_session(py, session.as_ref()),
             }),
-            session: options.python_session(py),
+            session,
             failed,
             given,
             shape,

@@ -188,3 +188,17 @@ def test_a_session_reaches_the_requests_tools_and_no_other(sandboxed):
     [out, *_] = manager.run(text, sandboxed=sandboxed).outputs
     assert out.error.kind == ErrorKind.ToolFailed and "not subscriptable" in out.error.message, out
     assert fexpr.current_session() is None
+
+
+def test_a_request_made_by_a_tool_runs_in_that_tools_session():
+    def inner() -> str:
+        return fexpr.current_session()
+
+    inner_manager = ToolManager(tools=[inner])
+
+    def outer() -> list:
+        # Without session=, the nested request's tools (on a worker thread) see the caller's.
+        return [inner_manager.execute_func_expr("inner()").output, inner_manager.run("inner()", session="own").outputs[0].output]
+
+    done = ToolManager(tools=[outer]).run("outer()", session="conversation-7")
+    assert done.outputs[0].output == ["conversation-7", "own"], done
