@@ -142,3 +142,19 @@ def test_builtin_names_are_the_engines():
 
     assert _fexpr.NUMPY_FUNCTIONS == listed("NUMPY")
     assert _fexpr.PYTHON_FUNCTIONS == listed("PYTHON")
+
+
+def test_limits_fields_are_the_engines():
+    import re
+
+    from fexpr import Limits
+
+    text = (_SRC / "limits.rs").read_text()
+    body = text[text.index("pub struct Limits {") :]
+    rust = re.findall(r"^    pub (\w+):", body[: body.index("\n}")], flags=re.M)
+    assert len(rust) >= 14, rust
+    # Every budget the engine has can be set from Python, under its own name (a limit added to
+    # the engine and not to the binding fails here), and reads back what was set.
+    limits = Limits(**{name: 7 for name in rust})
+    assert all(getattr(limits, name) == 7 for name in rust), limits
+    assert sorted(n for n in dir(Limits) if not n.startswith("_")) == sorted(rust)
