@@ -3,7 +3,8 @@
 # Idempotent and quick when done before: the venv (target/python-venv, gitignored) is created
 # once, the PyPI packages installed once, and `maturin develop` rebuilds the extension
 # incrementally in target/debug beside `cargo test`'s build (a debug build: the tests need no
-# release build; users get one from `pip install ./python`). Extra arguments go to pytest.
+# release build; users get one from `pip install ./python`). Then mypy's stubtest checks
+# fexpr/_fexpr.pyi against the compiled module, and pytest runs. Extra arguments go to pytest.
 # Needs python3 (>= 3.10) with venv, and PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,7 @@ PACKAGES=(
     "maturin==1.16.0" "pytest==9.2.0" "numpy==2.4.6" "pydantic==2.14.4" "docstring-parser==0.18.0"
     "ray==2.60.0" # python/tests/test_fanout.py: a local Ray instance
     "hypothesis==6.170.15" # python/tests/test_conversion_properties.py
+    "mypy==2.4.1" # stubtest: fexpr/_fexpr.pyi against the compiled module
 )
 # bfcl-eval without its dependencies (every LLM provider's SDK): its multi-turn classes need
 # only mpmath (python/tests/test_bfcl.py).
@@ -39,4 +41,6 @@ fi
 
 (cd python && VIRTUAL_ENV="$PWD/../$VENV" PATH="$PWD/../$VENV/bin:$PATH" maturin develop --profile dev --quiet)
 cd python
+# The stubs say what the compiled module has: every class, method, argument and constant.
+"../$PY" -m mypy.stubtest fexpr._fexpr
 CI="${CI:-}" "../$PY" -m pytest -q "$@"

@@ -4,11 +4,17 @@ BFCL's own executor (``eval``) and through ``fexpr.bfcl``, in one run, rounds al
 Run: ``target/python-venv/bin/python bench/bfcl/speed.py [--rounds N]`` (after
 ``scripts/ci-python.sh``, which builds the package and installs bfcl-eval). Prints the table
 BENCHMARKS.md holds (medians of the rounds) and the ratio.
+
+Each timed run starts from the same heap: BFCL's executor keeps every instance it makes in its
+module's globals for the process's life, so before each run (untimed) the instances of the runs
+before are dropped and the garbage collected; otherwise the collector walks the rounds before
+(hundreds of thousands of objects) inside whichever run comes next.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import pathlib
 import statistics
@@ -23,6 +29,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     args = p.parse_args()
 
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import (
         execute_multi_turn_func_call as bfcl_execute,
     )
@@ -45,8 +52,15 @@ def main() -> None:
         "fexpr.bfcl sandboxed": lambda run: bfcl.run_ground_truth(cases, sandboxed=True, model_name=f"speed{run}"),
     }
     times: dict[str, list[float]] = {name: [] for name in systems}
+    def clean_heap() -> None:
+        kept = vars(multi_turn_utils)
+        for instance in [n for n in kept if n.startswith("speed") and n.endswith("_instance")]:
+            del kept[instance]
+        gc.collect()
+
     for run in range(args.rounds):
         for name, system in systems.items():
+            clean_heap()
             started = time.perf_counter()
             system(run)
             times[name].append(time.perf_counter() - started)

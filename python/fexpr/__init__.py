@@ -36,6 +36,7 @@ from ._fexpr import (
     Verdict,
 )
 from ._manager import ToolManager
+from ._runtime import current_session
 from ._tool import FunctionTool, FunctionType
 from ._types import Function, FunctionDefinition, FunctionExpression, ToolOutput
 
@@ -57,4 +58,5 @@ __all__ = [
     "ToolManager",
     "ToolOutput",
     "Verdict",
+    "current_session",
 ]

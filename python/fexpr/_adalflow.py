@@ -9,12 +9,14 @@ runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Union
+from typing import Any, Iterable, Literal, Union
 
 from ._types import Function, FunctionExpression
 
-if TYPE_CHECKING:
-    from . import _fexpr
+from . import _fexpr
+
+# The options of the sandboxed wrappers (built once: the options of a request are one value).
+_SANDBOXED = _fexpr.Options(sandboxed=True)
 
 
 def _streamed(func: Any, stream: bool) -> Any:
@@ -88,19 +90,19 @@ class AdalFlowNames:
 
     def execute_func_expr_via_sandbox(self, expr: Any) -> "_fexpr.FunctionOutput":
         """``execute_func_expr`` inside the wasmtime sandbox (a fresh instance)."""
-        return self._request("expr", expr, "one", True)
+        return self._request("expr", expr, "one", _SANDBOXED)
 
     async def execute_func_expr_via_sandbox_async(self, expr: Any) -> "_fexpr.FunctionOutput":
         """``execute_func_expr_via_sandbox`` for asyncio."""
-        return await self._arequest("expr", expr, "one", True)
+        return await self._arequest("expr", expr, "one", _SANDBOXED)
 
     def execute_func_exprs_via_sandbox(self, exprs: Iterable[Any]) -> "list[_fexpr.FunctionOutput]":
         """``execute_func_exprs`` inside the sandbox: each expression in its own instance."""
-        return self._request("func_exprs", exprs, "many", True)
+        return self._request("func_exprs", exprs, "many", _SANDBOXED)
 
     async def execute_func_exprs_via_sandbox_async(self, exprs: Iterable[Any]) -> "list[_fexpr.FunctionOutput]":
         """``execute_func_exprs_via_sandbox`` for asyncio."""
-        return await self._arequest("func_exprs", exprs, "many", True)
+        return await self._arequest("func_exprs", exprs, "many", _SANDBOXED)
 
     def execute(self, text: str) -> "list[_fexpr.FunctionOutput]":
         """Run what a model wrote as an expression: one call or a list or tuple of calls."""
@@ -112,11 +114,11 @@ class AdalFlowNames:
 
     def execute_via_sandbox(self, text: str) -> "list[_fexpr.FunctionOutput]":
         """``execute`` inside the sandbox."""
-        return self._request("expr", text, "many", True)
+        return self._request("expr", text, "many", _SANDBOXED)
 
     async def execute_via_sandbox_async(self, text: str) -> "list[_fexpr.FunctionOutput]":
         """``execute_via_sandbox`` for asyncio."""
-        return await self._arequest("expr", text, "many", True)
+        return await self._arequest("expr", text, "many", _SANDBOXED)
 
     def execute_json(self, text: str) -> "list[_fexpr.FunctionOutput]":
         """Run calls given as JSON text (fexpr's forms, OpenAI's and Anthropic's tool calls)."""
@@ -124,21 +126,21 @@ class AdalFlowNames:
 
     def execute_json_via_sandbox(self, text: str) -> "list[_fexpr.FunctionOutput]":
         """``execute_json`` inside the sandbox."""
-        return self._request("json", text, "many", True)
+        return self._request("json", text, "many", _SANDBOXED)
 
     def execute_model_output(self, text: str, repairs: bool = True) -> "_fexpr.Executed":
         """Find the calls in a model's raw output, repair them (``repairs=False``: none) and
         run them: ``run(text, repairs=repairs)``."""
-        return self._request("model_output", text, "run", False, None, repairs)
+        return self._request("model_output", text, "run", _fexpr.Options(repairs=repairs))
 
     async def execute_model_output_async(self, text: str, repairs: bool = True) -> "_fexpr.Executed":
         """``execute_model_output`` for asyncio."""
-        return await self._arequest("model_output", text, "run", False, None, repairs)
+        return await self._arequest("model_output", text, "run", _fexpr.Options(repairs=repairs))
 
     def execute_model_output_via_sandbox(self, text: str, repairs: bool = True) -> "_fexpr.Executed":
         """``execute_model_output`` with each call evaluated inside the sandbox."""
-        return self._request("model_output", text, "run", True, None, repairs)
+        return self._request("model_output", text, "run", _fexpr.Options(sandboxed=True, repairs=repairs))
 
     async def execute_model_output_via_sandbox_async(self, text: str, repairs: bool = True) -> "_fexpr.Executed":
         """``execute_model_output_via_sandbox`` for asyncio."""
-        return await self._arequest("model_output", text, "run", True, None, repairs)
+        return await self._arequest("model_output", text, "run", _fexpr.Options(sandboxed=True, repairs=repairs))

@@ -1,27 +1,51 @@
 """Type stubs of the extension module ``fexpr._fexpr`` (the engine, in Rust)."""
 
-import enum
-from typing import Any, Optional, Union
+from typing import Any, Awaitable, ClassVar, Optional, Union, final
+
+from typing_extensions import disjoint_base
 
 from ._types import Function, FunctionExpression
 
+__all__ = [
+    "Manager",
+    "Options",
+    "FunctionOutput",
+    "Error",
+    "ErrorKind",
+    "Repair",
+    "Receipt",
+    "Executed",
+    "Ignored",
+    "Checked",
+    "Verdict",
+    "Limits",
+    "Stream",
+    "function_definition",
+    "json_to_yaml",
+    "serve_mcp",
+    "NUMPY_FUNCTIONS",
+    "PYTHON_FUNCTIONS",
+]
+
 _Expr = Union[str, FunctionExpression]
 
-class ErrorKind(enum.Enum):
+@final
+class ErrorKind:
     """The category of an error: a small closed set to branch on. ``str(kind)`` is its name."""
 
-    Syntax = ...
-    Unsupported = ...
-    UnknownName = ...
-    UnknownTool = ...
-    Arguments = ...
-    Type = ...
-    Value = ...
-    Limit = ...
-    ToolFailed = ...
-    Sandbox = ...
-    Config = ...
+    Syntax: ClassVar[ErrorKind]
+    Unsupported: ClassVar[ErrorKind]
+    UnknownName: ClassVar[ErrorKind]
+    UnknownTool: ClassVar[ErrorKind]
+    Arguments: ClassVar[ErrorKind]
+    Type: ClassVar[ErrorKind]
+    Value: ClassVar[ErrorKind]
+    Limit: ClassVar[ErrorKind]
+    ToolFailed: ClassVar[ErrorKind]
+    Sandbox: ClassVar[ErrorKind]
+    Config: ClassVar[ErrorKind]
 
+@final
 class Error:
     """A structured error: a value in ``FunctionOutput.error``, never raised."""
 
@@ -41,6 +65,7 @@ class Error:
         (``"max_calls"``, ``"deadline"``, ``"call_deadline"``, …); else ``None``."""
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class Repair:
     """A schema-aware repair made to a call of raw model output before it ran."""
 
@@ -60,6 +85,7 @@ class Repair:
     @property
     def reason(self) -> str: ...
 
+@final
 class Receipt:
     """What one sandboxed evaluation cost."""
 
@@ -69,6 +95,7 @@ class Receipt:
     """Seconds, waiting for a free instance and host calls included."""
     host_calls: int
 
+@final
 class FunctionOutput:
     """The result of one call: an ``output`` or an ``error``, never neither."""
 
@@ -105,6 +132,7 @@ class FunctionOutput:
         """``{"name", "args", "kwargs", "output", "error"}`` (and ``observation``, ``receipt``,
         ``repairs`` when present), as JSON data."""
 
+@final
 class Ignored:
     """Text of a model's output that was not used as a call, and why."""
 
@@ -112,12 +140,14 @@ class Ignored:
     reason: str
     text: str
 
+@final
 class Executed:
     """What running a model's raw output gave."""
 
     outputs: list[FunctionOutput]
     ignored: list[Ignored]
 
+@final
 class Verdict:
     """Whether one call of a model's output fits its tool, without running it."""
 
@@ -129,20 +159,22 @@ class Verdict:
     error: Optional[Error]
     repairs: list[Repair]
 
+@final
 class Checked:
     verdicts: list[Verdict]
     ignored: list[Ignored]
     error: Optional[Error]
     """Set when the text was refused as a whole (too large)."""
 
+@final
 class Limits:
     """Every budget fexpr enforces; the defaults are safe for untrusted model output.
     ``deadline`` (one request, 30 s by default) and ``call_deadline`` (one tool call, 10 s)
     are in seconds and hold natively and sandboxed. The sandbox-only budgets are ``fuel``,
     ``memory_bytes``, ``wasm_stack_bytes`` and ``max_host_calls``."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         max_source_bytes: Optional[int] = None,
         max_depth: Optional[int] = None,
@@ -158,7 +190,7 @@ class Limits:
         memory_bytes: Optional[int] = None,
         wasm_stack_bytes: Optional[int] = None,
         max_host_calls: Optional[int] = None,
-    ) -> None: ...
+    ) -> Limits: ...
     max_source_bytes: int
     max_depth: int
     max_int_digits: int
@@ -174,50 +206,50 @@ class Limits:
     wasm_stack_bytes: int
     max_host_calls: int
 
+@disjoint_base
 class Manager:
     """The engine's tool manager; use its subclass ``fexpr.ToolManager``."""
+
+    def __new__(
+        cls,
+        tools: list[Any],
+        context: list[tuple[str, str, Any]],
+        builders: dict[str, Any],
+        record_names: dict[Any, str],
+        limits: Optional[Limits] = None,
+    ) -> Manager:
+        """Built by ``fexpr.ToolManager`` from its tools' specs, context entries and records."""
 
     def parse_func_expr(self, expr: _Expr) -> Union[Function, Error]:
         """Parse one call and evaluate its arguments without running anything."""
     def check_model_output(self, text: str, repairs: bool = True) -> Checked:
         """Check the calls in a model's raw output against the tools; nothing runs."""
-    def _request(
-        self,
-        kind: str,
-        payload: Any,
-        shape: str,
-        sandboxed: bool = False,
-        limits: Optional[Limits] = None,
-        repairs: Optional[bool] = None,
-        lenient: bool = False,
-        model_format: Optional[str] = None,
-    ) -> Any:
+    def _request(self, kind: str, payload: Any, shape: str, options: Optional[Options] = None) -> Any:
         """Run ``payload`` read as ``kind`` (``model_output``, ``expr``, ``json``,
-        ``function``, ``functions``, ``func_exprs``); give ``shape`` (``run``: an
-        ``Executed``; ``many``: a list of outputs; ``one``: one output, a list of calls
-        refused before any of it runs). Used by ``ToolManager.run`` and its wrappers."""
-    def _stream(
-        self,
-        sandboxed: bool = False,
-        limits: Optional[Limits] = None,
-        repairs: Optional[bool] = None,
-        lenient: bool = False,
-        model_format: Optional[str] = None,
-    ) -> Stream:
+        ``function``, ``functions``, ``func_exprs``) as ``options`` say; give ``shape``
+        (``run``: an ``Executed``; ``many``: a list of outputs; ``one``: one output, a list of
+        calls refused before any of it runs). Used by ``ToolManager.run`` and its wrappers."""
+    def _stream(self, options: Optional[Options] = None) -> Stream:
         """Start a stream of model text (``ToolManager.stream``)."""
-    async def _arequest(
-        self,
-        kind: str,
-        payload: Any,
-        shape: str,
-        sandboxed: bool = False,
-        limits: Optional[Limits] = None,
-        repairs: Optional[bool] = None,
-        lenient: bool = False,
-        model_format: Optional[str] = None,
-    ) -> Any:
+    def _arequest(self, kind: str, payload: Any, shape: str, options: Optional[Options] = None) -> Awaitable[Any]:
         """``_request`` for asyncio."""
 
+@final
+class Options:
+    """How a request runs: ``ToolManager.run``'s keywords, as one value."""
+
+    def __new__(
+        cls,
+        *,
+        sandboxed: bool = False,
+        session: Any = None,
+        limits: Optional[Limits] = None,
+        repairs: Optional[bool] = None,
+        lenient: bool = False,
+        model_format: Optional[str] = None,
+    ) -> Options: ...
+
+@final
 class Stream:
     """A running stream of model text (``ToolManager.stream``)."""
 
@@ -225,6 +257,11 @@ class Stream:
     def close(self) -> None: ...
     def next(self) -> Optional[Any]: ...
     def try_next(self) -> tuple[bool, Optional[Any]]: ...
+
+NUMPY_FUNCTIONS: list[str]
+"""The numpy functions fexpr evaluates itself (``np.array``, ...), by the engine's list."""
+PYTHON_FUNCTIONS: list[str]
+"""Python's built-ins fexpr evaluates itself (``abs``, ``len``, ...), by the engine's list."""
 
 def function_definition(
     name: str, description: str, parameters: str, returns: Optional[str] = None

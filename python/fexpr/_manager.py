@@ -18,9 +18,9 @@ from ._tool import FunctionTool
 from ._types import Function, FunctionDefinition, FunctionExpression
 
 # The functions fexpr evaluates itself (never Python's): numpy's under the prefix the numpy
-# module is given, and Python's numeric built-ins.
-_NUMPY_FUNCTIONS = ("array", "zeros", "ones", "arange", "sum", "mean", "min", "max")
-_PYTHON_FUNCTIONS = ("abs", "len", "min", "max", "round", "sum")
+# module is given, and Python's numeric built-ins, as the engine lists them.
+_NUMPY_FUNCTIONS = tuple(_fexpr.NUMPY_FUNCTIONS)
+_PYTHON_FUNCTIONS = tuple(_fexpr.PYTHON_FUNCTIONS)
 
 
 class ToolManager(AdalFlowNames, _fexpr.Manager):
@@ -114,6 +114,7 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         input: Any,
         *,
         sandboxed: bool = False,
+        session: Any = None,
         limits: Optional[_fexpr.Limits] = None,
         repairs: Optional[bool] = None,
         lenient: bool = False,
@@ -125,8 +126,11 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         a ``Function`` or a ``FunctionExpression``, a list of either (run concurrently, one
         output each), or JSON data (a ``dict`` or ``list``: an OpenAI or Anthropic message,
         fexpr's JSON forms). ``sandboxed=True`` evaluates inside the wasmtime sandbox;
-        ``limits`` replaces the manager's for this request; ``repairs`` turns the schema
-        repairs of model text on or off (default: on for text and JSON, off for the rest).
+        ``session`` is any object of the caller's (a conversation's state, a user): the tools
+        of this request read it with ``fexpr.current_session()``, the model never sees it (a
+        ``str`` is also the engine's session id); ``limits`` replaces the manager's for this
+        request; ``repairs`` turns the schema repairs of model text on or off (default: on for
+        text and JSON, off for the rest).
         Only calls in call position run: a call on its own line, in a fence or a list, in an
         explicit tool-call form; not one in a comment, a string, other code, or a sentence
         (``lenient=True`` takes calls mentioned in prose, for scoring text). ``model_format``
@@ -140,26 +144,44 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
             >>> [out.output for out in done.outputs]
             [3]
         """
-        return self._request(*_kind(input), "run", sandboxed, limits, repairs, lenient, model_format)
+        options = _fexpr.Options(
+            sandboxed=sandboxed,
+            session=session,
+            limits=limits,
+            repairs=repairs,
+            lenient=lenient,
+            model_format=model_format,
+        )
+        return self._request(*_kind(input), "run", options)
 
     async def arun(
         self,
         input: Any,
         *,
         sandboxed: bool = False,
+        session: Any = None,
         limits: Optional[_fexpr.Limits] = None,
         repairs: Optional[bool] = None,
         lenient: bool = False,
         model_format: Optional[str] = None,
     ) -> _fexpr.Executed:
         """``run`` for asyncio: async tools run on the running loop."""
-        return await self._arequest(*_kind(input), "run", sandboxed, limits, repairs, lenient, model_format)
+        options = _fexpr.Options(
+            sandboxed=sandboxed,
+            session=session,
+            limits=limits,
+            repairs=repairs,
+            lenient=lenient,
+            model_format=model_format,
+        )
+        return await self._arequest(*_kind(input), "run", options)
 
     def stream(
         self,
         chunks: Any,
         *,
         sandboxed: bool = False,
+        session: Any = None,
         limits: Optional[_fexpr.Limits] = None,
         repairs: Optional[bool] = None,
         lenient: bool = False,
@@ -178,19 +200,23 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
             >>> [out.output for out in ToolManager(tools=[add]).stream(["[add(a=1, ", "b=2)]"])]
             [3]
         """
-        handle = self._stream(sandboxed, limits, repairs, lenient, model_format)
+        handle = self._stream(
+            _fexpr.Options(
+                sandboxed=sandboxed,
+                session=session,
+                limits=limits,
+                repairs=repairs,
+                lenient=lenient,
+                model_format=model_format,
+            )
+        )
         if isinstance(chunks, (list, tuple)):
             # All of it is at hand: one last chunk, read whole as text that arrives together is.
             handle.push("".join(chunks), True)
             chunks = []
         try:
             for chunk in chunks:
-                handle.push(chunk)
-                while True:
-                    ended, event = handle.try_next()
-                    if event is None:
-                        break
-                    yield event
+                yield from _pushed(handle, chunk)
             handle.close()
             while (event := handle.next()) is not None:
                 yield event
@@ -202,21 +228,27 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         chunks: Any,
         *,
         sandboxed: bool = False,
+        session: Any = None,
         limits: Optional[_fexpr.Limits] = None,
         repairs: Optional[bool] = None,
         lenient: bool = False,
         model_format: Optional[str] = None,
     ) -> AsyncIterator[Any]:
         """``stream`` over an async iterable of ``str`` (``async for``): events as they happen."""
-        handle = self._stream(sandboxed, limits, repairs, lenient, model_format)
+        handle = self._stream(
+            _fexpr.Options(
+                sandboxed=sandboxed,
+                session=session,
+                limits=limits,
+                repairs=repairs,
+                lenient=lenient,
+                model_format=model_format,
+            )
+        )
         loop = asyncio.get_running_loop()
         try:
             async for chunk in chunks:
-                handle.push(chunk)
-                while True:
-                    ended, event = handle.try_next()
-                    if event is None:
-                        break
+                for event in _pushed(handle, chunk):
                     yield event
             handle.close()
             while (event := await loop.run_in_executor(None, handle.next)) is not None:
@@ -271,6 +303,16 @@ def _context(context: dict, records: Records) -> list[tuple[str, str, Any]]:
         else:
             entries.append(("variable", name, value))
     return entries
+
+
+def _pushed(handle: Any, chunk: str) -> Iterator[Any]:
+    """Push ``chunk`` into a stream's ``handle``; the events already there (calls finished)."""
+    handle.push(chunk)
+    while True:
+        _ended, event = handle.try_next()
+        if event is None:
+            return
+        yield event
 
 
 def _kind(input: Any) -> tuple[str, Any]:

@@ -15,6 +15,25 @@ _loop: "asyncio.AbstractEventLoop | None" = None
 # runs one level deeper (read by the binding when a call starts; see SECURITY.md).
 depth: "contextvars.ContextVar[int]" = contextvars.ContextVar("fexpr_depth", default=0)
 
+# The session object of the request whose tool runs in this context (``run(session=...)``);
+# set by the binding around each tool call.
+session: "contextvars.ContextVar[Any]" = contextvars.ContextVar("fexpr_session", default=None)
+
+
+def current_session() -> Any:
+    """Inside a tool: the ``session`` the running request was given (``ToolManager.run(...,
+    session=...)``, also ``arun`` and ``stream``; a request a tool makes without ``session=``
+    runs in that tool's session); ``None`` when it was given none, or outside a tool. A tool reads the caller's per-conversation state here, out of the model's sight
+    (it is no parameter of the tool)::
+
+        >>> from fexpr import ToolManager, current_session
+        >>> def whoami() -> str:
+        ...     return current_session()["user"]
+        >>> ToolManager(tools=[whoami]).run("whoami()", session={"user": "ada"}).outputs[0].output
+        'ada'
+    """
+    return session.get()
+
 
 class Escaped(Exception):
     """Carries a ``BaseException`` that is not an ``Exception`` (``SystemExit``,
@@ -26,10 +45,11 @@ class Escaped(Exception):
         self.exception = exception
 
 
-async def guard(awaitable: Awaitable[Any], level: int) -> Any:
-    """Await a tool's awaitable at nesting ``level``, with ``SystemExit`` and the like wrapped in
-    ``Escaped`` (cancellation stays cancellation)."""
+async def guard(awaitable: Awaitable[Any], level: int, given: Any = None) -> Any:
+    """Await a tool's awaitable at nesting ``level`` in session ``given``, with ``SystemExit``
+    and the like wrapped in ``Escaped`` (cancellation stays cancellation)."""
     depth.set(level)
+    session.set(given)
     try:
         return await awaitable
     except (Exception, asyncio.CancelledError):

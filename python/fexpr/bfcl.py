@@ -20,10 +20,10 @@ import copy
 import importlib
 import inspect
 import json
-import re
 import threading
 from typing import Any
 
+from . import _fexpr
 from ._manager import ToolManager
 from ._tool import FunctionTool
 
@@ -101,6 +101,24 @@ def _manager(instances: dict[str, Any]) -> ToolManager:
     return manager
 
 
+# BFCL's instance names: its `re.sub(r"[-./:]", "_", name)`, as one table.
+_NAME = str.maketrans("-./:", "____")
+_SANDBOXED = _fexpr.Options(sandboxed=True)
+# Each class by its name, and whether it is stateless (BFCL's tables, imported on first use).
+_CLASSES: dict[str, tuple[type, bool]] = {}
+
+
+def _class(class_name: str) -> tuple[type, bool]:
+    """The BFCL class ``class_name`` and whether it is stateless (no scenario to load)."""
+    found = _CLASSES.get(class_name)
+    if found is None:
+        from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
+
+        class_ = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)
+        found = _CLASSES[class_name] = (class_, class_name in STATELESS_CLASSES)
+    return found
+
+
 def reset() -> None:
     """Forget every instance, tool and manager (BFCL keeps its instances for the process's
     life)."""
@@ -108,6 +126,24 @@ def reset() -> None:
         _INSTANCES.clear()
         _TOOLS.clear()
         _MANAGERS.clear()
+
+
+def _copy(value: Any) -> Any:
+    """``copy.deepcopy(value)`` for JSON data (what a test entry's ``initial_config`` holds),
+    several times faster: dicts and lists copied, str, int, float, bool and None shared (they
+    are immutable, as ``deepcopy`` shares them), anything else deep-copied. JSON data has no
+    object reachable twice, so nothing ``deepcopy``'s memo keeps apart is merged."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy(item) for item in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
+
+
+_ATOMS = (str, int, float, bool, type(None))
 
 
 def _format(result: Any) -> str:
@@ -134,20 +170,18 @@ def execute_multi_turn_func_call(
 ) -> tuple[list[str], dict]:
     """Run ``func_call_list`` against the involved classes' instances; return the formatted
     results and the instances by class name, as BFCL's function does."""
-    from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
-
     if is_evaL_run:
         model_name += "_eval"
     involved_instances: dict[str, Any] = {}
     with _LOCK:
         for class_name in involved_classes:
-            instance_name = re.sub(r"[-./:]", "_", f"{model_name}_{test_entry_id}_{class_name}_instance")
+            instance_name = f"{model_name}_{test_entry_id}_{class_name}_instance".translate(_NAME)
             instance = _INSTANCES.get(instance_name)
             if instance is None:
-                class_ = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)
+                class_, stateless = _class(class_name)
                 instance = class_()
-                if class_name not in STATELESS_CLASSES:
-                    config = copy.deepcopy(initial_config.get(class_name, {}))
+                if not stateless:
+                    config = _copy(initial_config.get(class_name, {}))
                     instance._load_scenario(config, long_context=long_context)
                 _INSTANCES[instance_name] = instance
             involved_instances[class_name] = instance
@@ -157,15 +191,20 @@ def execute_multi_turn_func_call(
     with _TURN:
         _CURRENT.clear()
         _CURRENT.update(involved_instances)
-        run = manager.execute_func_expr_via_sandbox if sandboxed else manager.execute_func_expr
+        # `execute_func_expr` (or its sandboxed form) without the wrapper's frame.
+        options = _SANDBOXED if sandboxed else None
+        request = manager._request
         for func_call in func_call_list:
-            out = run(func_call)
-            if out.error is not None:
-                results.append(f"Error during execution: {out.error.message}")
-            elif isinstance(out.output, _Raised):
-                results.append(f"Error during execution: {out.output.exception}")
+            out = request("expr", func_call, "one", options)
+            error = out.error
+            if error is not None:
+                results.append(f"Error during execution: {error.message}")
+                continue
+            output = out.output
+            if type(output) is _Raised:
+                results.append(f"Error during execution: {output.exception}")
             else:
-                results.append(_format(out.output))
+                results.append(_format(output))
     return results, involved_instances
 
 
@@ -193,7 +232,7 @@ def run_ground_truth(
             )
             per_turn.append(results)
         everything.append(per_turn)
-        prefix = re.sub(r"[-./:]", "_", f"{model_name}_eval_{entry_id}_")
+        prefix = f"{model_name}_eval_{entry_id}_".translate(_NAME)
         with _LOCK:
             for name in [n for n in _INSTANCES if n.startswith(prefix)]:
                 del _INSTANCES[name]

@@ -207,6 +207,9 @@ impl Budget {
     }
 }
 
+/// [`from_py`] at nesting `depth`: the exact built-in types, then enums and records, then
+/// subclasses of the built-in types and the other containers, in that order (a richer type
+/// wins over the built-in type it subclasses).
 fn from_py_at(
     obj: &Bound<'_, PyAny>,
     records: &Records,
@@ -220,71 +223,107 @@ fn from_py_at(
             format!("a value nested deeper than {MAX_DECODE_DEPTH} levels"),
         )));
     }
-    let py = obj.py();
-    // Exact built-in types first: the common case, and no subclass can change their meaning.
+    if let Some(value) = exact_value(obj, records, budget, depth) {
+        return value;
+    }
+    if let Some(value) = record_value(obj, records, budget, depth)? {
+        return Ok(value);
+    }
+    subclass_value(obj, records, budget, depth)
+}
+
+/// The value of an object of an exact built-in type (the common case, and no subclass can
+/// change its meaning) or a numpy array; `None` for any other object.
+fn exact_value(
+    obj: &Bound<'_, PyAny>,
+    records: &Records,
+    budget: &mut Budget,
+    depth: usize,
+) -> Option<Result<Value, Unconverted>> {
     if obj.is_none() {
-        return Ok(Value::None);
+        return Some(Ok(Value::None));
     }
     if let Ok(b) = obj.cast_exact::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
+        return Some(Ok(Value::Bool(b.is_true())));
     }
     if let Ok(i) = obj.cast_exact::<PyInt>() {
-        return int_value(i, budget);
+        return Some(int_value(i, budget));
     }
     if let Ok(f) = obj.cast_exact::<PyFloat>() {
-        return Ok(Value::Float(f.value()));
+        return Some(Ok(Value::Float(f.value())));
     }
     if let Ok(s) = obj.cast_exact::<PyString>() {
-        return str_value(s, budget);
+        return Some(str_value(s, budget));
     }
     if let Ok(list) = obj.cast_exact::<PyList>() {
-        return items(list.iter(), list.len(), records, budget, depth).map(Value::List);
+        return Some(items(list.iter(), list.len(), records, budget, depth).map(Value::List));
     }
     if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
-        return items(tuple.iter(), tuple.len(), records, budget, depth).map(Value::Tuple);
+        return Some(items(tuple.iter(), tuple.len(), records, budget, depth).map(Value::Tuple));
     }
     if let Ok(dict) = obj.cast_exact::<PyDict>() {
-        return dict_value(dict, records, budget, depth);
+        return Some(dict_value(dict, records, budget, depth));
     }
     if let Ok(array) = obj.cast::<PyUntypedArray>() {
-        return array_value(array, budget);
+        return Some(array_value(array, budget));
     }
+    None
+}
+
+/// The value of an Enum member (its value), a dataclass or a pydantic model (a record of its
+/// fields); `None` for any other object.
+fn record_value(
+    obj: &Bound<'_, PyAny>,
+    records: &Records,
+    budget: &mut Budget,
+    depth: usize,
+) -> Result<Option<Value>, Unconverted> {
+    let py = obj.py();
     let known = known(py)?;
     // Enum members (also `IntEnum`, `StrEnum`) are their values.
     if obj.is_instance(known.enum_type.bind(py))? {
-        return from_py_at(&obj.getattr("value")?, records, budget, depth + 1);
+        return from_py_at(&obj.getattr("value")?, records, budget, depth + 1).map(Some);
     }
     let ty = obj.get_type();
-    if ty.hasattr("__dataclass_fields__")? && !obj.is_instance_of::<PyType>() {
-        let fields = known.dataclass_fields.bind(py).call1((obj,))?;
-        let mut out = Vec::new();
-        for field in fields.try_iter()? {
-            let name: String = field?.getattr("name")?.extract()?;
-            budget.charge(name.len())?;
-            let value = from_py_at(&obj.getattr(name.as_str())?, records, budget, depth + 1)?;
-            out.push((name, value));
-        }
-        return Ok(Value::Record(Record {
-            name: records.name_of(&ty)?,
-            fields: out,
-        }));
+    let names: Vec<String> =
+        if ty.hasattr("__dataclass_fields__")? && !obj.is_instance_of::<PyType>() {
+            let fields = known.dataclass_fields.bind(py).call1((obj,))?;
+            let mut names = Vec::new();
+            for field in fields.try_iter()? {
+                names.push(field?.getattr("name")?.extract()?);
+            }
+            names
+        } else if ty.hasattr("model_fields")? && obj.hasattr("model_dump")? {
+            // pydantic models (v2): the fields the model declares.
+            let mut names = Vec::new();
+            for name in ty.getattr("model_fields")?.try_iter()? {
+                names.push(name?.extract()?);
+            }
+            names
+        } else {
+            return Ok(None);
+        };
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        budget.charge(name.len())?;
+        let value = from_py_at(&obj.getattr(name.as_str())?, records, budget, depth + 1)?;
+        out.push((name, value));
     }
-    // pydantic models (v2): the fields the model declares.
-    if ty.hasattr("model_fields")? && obj.hasattr("model_dump")? {
-        let declared = ty.getattr("model_fields")?;
-        let mut out = Vec::new();
-        for name in declared.try_iter()? {
-            let name: String = name?.extract()?;
-            budget.charge(name.len())?;
-            let value = from_py_at(&obj.getattr(name.as_str())?, records, budget, depth + 1)?;
-            out.push((name, value));
-        }
-        return Ok(Value::Record(Record {
-            name: records.name_of(&ty)?,
-            fields: out,
-        }));
-    }
-    // Subclasses of the built-in types, after the richer types above.
+    Ok(Some(Value::Record(Record {
+        name: records.name_of(&ty)?,
+        fields: out,
+    })))
+}
+
+/// The value of a subclass of a built-in type (a named tuple is a record), bytes, a set, or a
+/// numpy scalar; an `Unsupported` error for anything else.
+fn subclass_value(
+    obj: &Bound<'_, PyAny>,
+    records: &Records,
+    budget: &mut Budget,
+    depth: usize,
+) -> Result<Value, Unconverted> {
+    let ty = obj.get_type();
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Value::Bool(b.is_true()));
     }

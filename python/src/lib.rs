@@ -47,6 +47,7 @@ fn json_to_yaml(json: &str) -> PyResult<String> {
 fn _fexpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     runtime::configure();
     m.add_class::<manager::Manager>()?;
+    m.add_class::<manager::Options>()?;
     m.add_class::<output::FunctionOutput>()?;
     m.add_class::<output::PyError>()?;
     m.add_class::<output::ErrorKind>()?;
@@ -61,5 +62,18 @@ fn _fexpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(function_definition, m)?)?;
     m.add_function(wrap_pyfunction!(json_to_yaml, m)?)?;
     m.add_function(wrap_pyfunction!(mcp::serve_mcp, m)?)?;
+    // The functions fexpr evaluates itself, by the engine's own lists: numpy's (under the
+    // prefix numpy is given) and Python's built-ins (`fexpr.ToolManager`'s context maps them).
+    let names = |set: &[fexpr::value::builtins::Builtin]| -> Vec<&'static str> {
+        set.iter().map(|b| b.name()).collect()
+    };
+    m.add(
+        "NUMPY_FUNCTIONS",
+        names(fexpr::value::builtins::Builtin::NUMPY),
+    )?;
+    m.add(
+        "PYTHON_FUNCTIONS",
+        names(fexpr::value::builtins::Builtin::PYTHON),
+    )?;
     Ok(())
 }

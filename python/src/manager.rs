@@ -12,6 +12,7 @@ use fexpr::{Context, ErrorKind, Function, FunctionExpression, Input, ToolManager
 use indexmap::IndexMap;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::convert::{self, type_error, Budget, Records};
@@ -106,7 +107,7 @@ impl Manager {
         let manager = builder
             .context(names)
             .build()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(|e| PyValueError::new_err(run::python_names(&e.to_string())))?;
         Ok(Manager {
             inner: Arc::new(manager),
             records,
@@ -126,72 +127,65 @@ impl Manager {
         }
     }
 
-    /// Run `payload` read as `kind` and give its outputs in `shape`: the one entry point of
-    /// every method that runs something (`ToolManager.run` and the AdalFlow names in
-    /// `fexpr/_adalflow.py`).
+    /// Run `payload` read as `kind` and give its outputs in `shape`, as `options` say: the one
+    /// entry point of every method that runs something (`ToolManager.run` and the AdalFlow
+    /// names in `fexpr/_adalflow.py`).
     ///
     /// `kind`: `model_output` (a str), `expr` (a str or `FunctionExpression`: one call or a
     /// list), `json` (a str), `function` (a `Function`, or the `Error` `parse_func_expr`
     /// gave), `functions` (an iterable of them) or `func_exprs` (an iterable of str or
     /// `FunctionExpression`, one output each).
     /// `shape`: `run` (an `Executed`), `many` (a list of outputs) or `one` (one output; a list
-    /// of calls is refused before any of it runs). `repairs`: `None` for the input's default.
-    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None, lenient=false, model_format=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// of calls is refused before any of it runs).
+    #[pyo3(signature = (kind, payload, shape, options=None))]
     fn _request(
         &self,
         py: Python<'_>,
         kind: &str,
         payload: &Bound<'_, PyAny>,
         shape: &str,
-        sandboxed: bool,
-        limits: Option<&Bound<'_, Limits>>,
-        repairs: Option<bool>,
-        lenient: bool,
-        model_format: Option<&str>,
+        options: Option<&Bound<'_, Options>>,
     ) -> PyResult<Py<PyAny>> {
-        let reading = Reading::new(repairs, lenient, model_format)?;
-        let request = self.request(py, kind, payload, shape, sandboxed, limits, reading)?;
+        let default = Options::default();
+        let options = options.map_or(&default, |o| o.get());
+        let request = self.request(py, kind, payload, shape, options)?;
         self.block_on(py, request)
     }
 
     /// `_request` as an awaitable for the running asyncio loop (async tools run on it).
-    #[pyo3(signature = (kind, payload, shape, sandboxed=false, limits=None, repairs=None, lenient=false, model_format=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kind, payload, shape, options=None))]
     fn _arequest<'py>(
         &self,
         py: Python<'py>,
         kind: &str,
         payload: &Bound<'py, PyAny>,
         shape: &str,
-        sandboxed: bool,
-        limits: Option<&Bound<'py, Limits>>,
-        repairs: Option<bool>,
-        lenient: bool,
-        model_format: Option<&str>,
+        options: Option<&Bound<'py, Options>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let reading = Reading::new(repairs, lenient, model_format)?;
-        let request = self.request(py, kind, payload, shape, sandboxed, limits, reading)?;
+        let default = Options::default();
+        let options = options.map_or(&default, |o| o.get());
+        let request = self.request(py, kind, payload, shape, options)?;
         self.spawn(py, request)
     }
 
     /// Start running model text that arrives in chunks (see `ToolManager.stream`).
-    #[pyo3(signature = (sandboxed=false, limits=None, repairs=None, lenient=false, model_format=None))]
+    #[pyo3(signature = (options=None))]
     fn _stream(
         &self,
-        sandboxed: bool,
-        limits: Option<&Bound<'_, Limits>>,
-        repairs: Option<bool>,
-        lenient: bool,
-        model_format: Option<&str>,
+        py: Python<'_>,
+        options: Option<&Bound<'_, Options>>,
     ) -> PyResult<crate::stream::Stream> {
-        let reading = Reading::new(repairs, lenient, model_format)?;
-        let options = reading.options().unwrap_or_default();
-        let limits = limits.map(|l| l.get().inner.clone());
+        let default = Options::default();
+        let options = options.map_or(&default, |o| o.get());
+        let repairs = options.reading.options().unwrap_or_default();
+        let limits = options.limits.clone();
+        let sandboxed = options.sandboxed;
+        let python_session = options.python_session(py)?;
+        let session = engine_session(py, python_session.as_ref());
         Ok(crate::stream::Stream::start(
             &self.inner,
             move |mut request| {
-                request = request.repair(options);
+                request = request.repair(repairs).session(session);
                 if let Some(limits) = limits {
                     request = request.limits(limits);
                 }
@@ -200,6 +194,7 @@ impl Manager {
                 }
                 request
             },
+            python_session,
             self.records.clone(),
         ))
     }
@@ -245,12 +240,80 @@ impl Manager {
     }
 }
 
+/// How a request runs: `ToolManager.run`'s keywords (see there), read once into one value
+/// that `_request`, `_arequest` and `_stream` take.
+#[pyclass(frozen, module = "fexpr._fexpr")]
+#[derive(Default)]
+pub struct Options {
+    sandboxed: bool,
+    /// The caller's session object: tools read it with `fexpr.current_session()`; a str is
+    /// also the engine's session id.
+    session: Option<Py<PyAny>>,
+    limits: Option<fexpr::Limits>,
+    reading: Reading,
+}
+
+#[pymethods]
+impl Options {
+    #[new]
+    #[pyo3(signature = (*, sandboxed=false, session=None, limits=None, repairs=None, lenient=false, model_format=None))]
+    fn new(
+        sandboxed: bool,
+        session: Option<Py<PyAny>>,
+        limits: Option<&Bound<'_, Limits>>,
+        repairs: Option<bool>,
+        lenient: bool,
+        model_format: Option<&str>,
+    ) -> PyResult<Options> {
+        Ok(Options {
+            sandboxed,
+            session,
+            limits: limits.map(|l| l.get().inner.clone()),
+            reading: Reading::new(repairs, lenient, model_format)?,
+        })
+    }
+}
+
+impl Options {
+    /// The session object for the request's tools: the one given, else (a request made by a
+    /// tool) the session of the request whose tool makes it, so that a nested request's tools
+    /// see the same session on every thread.
+    fn python_session(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        static VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        if let Some(session) = &self.session {
+            return Ok(Some(session.clone_ref(py)));
+        }
+        let var = VAR.get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("session")?.unbind())
+        })?;
+        let current = var.bind(py).call_method0("get")?;
+        Ok((!current.is_none()).then(|| current.unbind()))
+    }
+}
+
+/// The engine's session for the session object `session`: its id when it is a str.
+fn engine_session(py: Python<'_>, session: Option<&Py<PyAny>>) -> fexpr::Session {
+    let id = session.and_then(|s| {
+        s.bind(py)
+            .cast::<PyString>()
+            .ok()?
+            .to_str()
+            .ok()
+            .map(str::to_owned)
+    });
+    match id {
+        Some(id) => fexpr::Session::new().id(id),
+        None => fexpr::Session::new(),
+    }
+}
+
 /// What a method asks for: a call to run (none when no input could be run), the outputs of
 /// inputs that could not be run (text that is not valid Unicode, arguments without a fexpr
-/// value, a list given to a single-call method), by their position among the outputs, and the
-/// objects the caller gave, one per output (`FunctionOutput.input`).
+/// value, a list given to a single-call method), by their position among the outputs, the
+/// objects the caller gave, one per output (`FunctionOutput.input`), and the session object.
 struct Request {
     call: Option<Call>,
+    session: Option<Py<PyAny>>,
     failed: Vec<(usize, fexpr::FunctionOutput)>,
     given: Vec<Py<PyAny>>,
     shape: Shape,
@@ -302,22 +365,17 @@ fn complete(
 
 impl Manager {
     /// The request for `payload` read as `kind` (see `_request`).
-    #[allow(clippy::too_many_arguments)]
     fn request(
         &self,
         py: Python<'_>,
         kind: &str,
         payload: &Bound<'_, PyAny>,
         shape: &str,
-        sandboxed: bool,
-        limits: Option<&Bound<'_, Limits>>,
-        reading: Reading,
+        options: &Options,
     ) -> PyResult<Request> {
         let shape = Shape::from_name(shape)?;
-        let limits = limits.map(|l| l.get().inner.clone());
-        let effective = limits
-            .clone()
-            .unwrap_or_else(|| self.inner.limits().clone());
+        let session = options.python_session(py)?;
+        let effective = options.limits.as_ref().unwrap_or(self.inner.limits());
         let one = matches!(shape, Shape::One);
         let mut failed = Vec::new();
         let mut given = Vec::new();
@@ -335,7 +393,7 @@ impl Manager {
             "expr" => {
                 given.push(payload.clone().unbind());
                 match expr_text(payload)? {
-                    Ok(text) => match one.then(|| run::not_one_call(&text, &effective)).flatten() {
+                    Ok(text) => match one.then(|| run::not_one_call(&text, effective)).flatten() {
                         Some(out) => {
                             failed.push((0, out));
                             None
@@ -348,39 +406,8 @@ impl Manager {
                     }
                 }
             }
-            "func_exprs" => {
-                if payload.is_instance_of::<PyString>() {
-                    return Err(type_error(
-                        "expected a list of str or FunctionExpression",
-                        payload,
-                    ));
-                }
-                let mut valid = Vec::new();
-                for (at, expr) in payload.try_iter()?.enumerate() {
-                    let expr = expr?;
-                    match expr_text(&expr)? {
-                        Ok(text) => match run::not_one_call(&text, &effective) {
-                            Some(out) => failed.push((at, out)),
-                            None => valid.push(FunctionExpression::new(text)),
-                        },
-                        Err(out) => failed.push((at, out)),
-                    }
-                    given.push(expr.unbind());
-                }
-                (!valid.is_empty()).then(|| Input::func_exprs(valid))
-            }
-            "functions" => {
-                let mut valid = Vec::new();
-                for (at, func) in payload.try_iter()?.enumerate() {
-                    let func = func?;
-                    match self.func_call(py, &func)? {
-                        Ok(func) => valid.push(func),
-                        Err(out) => failed.push((at, out)),
-                    }
-                    given.push(func.unbind());
-                }
-                (!valid.is_empty()).then(|| Input::functions(valid))
-            }
+            "func_exprs" => self.func_exprs(payload, effective, &mut failed, &mut given)?,
+            "functions" => self.functions(py, payload, &mut failed, &mut given)?,
             "model_output" | "json" => match str_text(payload)? {
                 Ok(text) if kind == "json" => Some(Input::json(text)),
                 Ok(text) => Some(Input::model_output(text)),
@@ -398,10 +425,12 @@ impl Manager {
         Ok(Request {
             call: input.map(|input| Call {
                 input,
-                sandboxed,
-                limits,
-                repairs: reading.options(),
+                sandboxed: options.sandboxed,
+                limits: options.limits.clone(),
+                repairs: options.reading.options(),
+                session: engine_session(py, session.as_ref()),
             }),
+            session,
             failed,
             given,
             shape,
@@ -409,9 +438,60 @@ impl Manager {
         })
     }
 
+    /// The input of `func_exprs` (an iterable of str or `FunctionExpression`, one output
+    /// each); a failed output in `failed` for each that cannot run, each given in `given`.
+    fn func_exprs(
+        &self,
+        payload: &Bound<'_, PyAny>,
+        limits: &fexpr::Limits,
+        failed: &mut Vec<(usize, fexpr::FunctionOutput)>,
+        given: &mut Vec<Py<PyAny>>,
+    ) -> PyResult<Option<Input>> {
+        if payload.is_instance_of::<PyString>() {
+            return Err(type_error(
+                "expected a list of str or FunctionExpression",
+                payload,
+            ));
+        }
+        let mut valid = Vec::new();
+        for (at, expr) in payload.try_iter()?.enumerate() {
+            let expr = expr?;
+            match expr_text(&expr)? {
+                Ok(text) => match run::not_one_call(&text, limits) {
+                    Some(out) => failed.push((at, out)),
+                    None => valid.push(FunctionExpression::new(text)),
+                },
+                Err(out) => failed.push((at, out)),
+            }
+            given.push(expr.unbind());
+        }
+        Ok((!valid.is_empty()).then(|| Input::func_exprs(valid)))
+    }
+
+    /// The input of `functions` (an iterable of `Function`s or `Error`s), as
+    /// [`Manager::func_exprs`].
+    fn functions(
+        &self,
+        py: Python<'_>,
+        payload: &Bound<'_, PyAny>,
+        failed: &mut Vec<(usize, fexpr::FunctionOutput)>,
+        given: &mut Vec<Py<PyAny>>,
+    ) -> PyResult<Option<Input>> {
+        let mut valid = Vec::new();
+        for (at, func) in payload.try_iter()?.enumerate() {
+            let func = func?;
+            match self.func_call(py, &func)? {
+                Ok(func) => valid.push(func),
+                Err(out) => failed.push((at, out)),
+            }
+            given.push(func.unbind());
+        }
+        Ok((!valid.is_empty()).then(|| Input::functions(valid)))
+    }
+
     /// Run `request` on this thread, the GIL released while the engine works.
     fn block_on(&self, py: Python<'_>, request: Request) -> PyResult<Py<PyAny>> {
-        let state = RequestState::new(None);
+        let state = RequestState::new(None, request.session);
         let outputs = match request.call {
             Some(call) => Some(runtime::block_on(
                 py,
@@ -438,6 +518,7 @@ impl Manager {
         let records = self.records.clone();
         let Request {
             call,
+            session,
             failed,
             given,
             shape,
@@ -448,13 +529,15 @@ impl Manager {
             to_python(py, outputs, shape, textless, given, state, &records)
         };
         match call {
-            Some(call) => {
-                runtime::spawn(py, self.inner.clone(), call, move |py, outputs, state| {
-                    finish(py, Some(outputs), state)
-                })
-            }
+            Some(call) => runtime::spawn(
+                py,
+                self.inner.clone(),
+                call,
+                session,
+                move |py, outputs, state| finish(py, Some(outputs), state),
+            ),
             None => {
-                let done = finish(py, None, &RequestState::new(None))?;
+                let done = finish(py, None, &RequestState::new(None, session))?;
                 ready(py, done)
             }
         }
@@ -514,6 +597,7 @@ impl Manager {
 
 /// How model text is read: the repairs (`None`: the input's default), whether mentions in
 /// prose are taken as calls, and the one model format to read.
+#[derive(Default)]
 struct Reading {
     repairs: Option<bool>,
     lenient: bool,

@@ -34,6 +34,9 @@ pub struct RequestState {
     /// The asyncio loop (and context) async tools run on: the caller's for the `*_async`
     /// methods, `None` for the sync methods (a background loop is used).
     pub locals: Option<TaskLocals>,
+    /// The caller's session object (`run(session=...)`): what `fexpr.current_session()` gives
+    /// inside the request's tools.
+    pub session: Option<Py<PyAny>>,
 }
 
 /// A tool's returned object, until its output claims it.
@@ -43,13 +46,15 @@ struct Kept {
 }
 
 impl RequestState {
-    /// A request whose async tools run on `locals` (or the background loop).
-    pub fn new(locals: Option<TaskLocals>) -> Arc<RequestState> {
+    /// A request whose async tools run on `locals` (or the background loop), its tools seeing
+    /// `session`.
+    pub fn new(locals: Option<TaskLocals>, session: Option<Py<PyAny>>) -> Arc<RequestState> {
         Arc::new(RequestState {
             kept: Mutex::new(Vec::new()),
             interrupt: Mutex::new(None),
             interrupted: tokio::sync::Notify::new(),
             locals,
+            session,
         })
     }
 

@@ -17,6 +17,8 @@ pub struct Call {
     pub limits: Option<Limits>,
     /// Instead of the input's default.
     pub repairs: Option<RepairOptions>,
+    /// The caller's session (its id).
+    pub session: fexpr::Session,
 }
 
 /// What running a [`Call`] gave.
@@ -25,7 +27,7 @@ pub type Outputs = Response;
 /// Run `call` with `manager` through its request API. The request's future is boxed: it is a
 /// few KiB, and this one is moved into the executor.
 pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
-    let mut request = manager.run(call.input);
+    let mut request = manager.run(call.input).session(call.session);
     if let Some(limits) = call.limits {
         request = request.limits(limits);
     }
@@ -66,26 +68,69 @@ const ONE_CALL_HINT: &str =
     "use ToolManager.run(...) or ToolManager.execute(...) for a list of calls";
 
 /// `error` in the words of a Python caller: hints naming the Rust API (`Limits::max_calls`,
-/// `ToolManager::run`) name the Python one (`Limits(max_calls=...)`, `ToolManager.run(...)`).
+/// `ToolManager::run`) name the Python one (`Limits(max_calls=...)`, `ToolManager.run(...)`),
+/// and so do messages about limits (`Limits::max_depth is 300, above its ceiling` reads
+/// `Limits(max_depth=300) is above its ceiling`; see [`python_names`]).
 /// python/README.md lists the mapping.
 pub fn in_python(mut error: Error) -> Error {
+    error.message = python_names(&error.message);
     let Some(hint) = error.hint.take() else {
         return error;
     };
     let mut hint = hint.replace("use ToolManager::run for a list of calls", ONE_CALL_HINT);
-    if let Some(kind) = error.limit {
-        let rust = kind.setting();
-        let python = match kind {
-            LimitKind::WasmStack => Some("Limits(wasm_stack_bytes=...)".to_string()),
-            LimitKind::PoolWait => None,
-            other => Some(format!("Limits({}=...)", other.field())),
-        };
-        if let Some(python) = python {
-            hint = hint.replace(&rust, &python);
-        }
+    if let Some(LimitKind::WasmStack) = error.limit {
+        hint = hint.replace(
+            &LimitKind::WasmStack.setting(),
+            "Limits(wasm_stack_bytes=...)",
+        );
     }
-    error.hint = Some(hint);
+    error.hint = Some(python_names(&hint));
     error
+}
+
+/// `text` with the Rust names of limits (`Limits::NAME`) in Python's words:
+/// `Limits::NAME is N[ bytes],` reads `Limits(NAME=N) is`, `Limits::MIN_MEMORY_BYTES (N)`
+/// reads `N` (Python has no such constant), any other `Limits::NAME` reads `Limits(NAME=...)`.
+pub fn python_names(text: &str) -> String {
+    const RUST: &str = "Limits::";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(RUST) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + RUST.len()..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let (name, after) = after.split_at(name_len);
+        rest = if name == "MIN_MEMORY_BYTES" {
+            let minimum = fexpr::Limits::MIN_MEMORY_BYTES.to_string();
+            out.push_str(&minimum);
+            after
+                .strip_prefix(&format!(" ({minimum})"))
+                .unwrap_or(after)
+        } else if let Some((value, tail)) = after.strip_prefix(" is ").and_then(leading_number) {
+            let tail = tail.strip_prefix(" bytes").unwrap_or(tail);
+            let tail = tail.strip_prefix(',').unwrap_or(tail);
+            out.push_str(&format!("Limits({name}={value}) is"));
+            if !tail.starts_with(' ') && !tail.is_empty() {
+                out.push(' ');
+            }
+            tail
+        } else {
+            out.push_str(&format!("Limits({name}=...)"));
+            after
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The digits `text` starts with (at least one) and what follows them.
+fn leading_number(text: &str) -> Option<(&str, &str)> {
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    (digits > 0).then(|| text.split_at(digits))
 }
 
 /// Parse one call expression and evaluate its arguments without running anything.

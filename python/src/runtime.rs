@@ -177,6 +177,7 @@ pub fn spawn<'py, F>(
     py: Python<'py>,
     manager: Arc<ToolManager>,
     call: Call,
+    session: Option<Py<PyAny>>,
     finish: F,
 ) -> PyResult<Bound<'py, PyAny>>
 where
@@ -184,7 +185,7 @@ where
 {
     let level = level(py)?;
     let locals = pyo3_async_runtimes::tokio::get_current_locals(py)?;
-    let state = RequestState::new(Some(locals.clone()));
+    let state = RequestState::new(Some(locals.clone()), session);
     pyo3_async_runtimes::tokio::future_into_py_with_locals(py, locals, async move {
         // Dropped when this future is dropped (the awaitable was cancelled): the call stops.
         let (_cancel, cancelled) = tokio::sync::oneshot::channel::<()>();

@@ -27,7 +27,7 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// Start `request` (over a channel of chunks) on the runtime.
+    /// Start `request` (over a channel of chunks) on the runtime, its tools seeing `session`.
     pub fn start(
         manager: &fexpr::ToolManager,
         configure: impl FnOnce(
@@ -37,6 +37,7 @@ impl Stream {
         ) -> fexpr::stream::StreamRequest<
             std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>>,
         >,
+        session: Option<Py<PyAny>>,
         records: Arc<Records>,
     ) -> Stream {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, bool)>();
@@ -47,7 +48,7 @@ impl Stream {
                 Some((chunk, (!last).then_some(rx)))
             }));
         let (events_tx, events_rx) = std::sync::mpsc::channel();
-        let state = RequestState::new(None);
+        let state = RequestState::new(None, session);
         let mut events = configure(manager.stream(chunks)).events();
         let scoped = state.clone();
         crate::runtime::spawn_task(scoped.scope(async move {

@@ -209,7 +209,9 @@ impl Callable {
     ) -> Run {
         let result = match self.arguments(py, args, state.as_deref()) {
             Ok((positional, keywords)) => runtime::at_depth(depth, || {
-                self.func.bind(py).call(positional, keywords.as_ref())
+                in_session(py, state.as_deref(), || {
+                    self.func.bind(py).call(positional, keywords.as_ref())
+                })
             }),
             Err(error) => return Run::Done(Err(error)),
         };
@@ -277,7 +279,8 @@ impl Callable {
         let guard = GUARD.get_or_try_init(py, || {
             Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("guard")?.unbind())
         })?;
-        let guarded = guard.bind(py).call1((awaitable, depth))?;
+        let session = state.and_then(|s| s.session.as_ref());
+        let guarded = guard.bind(py).call1((awaitable, depth, session))?;
         Ok(Box::pin(pyo3_async_runtimes::into_future_with_locals(
             &locals, guarded,
         )?))
@@ -397,6 +400,28 @@ impl Callable {
             is_streaming: false,
         })
     }
+}
+
+/// Run `f` (a sync tool's body) with `fexpr.current_session()` giving the request's session
+/// object, when it has one.
+fn in_session<T>(
+    py: Python<'_>,
+    state: Option<&RequestState>,
+    f: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
+    static VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let Some(session) = state.and_then(|s| s.session.as_ref()) else {
+        return f();
+    };
+    let var = VAR
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("session")?.unbind())
+        })?
+        .bind(py);
+    let token = var.call_method1("set", (session,))?;
+    let out = f();
+    var.call_method1("reset", (token,))?;
+    out
 }
 
 /// `fexpr.ToolOutput(output, observation)`: its parts.

@@ -99,3 +99,62 @@ def test_check_model_output_runs_nothing():
     good, bad = checked.verdicts
     assert good.valid and good.kwargs == {"a": 2, "b": 2} and good.repairs[0].from_ == "2.0"
     assert not bad.valid and bad.error.kind == ErrorKind.Arguments
+
+
+# The Python side's mirrors of the engine's lists, checked against the Rust source (issue 31).
+
+_SRC = __import__("pathlib").Path(__file__).resolve().parents[2] / "src"
+
+
+def _rust_enum(path, name):
+    """The variant names of ``pub enum name`` in the Rust file ``path``."""
+    import re
+
+    text = (_SRC / path).read_text()
+    body = text[text.index(f"pub enum {name} {{") :]
+    body = body[: body.index("\n}")]
+    return re.findall(r"^    ([A-Z]\w*),", body, flags=re.M)
+
+
+def test_error_kinds_are_the_engines():
+    rust = _rust_enum("error.rs", "ErrorKind")
+    assert len(rust) >= 11, rust
+    # Every kind the engine has, in its order, each with its own name: a kind added to the
+    # engine and not here fails this test (the binding's `From` has a `_` arm only because the
+    # engine's enum is `#[non_exhaustive]`).
+    python = sorted(n for n in vars(ErrorKind) if not n.startswith("_"))
+    assert python == sorted(rust)
+    assert all(str(getattr(ErrorKind, n)) == n for n in rust)
+
+
+def test_builtin_names_are_the_engines():
+    import re
+
+    from fexpr import _fexpr
+
+    text = (_SRC / "value" / "builtins.rs").read_text()
+    names = dict(re.findall(r"Builtin::(\w+)(?: \| Builtin::\w+)* => \"(\w+)\"", text))
+    names.update({b: n for a, b, n in re.findall(r"Builtin::(\w+) \| Builtin::(\w+) => \"(\w+)\"", text)})
+
+    def listed(const):
+        block = text[text.index(f"pub const {const}: &'static [Builtin] = &[") :]
+        return [names[v] for v in re.findall(r"Builtin::(\w+),", block[: block.index("];")])]
+
+    assert _fexpr.NUMPY_FUNCTIONS == listed("NUMPY")
+    assert _fexpr.PYTHON_FUNCTIONS == listed("PYTHON")
+
+
+def test_limits_fields_are_the_engines():
+    import re
+
+    from fexpr import Limits
+
+    text = (_SRC / "limits.rs").read_text()
+    body = text[text.index("pub struct Limits {") :]
+    rust = re.findall(r"^    pub (\w+):", body[: body.index("\n}")], flags=re.M)
+    assert len(rust) >= 14, rust
+    # Every budget the engine has can be set from Python, under its own name (a limit added to
+    # the engine and not to the binding fails here), and reads back what was set.
+    limits = Limits(**{name: 7 for name in rust})
+    assert all(getattr(limits, name) == 7 for name in rust), limits
+    assert sorted(n for n in dir(Limits) if not n.startswith("_")) == sorted(rust)

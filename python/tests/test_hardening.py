@@ -414,6 +414,15 @@ def test_limits_over_their_ceilings_are_refused_and_the_ceiling_runs():
         done = ToolManager(tools=[add]).run("add(a=1, b=2)", limits=Limits(**{field: value}))
         [out] = done.outputs
         assert out.output is None and out.error.kind == ErrorKind.Config and "ceiling" in out.error.message
+    # The messages name Python's `Limits(...)`, never Rust's `Limits::...`.
+    with pytest.raises(ValueError) as raised:
+        ToolManager(tools=[add], limits=Limits(max_depth=10**6))
+    assert "Limits(max_depth=1000000) is above its ceiling of 256" in str(raised.value), raised.value
+    assert "::" not in str(raised.value)
+    [out] = ToolManager(tools=[add]).run("add(a=1, b=2)", limits=Limits(memory_bytes=1 << 20)).outputs
+    assert out.error.message.startswith("Limits(memory_bytes=1048576) is below the 3670016 bytes"), out.error
+    assert "::" not in out.error.message + out.error.hint, out.error
+    assert out.error.hint == "set memory_bytes to at least 3670016", out.error
     # At the ceiling, deep input is refused or read, and the interpreter lives on.
     deep = ToolManager(tools=[add], limits=Limits(max_depth=256))
     for text in ["-" * 400_000 + "1", "[" * 300_000 + "]" * 300_000, "add(a=" + "[" * 255 + "]" * 255 + ", b=1)"]:

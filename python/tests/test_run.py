@@ -157,3 +157,48 @@ def test_astream_over_an_async_iterable():
     outputs = [e.output for e in events if isinstance(e, fexpr.FunctionOutput)]
     assert outputs == [5]
     assert [e.reason for e in events if isinstance(e, fexpr.Ignored)] == ["Prose", "Prose"]
+
+
+# A request's session: the caller's object, seen by that request's tools only (issue 30).
+
+
+@pytest.mark.parametrize("sandboxed", [False, True])
+def test_a_session_reaches_the_requests_tools_and_no_other(sandboxed):
+    def whoami(greeting: str) -> str:
+        return f"{greeting}, {fexpr.current_session()['user']}"
+
+    async def whoami_async() -> str:
+        await asyncio.sleep(0)
+        return fexpr.current_session()["user"]
+
+    def blocking_whoami() -> str:
+        return fexpr.current_session()["user"]
+
+    tools = [whoami, whoami_async, fexpr.FunctionTool(blocking_whoami, blocking=False)]
+    manager = ToolManager(tools=tools)
+    text = "[whoami(greeting='hi'), whoami_async(), blocking_whoami()]"
+    done = manager.run(text, session={"user": "ada"}, sandboxed=sandboxed)
+    assert [o.output for o in done.outputs] == ["hi, ada", "ada", "ada"], done
+    done = asyncio.run(manager.arun(text, session={"user": "bob"}, sandboxed=sandboxed))
+    assert [o.output for o in done.outputs] == ["hi, bob", "bob", "bob"], done
+    # A stream gives each output as its call finishes: in any order.
+    streamed = [o.output for o in manager.stream([text], session={"user": "eve"}, sandboxed=sandboxed)]
+    assert sorted(streamed) == ["eve", "eve", "hi, eve"]
+    # Without a session, none: the tool's own error, not another request's session.
+    [out, *_] = manager.run(text, sandboxed=sandboxed).outputs
+    assert out.error.kind == ErrorKind.ToolFailed and "not subscriptable" in out.error.message, out
+    assert fexpr.current_session() is None
+
+
+def test_a_request_made_by_a_tool_runs_in_that_tools_session():
+    def inner() -> str:
+        return fexpr.current_session()
+
+    inner_manager = ToolManager(tools=[inner])
+
+    def outer() -> list:
+        # Without session=, the nested request's tools (on a worker thread) see the caller's.
+        return [inner_manager.execute_func_expr("inner()").output, inner_manager.run("inner()", session="own").outputs[0].output]
+
+    done = ToolManager(tools=[outer]).run("outer()", session="conversation-7")
+    assert done.outputs[0].output == ["conversation-7", "own"], done
