@@ -182,6 +182,7 @@ class Limits:
         max_str_bytes: Optional[int] = None,
         max_collection_len: Optional[int] = None,
         max_calls: Optional[int] = None,
+        max_constructors: Optional[int] = None,
         max_eval_bytes: Optional[int] = None,
         max_output_bytes: Optional[int] = None,
         fuel: Optional[int] = None,
@@ -197,6 +198,7 @@ class Limits:
     max_str_bytes: int
     max_collection_len: int
     max_calls: int
+    max_constructors: int
     max_eval_bytes: int
     max_output_bytes: int
     fuel: int

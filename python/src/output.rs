@@ -789,8 +789,8 @@ pub struct Limits {
 impl Limits {
     #[new]
     #[pyo3(signature = (*, max_source_bytes=None, max_depth=None, max_int_digits=None,
-        max_str_bytes=None, max_collection_len=None, max_calls=None, max_eval_bytes=None,
-        max_output_bytes=None, fuel=None, deadline=None, call_deadline=None,
+        max_str_bytes=None, max_collection_len=None, max_calls=None, max_constructors=None,
+        max_eval_bytes=None, max_output_bytes=None, fuel=None, deadline=None, call_deadline=None,
         memory_bytes=None, wasm_stack_bytes=None, max_host_calls=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -800,6 +800,7 @@ impl Limits {
         max_str_bytes: Option<usize>,
         max_collection_len: Option<usize>,
         max_calls: Option<usize>,
+        max_constructors: Option<usize>,
         max_eval_bytes: Option<usize>,
         max_output_bytes: Option<usize>,
         fuel: Option<u64>,
@@ -820,6 +821,7 @@ impl Limits {
             max_str_bytes,
             max_collection_len,
             max_calls,
+            max_constructors,
             max_eval_bytes,
             max_output_bytes,
             fuel,
@@ -868,6 +870,10 @@ impl Limits {
         self.inner.max_calls
     }
     #[getter]
+    fn max_constructors(&self) -> usize {
+        self.inner.max_constructors
+    }
+    #[getter]
     fn max_eval_bytes(&self) -> usize {
         self.inner.max_eval_bytes
     }
@@ -905,15 +911,16 @@ impl Limits {
         let l = &self.inner;
         format!(
             "Limits(max_source_bytes={}, max_depth={}, max_int_digits={}, max_str_bytes={}, \
-             max_collection_len={}, max_calls={}, max_eval_bytes={}, max_output_bytes={}, \
-             fuel={}, deadline={}, call_deadline={}, memory_bytes={}, wasm_stack_bytes={}, \
-             max_host_calls={})",
+             max_collection_len={}, max_calls={}, max_constructors={}, max_eval_bytes={}, \
+             max_output_bytes={}, fuel={}, deadline={}, call_deadline={}, memory_bytes={}, \
+             wasm_stack_bytes={}, max_host_calls={})",
             l.max_source_bytes,
             l.max_depth,
             l.max_int_digits,
             l.max_str_bytes,
             l.max_collection_len,
             l.max_calls,
+            l.max_constructors,
             l.max_eval_bytes,
             l.max_output_bytes,
             l.fuel,
