@@ -97,10 +97,11 @@ impl Mode {
                 let mut outputs = response.outputs;
                 match (outputs.pop(), outputs.is_empty()) {
                     (Some(out), true) => out,
-                    _ => FunctionOutput::failed(text, text, fexpr::Error::new(
-                        fexpr::ErrorKind::Unsupported,
-                        "expected one output",
-                    )),
+                    _ => FunctionOutput::failed(
+                        text,
+                        text,
+                        fexpr::Error::new(fexpr::ErrorKind::Unsupported, "expected one output"),
+                    ),
                 }
             }
             #[cfg(feature = "sandbox")]
@@ -182,7 +183,10 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
     let manager = fexpr::demo::manager();
     let threads = threads.max(1);
     let mut report = Map::new();
-    for mode in Mode::all().into_iter().filter(|m| !matches!(m, Mode::Model)) {
+    for mode in Mode::all()
+        .into_iter()
+        .filter(|m| !matches!(m, Mode::Model))
+    {
         // Warm up (and check) on this thread first.
         let rt = runtime()?;
         for (_, text, expected) in CALLS {

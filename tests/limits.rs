@@ -186,10 +186,15 @@ fn constructors_per_input() {
         .unwrap();
     let call = "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))";
     let text = format!("[{}]", vec![call; 1000].join(", "));
-    let outputs = common::runtime().block_on(async { manager.run(Input::expr(&text)).await.outputs });
+    let outputs =
+        common::runtime().block_on(async { manager.run(Input::expr(&text)).await.outputs });
     assert_eq!(outputs.len(), 1000);
     assert!(outputs.iter().all(|o| o.output.is_ok()), "{:?}", outputs[0]);
-    let e = run(&Limits::default().max_constructors(1), "echo(x=len([abs(0)]))").unwrap_err();
+    let e = run(
+        &Limits::default().max_constructors(1),
+        "echo(x=len([abs(0)]))",
+    )
+    .unwrap_err();
     assert_eq!(e.limit, Some(fexpr::error::LimitKind::Constructors), "{e}");
     assert_eq!(e.message, "max_constructors limit exceeded: 2 > 1");
 }

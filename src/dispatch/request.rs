@@ -748,7 +748,9 @@ impl Run<'_> {
             Some(request) => {
                 let scope = Scope::new(self.session.clone(), self.limits, Some(id.clone()))
                     .sharing(&self.results);
-                let out = self.manager.run_checked(request, source.clone(), p.call, &scope);
+                let out = self
+                    .manager
+                    .run_checked(request, source.clone(), p.call, &scope);
                 vec![out.await]
             }
             None => self.text(&source, false, Some(id.clone())).await,

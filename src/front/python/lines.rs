@@ -2,11 +2,11 @@
 //! a name ends, whether a line is a label, a compound statement's header or other code, what a
 //! line of code is (for its rejected item's message), and the calls a parsed line holds.
 
+use super::COMPOUND;
 use crate::error::{Error, ErrorKind, Span};
 use crate::front::{
     dotted_ident_end, is_ident_start, json_input, shift_back, span, FoundCall, Origin,
 };
-use super::COMPOUND;
 use crate::syntax::{Expr, ExprKind};
 
 /// How to write calls so they run: the hint of every rejected item.
