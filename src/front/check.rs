@@ -290,6 +290,10 @@ fn plan_for(
 /// Repair, check and plan one extracted call (taken: its parsed tree is repaired in place).
 /// For [`Purpose::Check`] only the verdict is filled: `call` keeps just the name and `run`
 /// stays `None`.
+///
+/// Long (about 100 lines) for a reason: it fills one `Planned` whose parts (verdict, call as
+/// written, source and request to run, place) are made from the same evaluated arguments,
+/// which each part takes or moves in turn.
 fn plan_call(
     found: FoundCall,
     text: &str,

@@ -62,6 +62,10 @@ struct JsonCall {
 /// text; `tree`'s spans index `json`); `None` if it is not one. When the form is ambiguous (a
 /// duplicate key) or holds a number out of range, each of its calls fails with that error, and
 /// its source is the JSON text, which the error's span indexes.
+///
+/// Long (about 120 lines) for a reason: one walk of the form's calls with one error policy
+/// (a duplicate key or an out-of-range number fails every call of the form, each keeping its
+/// id), shared by all of them.
 pub(super) fn calls(
     tree: &Expr,
     json: &str,

@@ -71,6 +71,10 @@ pub(super) fn regions_in(text: &str, a: usize, b: usize, out: &mut Vec<Region>) 
 }
 
 /// Regions of `text[a..b]`, which holds no reasoning.
+///
+/// Long (about 100 lines) for a reason: one pass over the bytes, whose arms (fence, explicit
+/// form, chat token, tag) share the line's state (`blank_before`, `line_start`, `quoted`);
+/// split into functions, each arm would take and give back all of it.
 fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
     let bytes = text.as_bytes();
     let mut plain = a;

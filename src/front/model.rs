@@ -80,6 +80,10 @@ impl Reader<'_> {
     }
 
     /// The call `call` of `format`, its arguments read and checked.
+    ///
+    /// Long (about 100 lines) for a reason: one match over the closed `FormatArgs` forms a
+    /// format writes arguments in (JSON, text parameters, Python, broken), each arm
+    /// building the same `FoundCall`.
     fn format_call(&mut self, format: ModelFormat, call: FormatCall) -> FoundCall {
         let text = self.text;
         let origin = Origin::Format(format);

@@ -186,6 +186,11 @@ impl Pass<'_> {
         }
     }
 
+    /// Repair the value `expr` written for a parameter of type `ty` (at `path`, for the
+    /// repair's report).
+    ///
+    /// Long (about 100 lines) for a reason: one match over the closed `Type` enum, an arm
+    /// per type, each a few lines.
     fn value(&mut self, expr: &mut Expr, ty: &Type, path: &str, depth: usize) {
         let ty = ty.shape();
         if depth > MAX_REPAIR_DEPTH || matches!(ty, Type::Any) && !self.options.json_literals {

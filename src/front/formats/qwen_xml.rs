@@ -41,6 +41,9 @@ pub(super) fn read(text: &str, out: &mut Out) {
 
 /// Read the call at `start` (`<tool_call>` when `wrapped`, else `<function=`); where to go on,
 /// or `None` when the text ends inside it.
+///
+/// Long (about 110 lines) for a reason: one scan of the call's `<parameter=...>` tags, whose
+/// steps share the position, the call's own close and what was read so far.
 fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize> {
     let b = text.as_bytes();
     let closing = if wrapped { END_TOOL_CALL } else { END_FUNCTION };

@@ -101,6 +101,11 @@ enum Json {
 
 impl Reader<'_> {
     /// Read the lines of `s` as a block of `kind`.
+    ///
+    /// Long (about 130 lines) for a reason: one pass over the block's logical lines whose
+    /// steps (bracket depth, strings carried over lines, the open unit, prose between units)
+    /// share the unit's state; the per-line decisions themselves are in `classify` and
+    /// `lines.rs`.
     pub(super) fn read_lines(&mut self, s: Span, block: Block) {
         let (start, end) = (s.start as usize, s.end as usize);
         let text = self.text;
