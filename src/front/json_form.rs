@@ -335,7 +335,8 @@ fn json_calls(
     }
 }
 
-/// [`json_calls`] of an object.
+/// [`json_calls`] of an object: an assistant message's calls, an Anthropic `tool_use` block,
+/// OpenAI's tool call, a ReAct `action`, or a call object (a name key and an arguments key).
 fn dict_calls(
     json: &Expr,
     obj: &[(Expr, Expr)],
@@ -350,42 +351,8 @@ fn dict_calls(
         obj.iter()
             .all(|(k, _)| json_input::as_str(k).is_some_and(|k| allowed.contains(&k)))
     };
-    // An assistant message: `tool_calls`, the legacy `function_call`, or Anthropic content
-    // blocks. Two of them in one message: which the model meant is not clear.
-    let tool_calls = get("tool_calls").filter(|e| matches!(e.kind, ExprKind::List(_)));
-    let function_call = get("function_call").filter(|e| matches!(e.kind, ExprKind::Dict(_)));
-    let content_calls = get("content")
-        .filter(|e| matches!(e.kind, ExprKind::List(_)))
-        .filter(|content| {
-            field(obj, "role") == Some("assistant") && {
-                let mut probe = Vec::new();
-                json_calls(content, text, base, limits, depth + 1, &mut probe)
-            }
-        });
-    let forms: Vec<&str> = [
-        ("tool_calls", tool_calls.is_some()),
-        ("function_call", function_call.is_some()),
-        ("content", content_calls.is_some()),
-    ]
-    .iter()
-    .filter(|(_, present)| *present)
-    .map(|(key, _)| *key)
-    .collect();
-    if let [first, second, ..] = forms.as_slice() {
-        out.push(not_a_call(
-            json,
-            format!("the message holds calls in both `{first}` and `{second}`: which ones the model meant is not clear"),
-        ));
-        return true;
-    }
-    if let Some(calls) = tool_calls {
-        return json_calls(calls, text, base, limits, depth + 1, out);
-    }
-    if let Some(call) = function_call {
-        return json_calls(call, text, base, limits, depth + 1, out);
-    }
-    if let Some(content) = content_calls {
-        return json_calls(content, text, base, limits, depth + 1, out);
+    if let Some(found) = message_calls(json, obj, text, base, limits, depth, out) {
+        return found;
     }
     let names: Vec<&str> = NAME_KEYS
         .iter()
@@ -397,34 +364,7 @@ fn dict_calls(
         .and_then(|k| field(obj, k))
         .map(str::to_string);
     if field(obj, "type") == Some("tool_use") {
-        let Some(name) = name else {
-            out.push(not_a_call(
-                json,
-                "a `tool_use` block without a string `name`".into(),
-            ));
-            return true;
-        };
-        let Some(Expr {
-            kind: ExprKind::Dict(input),
-            ..
-        }) = get("input")
-        else {
-            out.push(not_a_call(
-                json,
-                format!(
-                    "the `input` of the `tool_use` block `{}` is not an object",
-                    clip(&name, 40)
-                ),
-            ));
-            return true;
-        };
-        out.push(JsonCall {
-            origin: Origin::Anthropic,
-            name,
-            args: JsonArgs::Object(Vec::new(), input.clone()),
-            id: field(obj, "id").map(str::to_string),
-            span: json.span,
-        });
+        out.push(tool_use_call(json, obj, name));
         return true;
     }
     if let Some(function) = get("function").filter(|e| matches!(e.kind, ExprKind::Dict(_))) {
@@ -452,6 +392,32 @@ fn dict_calls(
             return true;
         }
     }
+    match call_object(json, obj, &names, name, text, base, limits) {
+        Some(call) => {
+            out.push(call);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The call an object `obj` is when every key is one a call has (`names`: its keys that name
+/// the function, `name`: the first one's string), or an error row when its keys conflict;
+/// `None` when it is not a call.
+fn call_object(
+    json: &Expr,
+    obj: &[(Expr, Expr)],
+    names: &[&str],
+    name: Option<String>,
+    text: &str,
+    base: u32,
+    limits: &Limits,
+) -> Option<JsonCall> {
+    let get = |key: &str| json_input::get(obj, key);
+    let only = |allowed: &[&str]| {
+        obj.iter()
+            .all(|(k, _)| json_input::as_str(k).is_some_and(|k| allowed.contains(&k)))
+    };
     // From here on the object is a call only if every key is one a call has.
     if names.is_empty()
         || !obj.iter().all(|(k, _)| {
@@ -460,24 +426,22 @@ fn dict_calls(
             })
         })
     {
-        return false;
+        return None;
     }
-    if let [first, second, ..] = names.as_slice() {
-        out.push(not_a_call(
+    if let [first, second, ..] = names {
+        return Some(not_a_call(
             json,
             format!("two keys name the function, `{first}` and `{second}`: which one the model meant is not clear"),
         ));
-        return true;
     }
     let Some(name) = name else {
-        out.push(not_a_call(
+        return Some(not_a_call(
             json,
             format!(
                 "the function's `{}` is not a string",
                 names.first().copied().unwrap_or("name")
             ),
         ));
-        return true;
     };
     // `args` beside `kwargs` is one call's positional and keyword arguments; any other two
     // keys holding arguments are a conflict.
@@ -488,11 +452,10 @@ fn dict_calls(
         .filter(|k| !(*k == "args" && get("kwargs").is_some()))
         .collect();
     if let [first, second, ..] = args_keys.as_slice() {
-        out.push(not_a_call(
+        return Some(not_a_call(
             json,
             format!("two keys hold the arguments of `{}`, `{first}` and `{second}`: which ones the model meant is not clear", clip(&name, 40)),
         ));
-        return true;
     }
     // Which key holds the arguments decides the form; none at all is a call without
     // arguments only when nothing but the name (and a thought) is there.
@@ -509,7 +472,7 @@ fn dict_calls(
         Some(key @ ("kwargs" | "args")) => (Origin::Function, get(key).unwrap_or(&null)),
         Some(key) => (Origin::NameParameters, get(key).unwrap_or(&null)),
         None if only(&["name", "thought"]) => (Origin::Function, &null),
-        None => return false,
+        None => return None,
     };
     // fexpr's `Function` may carry positional `args` next to `kwargs`.
     let positional = match get("args") {
@@ -524,12 +487,103 @@ fn dict_calls(
         None if matches!(args.kind, ExprKind::List(_)) => &null,
         None => args,
     };
-    let args = match &args.kind {
+    let args = call_args(args, positional, &name, text, base, limits);
+    Some(JsonCall {
+        origin,
+        name,
+        args,
+        id: field(obj, "id").map(str::to_string),
+        span: json.span,
+    })
+}
+
+/// The calls of an assistant message `obj`: `tool_calls`, the legacy `function_call`, or
+/// Anthropic content blocks (whether any were found), or `None` when it holds none of these.
+/// Two of them in one message are one error row: which the model meant is not clear.
+fn message_calls(
+    json: &Expr,
+    obj: &[(Expr, Expr)],
+    text: &str,
+    base: u32,
+    limits: &Limits,
+    depth: usize,
+    out: &mut Vec<JsonCall>,
+) -> Option<bool> {
+    let get = |key: &str| json_input::get(obj, key);
+    let tool_calls = get("tool_calls").filter(|e| matches!(e.kind, ExprKind::List(_)));
+    let function_call = get("function_call").filter(|e| matches!(e.kind, ExprKind::Dict(_)));
+    let content_calls = get("content")
+        .filter(|e| matches!(e.kind, ExprKind::List(_)))
+        .filter(|content| {
+            field(obj, "role") == Some("assistant") && {
+                let mut probe = Vec::new();
+                json_calls(content, text, base, limits, depth + 1, &mut probe)
+            }
+        });
+    let forms: Vec<&str> = [
+        ("tool_calls", tool_calls.is_some()),
+        ("function_call", function_call.is_some()),
+        ("content", content_calls.is_some()),
+    ]
+    .iter()
+    .filter(|(_, present)| *present)
+    .map(|(key, _)| *key)
+    .collect();
+    if let [first, second, ..] = forms.as_slice() {
+        out.push(not_a_call(
+            json,
+            format!("the message holds calls in both `{first}` and `{second}`: which ones the model meant is not clear"),
+        ));
+        return Some(true);
+    }
+    let calls = tool_calls.or(function_call).or(content_calls)?;
+    Some(json_calls(calls, text, base, limits, depth + 1, out))
+}
+
+/// The call of an Anthropic `tool_use` block `obj` (`name`: its string `name`, if any), or
+/// the error row saying why it is not one.
+fn tool_use_call(json: &Expr, obj: &[(Expr, Expr)], name: Option<String>) -> JsonCall {
+    let Some(name) = name else {
+        return not_a_call(json, "a `tool_use` block without a string `name`".into());
+    };
+    let Some(Expr {
+        kind: ExprKind::Dict(input),
+        ..
+    }) = json_input::get(obj, "input")
+    else {
+        return not_a_call(
+            json,
+            format!(
+                "the `input` of the `tool_use` block `{}` is not an object",
+                clip(&name, 40)
+            ),
+        );
+    };
+    JsonCall {
+        origin: Origin::Anthropic,
+        name,
+        args: JsonArgs::Object(Vec::new(), input.clone()),
+        id: field(obj, "id").map(str::to_string),
+        span: json.span,
+    }
+}
+
+/// The arguments of the call `name` written as `args` (an object, nothing, or OpenAI's JSON
+/// string, read by the same reader and checked the same way, spans into the text through the
+/// string's escapes), after the `positional` ones; [`JsonArgs::Invalid`] says why they cannot
+/// be read.
+fn call_args(
+    args: &Expr,
+    positional: Vec<Expr>,
+    name: &str,
+    text: &str,
+    base: u32,
+    limits: &Limits,
+) -> JsonArgs {
+    match &args.kind {
         ExprKind::None => JsonArgs::Object(positional, Vec::new()),
         ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs.clone()),
         ExprKind::Str(s) if s.trim().is_empty() => JsonArgs::Object(positional, Vec::new()),
-        // OpenAI's `arguments` as a JSON string: read by the same reader, checked the
-        // same way, spans into the text through the string's escapes.
         ExprKind::Str(s) => match json_input::read_nested(args, text, limits) {
             Ok(Expr {
                 kind: ExprKind::Dict(pairs),
@@ -547,11 +601,11 @@ fn dict_calls(
                     Err(e) => JsonArgs::Invalid(e),
                 }
             }
-            Ok(_) => JsonArgs::Invalid(not_an_object(&name, s).at(args.span)),
+            Ok(_) => JsonArgs::Invalid(not_an_object(name, s).at(args.span)),
             Err(e) if e.kind == ErrorKind::Syntax => JsonArgs::Invalid(Error {
                 message: format!(
                     "the arguments of `{}` are not a JSON object: {}",
-                    clip(&name, 40),
+                    clip(name, 40),
                     e.message
                 ),
                 ..e
@@ -561,19 +615,11 @@ fn dict_calls(
         _ => JsonArgs::Invalid(
             Error::new(
                 ErrorKind::Syntax,
-                format!("the arguments of `{}` are not an object", clip(&name, 40)),
+                format!("the arguments of `{}` are not an object", clip(name, 40)),
             )
             .at(args.span),
         ),
-    };
-    out.push(JsonCall {
-        origin,
-        name,
-        args,
-        id: field(obj, "id").map(str::to_string),
-        span: json.span,
-    });
-    true
+    }
 }
 
 fn not_an_object(name: &str, args: &str) -> Error {
