@@ -236,6 +236,10 @@ pub struct FormatReading {
 /// assert!(detect("add(a=1, b=2)").is_empty());
 /// ```
 pub fn detect(text: &str) -> Vec<ModelFormat> {
+    // Every format's markers hold one of these bytes: text without them needs no search.
+    if !text.bytes().any(|c| matches!(c, b'<' | b'[' | b'`')) {
+        return Vec::new();
+    }
     ModelFormat::ALL
         .iter()
         .copied()
