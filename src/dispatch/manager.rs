@@ -355,36 +355,26 @@ impl ToolManager {
     /// Run a [`Function`] natively within `scope`.
     pub(crate) async fn run_function(&self, func: Function, scope: &Scope) -> FunctionOutput {
         let input = func.to_json().to_string();
-        let span = Span::default();
-        let request = ToolRequest {
-            name: func.name.clone(),
-            span,
-            args: func.args.iter().cloned().map(|v| (v, span)).collect(),
-            kwargs: func
-                .kwargs
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone(), span))
-                .collect(),
-        };
-        self.run_checked(request, input, func, scope).await
+        self.run_checked(func, None, input, Span::default(), scope)
+            .await
     }
 
-    /// Run one call whose arguments are already values (`request`; `call` is the same call as
-    /// written, for the output's `parsed_input`, and `input` its text) natively within `scope`.
+    /// Run the call `call`, whose arguments are already values (`bound`: the same values bound
+    /// to the tool's signature, when the front door's check did it; `input`: the call's text,
+    /// `span`: where it is in it), natively within `scope`.
     pub(crate) async fn run_checked(
         &self,
-        request: ToolRequest,
-        input: String,
         call: Function,
+        bound: Option<Vec<Option<Value>>>,
+        input: String,
+        span: Span,
         scope: &Scope,
     ) -> FunctionOutput {
-        let span = request.span;
-        let result = NativeDispatch {
-            manager: self,
-            scope,
-        }
-        .dispatch_one(request)
-        .await;
+        let result = {
+            let run = std::pin::pin!(self.run_bound(&call, bound, span, scope));
+            scope.within(span, run).await
+        };
+        let result = scope.keep(span, result);
         let call_id = scope.output_id(span);
         let mut out = output(call_id, call.name.clone(), input, Some(call), result);
         scope.attach(&mut out, span);
@@ -452,6 +442,36 @@ impl ToolManager {
         // Boxed: this path's future (context, memo, events) is most of this one's size, and
         // inline it would enlarge every call's future, which each await up the chain copies.
         Box::pin(self.run_observed(tool.as_ref(), request, scope)).await
+    }
+
+    /// Run the call `call` (at `span`) whose arguments the front door may have bound to the
+    /// tool's signature already (`bound`): a plain tool with nobody listening takes them as
+    /// they are; otherwise the call is a request, bound and run as usual
+    /// ([`run_request`](Self::run_request)).
+    async fn run_bound(
+        &self,
+        call: &Function,
+        bound: Option<Vec<Option<Value>>>,
+        span: Span,
+        scope: &Scope,
+    ) -> Result<ToolOutput, Error> {
+        if let (Some(args), Some(tool)) = (bound, self.inner.tools.get(&call.name)) {
+            if tool.features().is_none() && scope.session.events.is_none() {
+                let out = tool.call(args).await.map_err(|e| e.at(span))?;
+                return self.checked(tool.definition(), out, span, &scope.limits);
+            }
+        }
+        let request = ToolRequest {
+            name: call.name.clone(),
+            span,
+            args: call.args.iter().cloned().map(|v| (v, span)).collect(),
+            kwargs: call
+                .kwargs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone(), span))
+                .collect(),
+        };
+        self.run_request(request, scope).await
     }
 
     /// A call with features or listeners: [`run_in`](Self::run_in), then the final event.

@@ -33,7 +33,7 @@ use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::dispatch::manager::{single_output, Scope, ToolManager};
 use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
-use crate::front::check::{check_text, plan, Checked, Planned};
+use crate::front::check::{check_text, plan_to_run, Checked, Planned};
 use crate::front::json_input;
 use crate::front::repair::{Repair, RepairOptions};
 use crate::front::Ignored;
@@ -680,7 +680,7 @@ impl Run<'_> {
                 ignored: Vec::new(),
             };
         }
-        let plan = plan(text, self.manager.context(), self.limits, options);
+        let plan = plan_to_run(text, self.manager.context(), self.limits, options);
         // A provider's assistant message that holds no tool call: nothing to run, and no
         // output (a reply to it would answer a call the model never made).
         if is_json && plan.calls.is_empty() && holds_no_call(text, self.limits) {
@@ -726,9 +726,18 @@ impl Run<'_> {
                 ignored: plan.ignored,
             };
         }
-        let runs = plan.calls.into_iter().map(|p| self.planned(p));
+        let mut calls = plan.calls;
+        let outputs = match (calls.pop(), calls.is_empty()) {
+            // One call (the common case) needs no joining.
+            (Some(one), true) => vec![self.planned(one).await],
+            (last, _) => {
+                calls.extend(last);
+                let runs = calls.into_iter().map(|p| self.planned(p));
+                futures_util::future::join_all(runs).await
+            }
+        };
         Response {
-            outputs: futures_util::future::join_all(runs).await,
+            outputs,
             ignored: plan.ignored,
         }
     }
@@ -744,13 +753,15 @@ impl Run<'_> {
         let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
         // Natively a checked call runs with the values it was checked with: one pass over the
         // text. The sandbox runs its source, so that the guest evaluates what the model wrote.
-        let outputs = match p.request.filter(|_| !self.sandboxed) {
-            Some(request) => {
+        let outputs = match p.bound.filter(|_| !self.sandboxed) {
+            Some(bound) => {
                 let scope = Scope::new(self.session.clone(), self.limits, Some(id.clone()))
                     .sharing(&self.results);
-                let out = self
-                    .manager
-                    .run_checked(request, source.clone(), p.call, &scope);
+                let span =
+                    crate::error::Span::new(0, u32::try_from(source.len()).unwrap_or(u32::MAX));
+                let out =
+                    self.manager
+                        .run_checked(p.call, Some(bound), source.clone(), span, &scope);
                 vec![out.await]
             }
             None => self.text(&source, false, Some(id.clone())).await,

@@ -122,12 +122,12 @@ pub struct Planned {
     /// when the only objection is that an argument is itself a tool call (running evaluates
     /// it first; checking cannot). `None`: the call must not run, the verdict says why.
     pub run: Option<String>,
-    /// The checked call ready to run, set with `run` when the verdict is valid: its arguments
-    /// as [`check_text`] evaluated and bound them, with their spans (which index `run` when
-    /// no repair printed it again). A native run binds these values: the call is neither
-    /// printed back to text nor parsed and evaluated a second time. (The sandbox runs `run`,
-    /// so that the guest, not the host, evaluates what the model wrote.)
-    pub request: Option<eval::ToolRequest>,
+    /// The checked call's arguments bound to its tool's signature, in the fields' order
+    /// (`None` for a field left to its default): what the tool receives. Set with `run` when
+    /// the verdict is valid. A native run hands these to the tool: the call is neither printed
+    /// back to text nor parsed, evaluated or bound a second time. (The sandbox runs `run`, so
+    /// that the guest, not the host, evaluates what the model wrote.)
+    pub bound: Option<Vec<Option<Value>>>,
     /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a
     /// JSON call's `id`), if any: the output's `call_id`.
     pub id: Option<String>,
@@ -215,12 +215,14 @@ pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOp
     }
 }
 
-/// What a call is planned for: only its verdict ([`check_text`]), or running it ([`plan`]:
-/// the source to run and the call as written too).
+/// What a call is planned for: only its verdict ([`check_text`]), running it ([`plan`]: the
+/// source to run and the call as written too), or running it at once ([`plan_to_run`]: as
+/// `Run`, but the verdict's arguments are left empty, the call as written holds them).
 #[derive(Clone, Copy, PartialEq)]
 enum Purpose {
     Check,
     Run,
+    Execute,
 }
 
 /// The front door for model text: extract the calls in `text` ([`front::extract`]), repair
@@ -241,6 +243,18 @@ enum Purpose {
 /// ```
 pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Plan {
     plan_for(text, ctx, limits, options, Purpose::Run)
+}
+
+/// [`plan`] for a request that runs the plan at once: each verdict's `args` and `kwargs` are
+/// left empty (the values are in the call as written, `Planned::call`, and bound in
+/// `Planned::bound`), so they are not copied a third time.
+pub(crate) fn plan_to_run(
+    text: &str,
+    ctx: &Context,
+    limits: &Limits,
+    options: &RepairOptions,
+) -> Plan {
+    plan_for(text, ctx, limits, options, Purpose::Execute)
 }
 
 /// [`plan`] for `purpose` (for [`Purpose::Check`], `plain` is not worked out).
@@ -268,7 +282,7 @@ fn plan_for(
             format: options.model_format,
         },
     );
-    let plain = purpose == Purpose::Run
+    let plain = purpose != Purpose::Check
         && error.is_none()
         && !calls.is_empty()
         && calls.iter().all(|c| {
@@ -292,7 +306,7 @@ fn plan_for(
 /// stays `None`.
 ///
 /// Long (about 100 lines) for a reason: it fills one `Planned` whose parts (verdict, call as
-/// written, source and request to run, place) are made from the same evaluated arguments,
+/// written, source and bound arguments to run, place) are made from the same evaluated arguments,
 /// which each part takes or moves in turn.
 fn plan_call(
     found: FoundCall,
@@ -324,7 +338,7 @@ fn plan_call(
             ..Function::default()
         },
         run: None,
-        request: None,
+        bound: None,
         id: found.id.clone(),
         place,
     };
@@ -350,6 +364,7 @@ fn plan_call(
     let written = as_written(&expr, &found.source, read);
     let (kept, Function { args, kwargs, .. }) = match purpose {
         Purpose::Run => (Some(written.clone()), written),
+        Purpose::Execute => (Some(written), Function::default()),
         Purpose::Check => (None, written),
     };
     let mut args = args.into_iter();
@@ -369,14 +384,14 @@ fn plan_call(
             expr.to_string()
         }
     };
-    let running = purpose == Purpose::Run;
+    let running = purpose != Purpose::Check;
     // What running reports indexes `run`: the call as written unless repairs printed it again.
     planned.place.exact &= planned.verdict.repairs.is_empty();
     match result {
-        Ok(()) => {
+        Ok(bound) => {
             planned.verdict.valid = true;
             planned.run = running.then(source);
-            planned.request = kept.as_ref().and_then(|call| checked_request(&expr, call));
+            planned.bound = running.then_some(bound);
         }
         Err(e) => {
             if running
@@ -396,34 +411,6 @@ fn plan_call(
         planned.call = call;
     }
     planned
-}
-
-/// The call `expr` ready to run with the values it was checked with (`call`, as written): each
-/// argument's value beside its span. `None` when `expr` is not a call or `call` does not
-/// have its arguments one for one.
-fn checked_request(expr: &Expr, call: &Function) -> Option<eval::ToolRequest> {
-    let ExprKind::Call(tree) = &expr.kind else {
-        return None;
-    };
-    if tree.args.len() != call.args.len() || tree.kwargs.len() != call.kwargs.len() {
-        return None;
-    }
-    Some(eval::ToolRequest {
-        name: call.name.clone(),
-        span: expr.span,
-        args: call
-            .args
-            .iter()
-            .zip(&tree.args)
-            .map(|(value, arg)| (value.clone(), arg.span))
-            .collect(),
-        kwargs: call
-            .kwargs
-            .iter()
-            .zip(&tree.kwargs)
-            .map(|((name, value), arg)| (name.clone(), value.clone(), arg.value.span))
-            .collect(),
-    })
 }
 
 /// Whether an argument of the call `expr` is (or holds) a call to a tool.
@@ -488,14 +475,15 @@ pub fn unreadable(source: &str) -> Value {
     Value::Dict(marker)
 }
 
-/// Check the repaired call `expr` to `name` (`sig`: its signature when it is a tool).
+/// Check the repaired call `expr` to `name` (`sig`: its signature when it is a tool): its
+/// arguments bound to the signature, or why they cannot be.
 fn check_parsed(
     expr: &Expr,
     name: &str,
     sig: Option<&RecordType>,
     ctx: &Context,
     read: &[Result<Value, Error>],
-) -> Result<(), Error> {
+) -> Result<Vec<Option<Value>>, Error> {
     let Some(sig) = sig else {
         let tools = ctx
             .entries()
@@ -537,8 +525,7 @@ fn check_parsed(
         .enumerate()
         .map(|(i, k)| (k.name.clone(), value(call.args.len() + i), k.value.span))
         .collect();
-    sig.bind(args, kwargs, expr.span)?;
-    Ok(())
+    sig.bind(args, kwargs, expr.span)
 }
 
 #[cfg(test)]
