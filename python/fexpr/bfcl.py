@@ -52,12 +52,34 @@ class _Raised:
         self.exception = exception
 
 
+# Whether the call string being run is one call of a tool by its name with no call in its
+# arguments (``_flat``): its tool's result is then the call's output and no other call's
+# argument. Set for each call string while a turn holds ``_TURN``.
+_FLAT = [False]
+
+
+def _flat(func_call: str) -> bool:
+    """Whether ``func_call`` is ``name(...)`` with no other ``(`` (so no call nested in its
+    arguments, even inside a string): its only call is the whole expression."""
+    text = func_call.strip()
+    return text.count("(") == 1 and text.endswith(")") and text[: text.index("(")].rstrip().isidentifier()
+
+
 def _tool(class_name: str, name: str, function: Any) -> FunctionTool:
     """The method ``name`` of ``class_name`` (its function ``function``) as a tool calling the
-    method of the turn's instance; its exceptions come back as ``_Raised`` (BFCL shows
-    ``str(e)``)."""
+    method of the turn's instance. For a flat call string (see ``_FLAT``) the tool returns what
+    BFCL's executor makes of the result, its text (``"Error during execution: ..."`` for an
+    exception): the engine then holds one string instead of converting the whole result (a
+    long-context stock history is thousands of floats) that only its text leaves. Otherwise the
+    result itself, so that a call nested in another's arguments passes it on as BFCL's ``eval``
+    does; its exceptions come back as ``_Raised`` (BFCL shows ``str(e)``)."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        if _FLAT[0]:
+            try:
+                return _format(getattr(_CURRENT[class_name], name)(*args, **kwargs))
+            except Exception as e:  # noqa: BLE001 - BFCL's executor reports every exception
+                return f"Error during execution: {e}"
         try:
             return getattr(_CURRENT[class_name], name)(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - BFCL's executor reports every exception
@@ -208,7 +230,9 @@ def _run(manager: ToolManager, instances: dict[str, Any], func_call_list: list[s
         # `execute_func_expr` (or its sandboxed form) without the wrapper's frame.
         options = _SANDBOXED if sandboxed else None
         request = manager._request
+        flat = _FLAT
         for func_call in func_call_list:
+            flat[0] = _flat(func_call)
             out = request("expr", func_call, "one", options)
             error = out.error
             if error is not None:
@@ -222,6 +246,7 @@ def _run(manager: ToolManager, instances: dict[str, Any], func_call_list: list[s
                 append(f"Error during execution: {output.exception}")
             else:
                 append(_format(output))
+        flat[0] = False
     return results
 
 
