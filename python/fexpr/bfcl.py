@@ -231,22 +231,26 @@ def _run(manager: ToolManager, instances: dict[str, Any], func_call_list: list[s
         options = _SANDBOXED if sandboxed else None
         request = manager._request
         flat = _FLAT
-        for func_call in func_call_list:
-            flat[0] = _flat(func_call)
-            out = request("expr", func_call, "one", options)
-            error = out.error
-            if error is not None:
-                append(f"Error during execution: {error.message}")
-                continue
-            output = out.output
-            kind = type(output)
-            if kind is str:
-                append(output)
-            elif kind is _Raised:
-                append(f"Error during execution: {output.exception}")
-            else:
-                append(_format(output))
-        flat[0] = False
+        try:
+            for func_call in func_call_list:
+                flat[0] = _flat(func_call)
+                out = request("expr", func_call, "one", options)
+                error = out.error
+                if error is not None:
+                    append(f"Error during execution: {error.message}")
+                    continue
+                output = out.output
+                kind = type(output)
+                if kind is str:
+                    append(output)
+                elif kind is _Raised:
+                    append(f"Error during execution: {output.exception}")
+                else:
+                    append(_format(output))
+        finally:
+            # The tools give their results themselves outside a turn (a KeyboardInterrupt a
+            # tool raised ends the turn here).
+            flat[0] = False
     return results
 
 
