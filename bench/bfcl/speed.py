@@ -1,9 +1,11 @@
 """BFCL's multi-turn ground truth (800 cases, every turn, fresh instances per case) through
 BFCL's own executor (``eval``) and through ``fexpr.bfcl``, in one run, rounds alternating.
 
-Run: ``target/python-venv/bin/python bench/bfcl/speed.py [--rounds N]`` (after
+Run: ``target/python-venv/bin/python bench/bfcl/speed.py [--rounds N] [--baseline FILE]`` (after
 ``scripts/ci-python.sh``, which builds the package and installs bfcl-eval). Prints the table
-BENCHMARKS.md holds (medians of the rounds) and the ratio.
+BENCHMARKS.md holds (medians of the rounds) and the ratio. ``--baseline`` adds another
+``fexpr/bfcl.py`` (an earlier one: ``git show REV:python/fexpr/bfcl.py > /tmp/old_bfcl.py``) over
+the same binding, natively, to the same rounds: before and after a change in one run.
 
 Each timed run starts from the same heap: BFCL's executor keeps every instance it makes in its
 module's globals for the process's life, so before each run (untimed) the instances of the runs
@@ -27,6 +29,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--baseline", type=pathlib.Path, help="another fexpr/bfcl.py to time beside this one")
     args = p.parse_args()
 
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
@@ -51,6 +54,17 @@ def main() -> None:
         "fexpr.bfcl native": lambda run: bfcl.run_ground_truth(cases, model_name=f"speed{run}"),
         "fexpr.bfcl sandboxed": lambda run: bfcl.run_ground_truth(cases, sandboxed=True, model_name=f"speed{run}"),
     }
+    if args.baseline is not None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("fexpr.bfcl_baseline", args.baseline)
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"cannot load {args.baseline}")
+        baseline = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(baseline)
+        systems[f"fexpr.bfcl native, baseline `{args.baseline.name}`"] = lambda run: baseline.run_ground_truth(
+            cases, model_name=f"speed{run}"
+        )
     times: dict[str, list[float]] = {name: [] for name in systems}
     def clean_heap() -> None:
         kept = vars(multi_turn_utils)

@@ -52,12 +52,34 @@ class _Raised:
         self.exception = exception
 
 
+# Whether the call string being run is one call of a tool by its name with no call in its
+# arguments (``_flat``): its tool's result is then the call's output and no other call's
+# argument. Set for each call string while a turn holds ``_TURN``.
+_FLAT = [False]
+
+
+def _flat(func_call: str) -> bool:
+    """Whether ``func_call`` is ``name(...)`` with no other ``(`` (so no call nested in its
+    arguments, even inside a string): its only call is the whole expression."""
+    text = func_call.strip()
+    return text.count("(") == 1 and text.endswith(")") and text[: text.index("(")].rstrip().isidentifier()
+
+
 def _tool(class_name: str, name: str, function: Any) -> FunctionTool:
     """The method ``name`` of ``class_name`` (its function ``function``) as a tool calling the
-    method of the turn's instance; its exceptions come back as ``_Raised`` (BFCL shows
-    ``str(e)``)."""
+    method of the turn's instance. For a flat call string (see ``_FLAT``) the tool returns what
+    BFCL's executor makes of the result, its text (``"Error during execution: ..."`` for an
+    exception): the engine then holds one string instead of converting the whole result (a
+    long-context stock history is thousands of floats) that only its text leaves. Otherwise the
+    result itself, so that a call nested in another's arguments passes it on as BFCL's ``eval``
+    does; its exceptions come back as ``_Raised`` (BFCL shows ``str(e)``)."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        if _FLAT[0]:
+            try:
+                return _format(getattr(_CURRENT[class_name], name)(*args, **kwargs))
+            except Exception as e:  # noqa: BLE001 - BFCL's executor reports every exception
+                return f"Error during execution: {e}"
         try:
             return getattr(_CURRENT[class_name], name)(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - BFCL's executor reports every exception
@@ -101,22 +123,40 @@ def _manager(instances: dict[str, Any]) -> ToolManager:
     return manager
 
 
-# BFCL's instance names: its `re.sub(r"[-./:]", "_", name)`, as one table.
+# BFCL's instance names: its `re.sub(r"[-./:]", "_", name)`, as one table. It maps characters
+# one by one, so a name is its prefix's translation and then its class part's.
 _NAME = str.maketrans("-./:", "____")
 _SANDBOXED = _fexpr.Options(sandboxed=True)
-# Each class by its name, and whether it is stateless (BFCL's tables, imported on first use).
-_CLASSES: dict[str, tuple[type, bool]] = {}
+# Each class by its name: the class, whether it is stateless (BFCL's tables, imported on first
+# use), and the end of its instances' names.
+_CLASSES: dict[str, tuple[type, bool, str]] = {}
+# The last (model name, test entry id) and their instances' name prefix: a case's turns share it.
+_PREFIX: tuple[str, str, str] = ("", "", "")
 
 
-def _class(class_name: str) -> tuple[type, bool]:
-    """The BFCL class ``class_name`` and whether it is stateless (no scenario to load)."""
+def _class(class_name: str) -> tuple[type, bool, str]:
+    """The BFCL class ``class_name``, whether it is stateless (no scenario to load), and the
+    end of its instances' names (``_<class name>_instance``, translated)."""
     found = _CLASSES.get(class_name)
     if found is None:
         from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
 
         class_ = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)
-        found = _CLASSES[class_name] = (class_, class_name in STATELESS_CLASSES)
+        suffix = f"{class_name}_instance".translate(_NAME)
+        found = _CLASSES[class_name] = (class_, class_name in STATELESS_CLASSES, suffix)
     return found
+
+
+def _prefix(model_name: str, test_entry_id: str) -> str:
+    """The start of BFCL's instance names for a model and test entry (``<model>_<id>_``,
+    translated)."""
+    global _PREFIX
+    last = _PREFIX
+    if last[0] == model_name and last[1] == test_entry_id:
+        return last[2]
+    prefix = f"{model_name}_{test_entry_id}_".translate(_NAME)
+    _PREFIX = (model_name, test_entry_id, prefix)
+    return prefix
 
 
 def reset() -> None:
@@ -157,6 +197,63 @@ def _format(result: Any) -> str:
     return str(result)
 
 
+def _instances(
+    initial_config: dict, involved_classes: list, prefix: str, long_context: bool
+) -> tuple[dict[str, Any], ToolManager]:
+    """The involved classes' instances by class name, their names starting with ``prefix``:
+    the ones earlier turns left, else new ones with their scenario loaded from a copy of
+    ``initial_config``, as BFCL makes them; and the manager over their classes."""
+    involved_instances: dict[str, Any] = {}
+    with _LOCK:
+        for class_name in involved_classes:
+            class_, stateless, suffix = _class(class_name)
+            instance_name = prefix + suffix
+            instance = _INSTANCES.get(instance_name)
+            if instance is None:
+                instance = class_()
+                if not stateless:
+                    config = _copy(initial_config.get(class_name, {}))
+                    instance._load_scenario(config, long_context=long_context)
+                _INSTANCES[instance_name] = instance
+            involved_instances[class_name] = instance
+        return involved_instances, _manager(involved_instances)
+
+
+def _run(manager: ToolManager, instances: dict[str, Any], func_call_list: list[str], sandboxed: bool) -> list[str]:
+    """Run each call string against ``instances`` with ``manager`` (over their classes); the
+    results formatted as BFCL formats them."""
+    results: list[str] = []
+    append = results.append
+    with _TURN:
+        _CURRENT.clear()
+        _CURRENT.update(instances)
+        # `execute_func_expr` (or its sandboxed form) without the wrapper's frame.
+        options = _SANDBOXED if sandboxed else None
+        request = manager._request
+        flat = _FLAT
+        try:
+            for func_call in func_call_list:
+                flat[0] = _flat(func_call)
+                out = request("expr", func_call, "one", options)
+                error = out.error
+                if error is not None:
+                    append(f"Error during execution: {error.message}")
+                    continue
+                output = out.output
+                kind = type(output)
+                if kind is str:
+                    append(output)
+                elif kind is _Raised:
+                    append(f"Error during execution: {output.exception}")
+                else:
+                    append(_format(output))
+        finally:
+            # The tools give their results themselves outside a turn (a KeyboardInterrupt a
+            # tool raised ends the turn here).
+            flat[0] = False
+    return results
+
+
 def execute_multi_turn_func_call(
     func_call_list: list[str],
     initial_config: dict,
@@ -172,40 +269,9 @@ def execute_multi_turn_func_call(
     results and the instances by class name, as BFCL's function does."""
     if is_evaL_run:
         model_name += "_eval"
-    involved_instances: dict[str, Any] = {}
-    with _LOCK:
-        for class_name in involved_classes:
-            instance_name = f"{model_name}_{test_entry_id}_{class_name}_instance".translate(_NAME)
-            instance = _INSTANCES.get(instance_name)
-            if instance is None:
-                class_, stateless = _class(class_name)
-                instance = class_()
-                if not stateless:
-                    config = _copy(initial_config.get(class_name, {}))
-                    instance._load_scenario(config, long_context=long_context)
-                _INSTANCES[instance_name] = instance
-            involved_instances[class_name] = instance
-        manager = _manager(involved_instances)
-
-    results = []
-    with _TURN:
-        _CURRENT.clear()
-        _CURRENT.update(involved_instances)
-        # `execute_func_expr` (or its sandboxed form) without the wrapper's frame.
-        options = _SANDBOXED if sandboxed else None
-        request = manager._request
-        for func_call in func_call_list:
-            out = request("expr", func_call, "one", options)
-            error = out.error
-            if error is not None:
-                results.append(f"Error during execution: {error.message}")
-                continue
-            output = out.output
-            if type(output) is _Raised:
-                results.append(f"Error during execution: {output.exception}")
-            else:
-                results.append(_format(output))
-    return results, involved_instances
+    prefix = _prefix(model_name, test_entry_id)
+    instances, manager = _instances(initial_config, involved_classes, prefix, long_context)
+    return _run(manager, instances, func_call_list, sandboxed), instances
 
 
 def run_ground_truth(
@@ -217,22 +283,17 @@ def run_ground_truth(
     ``functools.partial(run_ground_truth, sandboxed=True)``."""
     everything = []
     for entry, turns in cases:
-        entry_id = entry["id"]
-        per_turn = []
-        for calls in turns:
-            results, _ = execute_multi_turn_func_call(
-                calls,
-                entry["initial_config"],
-                entry["involved_classes"],
-                model_name,
-                entry_id,
-                long_context="long_context" in entry_id,
-                is_evaL_run=True,
-                sandboxed=sandboxed,
-            )
-            per_turn.append(results)
-        everything.append(per_turn)
-        prefix = f"{model_name}_eval_{entry_id}_".translate(_NAME)
+        if not turns:
+            # No turn: BFCL would make no instance.
+            everything.append([])
+            continue
+        # Every turn of a case finds the instances the first made (BFCL names them alike), so
+        # they and their manager are looked up once.
+        prefix = f"{model_name}_eval_{entry['id']}_".translate(_NAME)
+        instances, manager = _instances(
+            entry["initial_config"], entry["involved_classes"], prefix, "long_context" in entry["id"]
+        )
+        everything.append([_run(manager, instances, calls, sandboxed) for calls in turns])
         with _LOCK:
             for name in [n for n in _INSTANCES if n.startswith(prefix)]:
                 del _INSTANCES[name]

@@ -150,3 +150,41 @@ def test_each_classs_tools_are_built_once():
     shared = {id(t) for t in tools}
     manager = bfcl._MANAGERS[("GorillaFileSystem", "MathAPI")]
     assert shared <= {id(t) for t in manager.tools}
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise ValueError("no text for this result")
+
+
+class Results:
+    """A class whose results BFCL formats unusually, and whose calls nest."""
+
+    def _load_scenario(self, config, long_context=False):
+        pass
+
+    def broken(self) -> Unprintable:
+        """A result whose str() raises."""
+        return Unprintable()
+
+    def numbers(self) -> list:
+        """Two numbers."""
+        return [1, 2]
+
+    def total(self, values: list) -> int:
+        """The sum of values."""
+        return sum(values)
+
+
+def test_results_as_bfcl_formats_them_flat_or_nested(monkeypatch):
+    # A flat call's tool returns BFCL's text of its result: a str() that raises is BFCL's error
+    # text (it used to escape execute_multi_turn_func_call); a nested call still passes the
+    # result itself to the call around it, as eval does.
+    from bfcl_eval.constants import executable_backend_config
+
+    monkeypatch.setitem(executable_backend_config.CLASS_FILE_PATH_MAPPING, "Results", __name__)
+    calls = ["broken()", "numbers()", "total(values=numbers())", " total( values = [3, 4] ) "]
+    args = dict(initial_config={}, involved_classes=["Results"], test_entry_id="results_0")
+    theirs, _ = bfcl_execute(calls, model_name="results_bfcl", **args)
+    ours, _ = bfcl.execute_multi_turn_func_call(calls, model_name="results_fexpr", **args)
+    assert ours == theirs == ["Error during execution: no text for this result", "[1, 2]", "3", "7"]
