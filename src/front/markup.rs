@@ -183,6 +183,19 @@ fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
     plain_until(out, plain, b);
 }
 
+/// Whether `text` may hold markup [`regions_in`] cuts out: a `<`, a backtick, or a chat
+/// token or explicit form that starts with `[` (`[TOOL_CALLS]`, `[INST]`). False means the
+/// whole text is one plain region.
+pub(super) fn may_hold_markup(text: &str) -> bool {
+    text.bytes().enumerate().any(|(i, c)| match c {
+        b'<' | b'`' => true,
+        b'[' => text.get(i..).is_some_and(|rest| {
+            chat_token(rest).is_some() || EXPLICIT.iter().any(|(open, _, _)| rest.starts_with(open))
+        }),
+        _ => false,
+    })
+}
+
 /// How a token or tag is reported: `<|…|>` and `[…]` tokens are chat tokens, the rest tags.
 fn token_reason(token: &str) -> IgnoreReason {
     if token.starts_with("<|") || token.starts_with('[') || CHAT_TOKENS.contains(&token) {

@@ -238,6 +238,20 @@ pub fn extract_typed(
     param_type: &dyn Fn(&str, &str) -> Option<crate::types::Type>,
     options: ReadOptions,
 ) -> Extraction {
+    read_text(text, limits, is_tool, param_type, options, true)
+}
+
+/// [`extract_typed`], with the one-line reading of the common case ([`Reader::read_call_line`])
+/// or without it (`call_line: false`: every text cut into regions and logical lines; the test
+/// that compares the two passes false).
+fn read_text(
+    text: &str,
+    limits: &Limits,
+    is_tool: &dyn Fn(&str) -> bool,
+    param_type: &dyn Fn(&str, &str) -> Option<crate::types::Type>,
+    options: ReadOptions,
+    call_line: bool,
+) -> Extraction {
     if text.len() > limits.max_source_bytes {
         return Extraction {
             calls: Vec::new(),
@@ -249,22 +263,10 @@ pub fn extract_typed(
             )),
         };
     }
-    let mut reader = Reader {
-        text,
-        limits,
-        is_tool,
-        param_type,
-        options,
-        steps: STEPS_PER_BYTE
-            .saturating_mul(text.len())
-            .saturating_add(4096),
-        found: Vec::new(),
-        ignored: Vec::new(),
-        last_taken: None,
-        budget_from: None,
-        refused: None,
-    };
-    reader.read();
+    let mut reader = Reader::new(text, limits, is_tool, param_type, options);
+    if !(call_line && reader.read_call_line()) {
+        reader.read();
+    }
     reader.finish()
 }
 
@@ -297,7 +299,31 @@ struct Reader<'a> {
     refused: Option<Error>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(
+        text: &'a str,
+        limits: &'a Limits,
+        is_tool: &'a dyn Fn(&str) -> bool,
+        param_type: &'a dyn Fn(&str, &str) -> Option<crate::types::Type>,
+        options: ReadOptions,
+    ) -> Reader<'a> {
+        Reader {
+            text,
+            limits,
+            is_tool,
+            param_type,
+            options,
+            steps: STEPS_PER_BYTE
+                .saturating_mul(text.len())
+                .saturating_add(4096),
+            found: Vec::new(),
+            ignored: Vec::new(),
+            last_taken: None,
+            budget_from: None,
+            refused: None,
+        }
+    }
+
     /// Charge `n` steps; false (and nothing charged) when the budget cannot pay them.
     fn charge(&mut self, n: usize) -> bool {
         match self.steps.checked_sub(n) {

@@ -14,6 +14,8 @@ use crate::front::{
 use crate::syntax::{self, Expr, ExprKind};
 
 mod lines;
+#[cfg(test)]
+pub(super) mod tests;
 use lines::{
     call_attempt, call_items, code_error, continues_name, describe, found_call, has_call,
     is_header, is_label, printed_calls, skip_string, starts_code, statements, string_closed,
@@ -526,6 +528,61 @@ impl Reader<'_> {
             i += 1;
         }
         (end, depth > 0)
+    }
+
+    /// The common case, read without cutting the text into regions and logical lines: the
+    /// whole text is one line of calls (`add(a=1)`, `[f(x=1), g(y=2)]`), with no markup, model
+    /// format, comment or line break. Takes it and returns true, or returns false and leaves
+    /// everything to the full reading, having charged nothing. What it takes is exactly what
+    /// [`Reader::read_lines`] takes for such a text (the unit test `call_line_is_read_as_lines`
+    /// compares the two on every corpus).
+    pub(super) fn read_call_line(&mut self) -> bool {
+        let text = self.text;
+        let source = text.trim_end();
+        let mut brackets = false;
+        let plain = self.options.format.is_none()
+            && source
+                .bytes()
+                .next()
+                .is_some_and(|c| is_ident_start(c) || c == b'[' || c == b'(')
+            // One pass for the bytes that end the line, open a comment or may start markup; a
+            // `[` may start a chat token or a model format's marker, which are looked for then.
+            && source.bytes().all(|c| {
+                brackets |= c == b'[';
+                !matches!(c, b'#' | b'\n' | b'\r' | b'<' | b'`')
+            })
+            && !(brackets
+                && (markup::may_hold_markup(source)
+                    || !crate::front::formats::detect(source).is_empty()))
+            // What `classify` charges for the line.
+            && self.steps >= source.len().saturating_mul(2);
+        if !plain {
+            return false;
+        }
+        let Ok(expr) = syntax::parse(source, self.limits) else {
+            return false;
+        };
+        let is_call = |e: &Expr| matches!(&e.kind, ExprKind::Call(c) if c.func != "print");
+        let calls = match &expr.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) => {
+                !items.is_empty() && items.iter().all(|e| matches!(e.kind, ExprKind::Call(_)))
+            }
+            _ => is_call(&expr),
+        };
+        if !calls {
+            return false;
+        }
+        self.steps = self.steps.saturating_sub(source.len().saturating_mul(2));
+        let items = match expr.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) => items,
+            _ => vec![expr],
+        };
+        self.found.extend(
+            items
+                .into_iter()
+                .map(|item| (found_call(item, 0, source), Item::Call)),
+        );
+        true
     }
 
     /// Classify the logical line `text[p..stop]` (`unclosed`: cut off at `end`).
