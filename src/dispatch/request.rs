@@ -36,6 +36,7 @@ use crate::error::{clip, Error, ErrorKind};
 use crate::front::check::{check_text, plan_to_run, Checked, Planned};
 use crate::front::json_input;
 use crate::front::repair::{Repair, RepairOptions};
+use crate::front::route::{route, Door, Route};
 use crate::front::Ignored;
 use crate::limits::Limits;
 use crate::value::Value;
@@ -673,17 +674,23 @@ impl Run<'_> {
     /// runs as written. A text in which no call is found gets one error output saying why
     /// (the expression parser's, or for JSON the JSON reader's).
     async fn model_output(&self, text: &str, options: &RepairOptions, json: bool) -> Response {
-        let is_json = json || json_input::looks_like_json(text);
-        if json && (!json_input::looks_like_json(text) || fexpr_forms(text, self.limits)) {
-            return Response {
-                outputs: self.text(text, true, None).await,
-                ignored: Vec::new(),
-            };
-        }
-        let plan = plan_to_run(text, self.manager.context(), self.limits, options);
+        let door = if json { Door::Json } else { Door::ModelOutput };
+        // The front-end's one routing decision; the JSON it read is handed to the plan.
+        let (reading, no_call) = match route(text, self.limits, door) {
+            Route::Evaluate => {
+                return Response {
+                    outputs: self.text(text, true, None).await,
+                    ignored: Vec::new(),
+                }
+            }
+            Route::NoCall(reading) => (reading, true),
+            Route::Read(reading) => (reading, false),
+        };
+        let is_json = reading.is_json();
+        let plan = plan_to_run(text, self.manager.context(), self.limits, options, reading);
         // A provider's assistant message that holds no tool call: nothing to run, and no
         // output (a reply to it would answer a call the model never made).
-        if is_json && plan.calls.is_empty() && holds_no_call(text, self.limits) {
+        if no_call && plan.calls.is_empty() {
             let mut ignored = plan.ignored;
             if ignored.is_empty() {
                 ignored.push(Ignored {
@@ -814,65 +821,6 @@ pub(crate) fn nothing_to_run(ignored: &[Ignored]) -> Error {
     Error::new(ErrorKind::Unsupported, format!("no call to run: {what}")).with_hint(
         "write each call on its own line (or a list of calls), outside sentences, comments, strings and other code",
     )
-}
-
-/// Whether JSON `text` is in fexpr's own forms, which [`json_input::run`] evaluates as one
-/// input (as an expression's list of calls) with spans into the text: a `Function`
-/// (`{"name", "args", "kwargs"}`), a `FunctionExpression` (`{"action"}`) or a list of them —
-/// an object with `action`, `args` or `kwargs` and no `id`, or with only `name` (and
-/// `thought`). Other JSON forms (OpenAI, Anthropic, Llama, calls with an `id`) and JSON that
-/// cannot be read go through the front-end, which keeps their ids.
-fn fexpr_forms(text: &str, limits: &Limits) -> bool {
-    use crate::syntax::ExprKind;
-    let Ok(tree) = json_input::read(text, limits) else {
-        return true;
-    };
-    let is_form = |node: &crate::syntax::Expr| {
-        let ExprKind::Dict(pairs) = &node.kind else {
-            return false;
-        };
-        let has = |key: &str| json_input::get(pairs, key).is_some();
-        let only_name = pairs
-            .iter()
-            .all(|(k, _)| json_input::as_str(k).is_some_and(|k| k == "name" || k == "thought"));
-        !has("id") && (has("action") || has("args") || has("kwargs") || only_name)
-    };
-    match &tree.kind {
-        ExprKind::List(items) => !items.is_empty() && items.iter().all(is_form),
-        _ => is_form(&tree),
-    }
-}
-
-/// Whether JSON `text` is a provider's assistant message (`"role": "assistant"`) that asks
-/// for no call: no `tool_calls` (or `null`, or `[]`), no `function_call`, and no Anthropic
-/// `tool_use` block in its `content`.
-fn holds_no_call(text: &str, limits: &Limits) -> bool {
-    use crate::syntax::ExprKind;
-    let Ok(tree) = json_input::read(text, limits) else {
-        return false;
-    };
-    let ExprKind::Dict(pairs) = &tree.kind else {
-        return false;
-    };
-    let absent = |key: &str| match json_input::get(pairs, key).map(|v| &v.kind) {
-        None | Some(ExprKind::None) => true,
-        Some(ExprKind::List(items)) => items.is_empty(),
-        Some(_) => false,
-    };
-    let tool_use = |block: &crate::syntax::Expr| match &block.kind {
-        ExprKind::Dict(block) => json_input::get(block, "type")
-            .and_then(json_input::as_str)
-            .is_some_and(|t| t == "tool_use"),
-        _ => false,
-    };
-    let content_calls = match json_input::get(pairs, "content").map(|v| &v.kind) {
-        Some(ExprKind::List(blocks)) => blocks.iter().any(tool_use),
-        _ => false,
-    };
-    json_input::get(pairs, "role").and_then(json_input::as_str) == Some("assistant")
-        && absent("tool_calls")
-        && absent("function_call")
-        && !content_calls
 }
 
 /// The one output of one call's source, with its repairs and id.

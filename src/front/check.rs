@@ -207,7 +207,7 @@ pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOp
         ignored,
         error,
         ..
-    } = plan_for(text, ctx, limits, options, Purpose::Check);
+    } = plan_for(text, ctx, limits, options, Purpose::Check, None);
     Checked {
         verdicts: calls.into_iter().map(|p| p.verdict).collect(),
         ignored,
@@ -242,7 +242,7 @@ enum Purpose {
 /// assert_eq!(plan.ignored[0].text, "Sure!");
 /// ```
 pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Plan {
-    plan_for(text, ctx, limits, options, Purpose::Run)
+    plan_for(text, ctx, limits, options, Purpose::Run, None)
 }
 
 /// [`plan`] for a request that runs the plan at once: each verdict's `args` and `kwargs` are
@@ -253,8 +253,9 @@ pub(crate) fn plan_to_run(
     ctx: &Context,
     limits: &Limits,
     options: &RepairOptions,
+    reading: front::route::Reading,
 ) -> Plan {
-    plan_for(text, ctx, limits, options, Purpose::Execute)
+    plan_for(text, ctx, limits, options, Purpose::Execute, reading.tree)
 }
 
 /// [`plan`] for `purpose` (for [`Purpose::Check`], `plain` is not worked out).
@@ -264,12 +265,13 @@ fn plan_for(
     limits: &Limits,
     options: &RepairOptions,
     purpose: Purpose,
+    json: Option<Expr>,
 ) -> Plan {
     let Extraction {
         calls,
         ignored,
         error,
-    } = front::extract_typed(
+    } = front::read_text(
         text,
         limits,
         &|name| is_tool(ctx, name),
@@ -281,6 +283,8 @@ fn plan_for(
             lenient: options.lenient,
             format: options.model_format,
         },
+        json,
+        true,
     );
     let plain = purpose != Purpose::Check
         && error.is_none()

@@ -77,6 +77,7 @@ mod markup;
 mod model;
 mod python;
 pub mod repair;
+pub mod route;
 pub mod stream;
 
 use serde::{Deserialize, Serialize};
@@ -238,18 +239,20 @@ pub fn extract_typed(
     param_type: &dyn Fn(&str, &str) -> Option<crate::types::Type>,
     options: ReadOptions,
 ) -> Extraction {
-    read_text(text, limits, is_tool, param_type, options, true)
+    read_text(text, limits, is_tool, param_type, options, None, true)
 }
 
-/// [`extract_typed`], with the one-line reading of the common case ([`Reader::read_call_line`])
-/// or without it (`call_line: false`: every text cut into regions and logical lines; the test
-/// that compares the two passes false).
+/// [`extract_typed`], given the whole text already read as JSON (`json`, by
+/// [`route`](route::route): not read again), with the one-line reading of the common case
+/// ([`Reader::read_call_line`]) or without it (`call_line: false`: every text cut into regions
+/// and logical lines; the test that compares the two passes false).
 fn read_text(
     text: &str,
     limits: &Limits,
     is_tool: &dyn Fn(&str) -> bool,
     param_type: &dyn Fn(&str, &str) -> Option<crate::types::Type>,
     options: ReadOptions,
+    json: Option<Expr>,
     call_line: bool,
 ) -> Extraction {
     if text.len() > limits.max_source_bytes {
@@ -264,6 +267,7 @@ fn read_text(
         };
     }
     let mut reader = Reader::new(text, limits, is_tool, param_type, options);
+    reader.json = json;
     if !(call_line && reader.read_call_line()) {
         reader.read();
     }
@@ -297,6 +301,8 @@ struct Reader<'a> {
     budget_from: Option<usize>,
     /// Why the whole text is refused (JSON in it over a limit).
     refused: Option<Error>,
+    /// The whole text read as JSON, if it was before: taken by the JSON at its first byte.
+    json: Option<Expr>,
 }
 
 impl<'a> Reader<'a> {
@@ -321,6 +327,7 @@ impl<'a> Reader<'a> {
             last_taken: None,
             budget_from: None,
             refused: None,
+            json: None,
         }
     }
 

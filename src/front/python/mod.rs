@@ -798,7 +798,12 @@ impl Reader<'_> {
             return Json::Not;
         }
         let json = &text[p..jend];
-        match json_input::read(json, self.limits) {
+        // The whole text, when routing read it as JSON already.
+        let whole = self
+            .json
+            .take()
+            .filter(|_| p == 0 && text[jend..].trim().is_empty());
+        match whole.map_or_else(|| json_input::read(json, self.limits), Ok) {
             Ok(tree) => match json_form::calls(&tree, json, p, self.limits) {
                 Some(calls) => Json::Calls(calls, jend),
                 None => Json::Data(jend),

@@ -71,7 +71,15 @@ pub(in crate::front) fn corpus() -> Vec<String> {
 }
 
 fn read(text: &str, tools: &dyn Fn(&str) -> bool, options: ReadOptions, line: bool) -> Extraction {
-    read_text(text, &Limits::default(), tools, &|_, _| None, options, line)
+    read_text(
+        text,
+        &Limits::default(),
+        tools,
+        &|_, _| None,
+        options,
+        None,
+        line,
+    )
 }
 
 #[test]
@@ -110,6 +118,7 @@ fn call_line_is_read_as_lines() {
                     tools,
                     &|_, _| None,
                     ReadOptions::default(),
+                    None,
                     line,
                 )
             };
