@@ -616,7 +616,14 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
-    pub(crate) fn new(session: Session, limits: &Limits, preset: Option<String>) -> Scope {
+    /// A scope for one run of `session` under `limits`, charging its tool results to
+    /// `results`, the request's count (shared by its scopes).
+    pub(crate) fn new(
+        session: Session,
+        limits: &Limits,
+        preset: Option<String>,
+        results: &Arc<AtomicU64>,
+    ) -> Scope {
         Scope {
             session,
             limits: limits.clone(),
@@ -626,14 +633,8 @@ impl Scope {
             units: OnceLock::new(),
             found: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
-            results: Arc::default(),
+            results: results.clone(),
         }
-    }
-
-    /// The same scope charging its tool results to `results`, the request's count.
-    pub(crate) fn sharing(mut self, results: &Arc<AtomicU64>) -> Scope {
-        self.results = results.clone();
-        self
     }
 
     /// Give each top-level call (`units`, in source order) of the run its id, before

@@ -35,7 +35,7 @@ use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
 use crate::front::check::{check_text, plan_to_run, Checked, Planned};
 use crate::front::json_input;
-use crate::front::repair::{Repair, RepairOptions};
+use crate::front::repair::RepairOptions;
 use crate::front::route::{route, Door, Route};
 use crate::front::Ignored;
 use crate::limits::Limits;
@@ -645,7 +645,7 @@ impl Run<'_> {
             ))
             .await;
         }
-        let scope = Scope::new(self.session.clone(), self.limits, id).sharing(&self.results);
+        let scope = Scope::new(self.session.clone(), self.limits, id, &self.results);
         if json {
             self.manager.run_json(text, &scope).await
         } else {
@@ -662,7 +662,7 @@ impl Run<'_> {
             let outputs = self.text(&text, true, Some(id)).await;
             return single_output(&text, outputs);
         }
-        let scope = Scope::new(self.session.clone(), self.limits, Some(id)).sharing(&self.results);
+        let scope = Scope::new(self.session.clone(), self.limits, Some(id), &self.results);
         self.manager.run_function(func, &scope).await
     }
 
@@ -760,20 +760,25 @@ impl Run<'_> {
         let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
         // Natively a checked call runs with the values it was checked with: one pass over the
         // text. The sandbox runs its source, so that the guest evaluates what the model wrote.
-        let outputs = match p.bound.filter(|_| !self.sandboxed) {
+        let mut out = match p.bound.filter(|_| !self.sandboxed) {
             Some(bound) => {
-                let scope = Scope::new(self.session.clone(), self.limits, Some(id.clone()))
-                    .sharing(&self.results);
                 let span =
                     crate::error::Span::new(0, u32::try_from(source.len()).unwrap_or(u32::MAX));
-                let out =
-                    self.manager
-                        .run_checked(p.call, Some(bound), source.clone(), span, &scope);
-                vec![out.await]
+                // The scope gives the output its id.
+                let scope = Scope::new(self.session.clone(), self.limits, Some(id), &self.results);
+                let run = self
+                    .manager
+                    .run_checked(p.call, Some(bound), source, span, &scope);
+                run.await
             }
-            None => self.text(&source, false, Some(id.clone())).await,
+            None => {
+                let outputs = self.text(&source, false, Some(id.clone())).await;
+                let mut out = single_output(&source, outputs);
+                out.call_id = id;
+                out
+            }
         };
-        let mut out = with_repairs(outputs, &source, p.verdict.repairs, id);
+        out.repairs = p.verdict.repairs;
         out.output = out.output.map_err(|e| p.place.locate_error(e));
         out
     }
@@ -821,17 +826,4 @@ pub(crate) fn nothing_to_run(ignored: &[Ignored]) -> Error {
     Error::new(ErrorKind::Unsupported, format!("no call to run: {what}")).with_hint(
         "write each call on its own line (or a list of calls), outside sentences, comments, strings and other code",
     )
-}
-
-/// The one output of one call's source, with its repairs and id.
-fn with_repairs(
-    outputs: Vec<FunctionOutput>,
-    source: &str,
-    repairs: Vec<Repair>,
-    id: String,
-) -> FunctionOutput {
-    let mut out = single_output(source, outputs);
-    out.repairs = repairs;
-    out.call_id = id;
-    out
 }

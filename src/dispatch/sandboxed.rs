@@ -97,7 +97,7 @@ impl ToolManager {
         } else {
             SourceForm::Expression
         };
-        let scope = Arc::new(Scope::new(session, limits, id).sharing(results));
+        let scope = Arc::new(Scope::new(session, limits, id, results));
         let failed = |error: Error| vec![scope.failed(text, error)];
         if let Err(error) = limits.check() {
             return failed(error);
@@ -225,7 +225,12 @@ mod tests {
             max_calls,
             max_host_calls: u32::MAX,
             calls: AtomicUsize::new(0),
-            scope: Arc::new(Scope::new(Session::default(), &Limits::default(), None)),
+            scope: Arc::new(Scope::new(
+                Session::default(),
+                &Limits::default(),
+                None,
+                &Arc::default(),
+            )),
         }
     }
 

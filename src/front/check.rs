@@ -247,7 +247,8 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
 
 /// [`plan`] for a request that runs the plan at once: each verdict's `args` and `kwargs` are
 /// left empty (the values are in the call as written, `Planned::call`, and bound in
-/// `Planned::bound`), so they are not copied a third time.
+/// `Planned::bound`), so they are not copied a third time; so is the `input` of a verdict whose
+/// `run` is the same text.
 pub(crate) fn plan_to_run(
     text: &str,
     ctx: &Context,
@@ -320,40 +321,48 @@ fn plan_call(
     options: &RepairOptions,
     purpose: Purpose,
 ) -> Planned {
+    let FoundCall {
+        name,
+        span,
+        mut source,
+        parsed,
+        id,
+        ..
+    } = found;
     // A call written as Python in the text (or a JSON form that failed to read, whose source
     // is its JSON) is a slice of the text: its spans map byte for byte.
     let place = Place {
-        span: found.span,
-        exact: text.get(found.span.range()) == Some(found.source.as_str()),
+        span,
+        exact: text.get(span.range()) == Some(source.as_str()),
     };
     let mut planned = Planned {
         verdict: Verdict {
-            name: found.name.clone(),
-            span: found.span,
-            input: found.source.clone(),
+            name: String::new(),
+            span,
+            input: String::new(),
             args: Vec::new(),
             kwargs: IndexMap::new(),
             valid: false,
             error: None,
             repairs: Vec::new(),
         },
-        call: Function {
-            name: found.name.clone(),
-            ..Function::default()
-        },
+        call: Function::default(),
         run: None,
         bound: None,
-        id: found.id.clone(),
+        id,
         place,
     };
-    let mut expr = match found.parsed {
+    let mut expr = match parsed {
         Ok(expr) => expr,
         Err(e) => {
             planned.verdict.error = Some(place.locate_error(e));
+            planned.call.name.clone_from(&name);
+            planned.verdict.name = name;
+            planned.verdict.input = source;
             return planned;
         }
     };
-    let sig = match ctx.get(&found.name) {
+    let sig = match ctx.get(&name) {
         Some(Entry::Tool(sig)) => Some(sig.clone()),
         _ => None,
     };
@@ -362,10 +371,10 @@ fn plan_call(
     }
     // Each argument is evaluated once, for the check and for the call as written.
     let read = read_args(&expr, ctx, limits);
-    let result = check_parsed(&expr, &found.name, sig.as_deref(), ctx, &read);
+    let result = check_parsed(&expr, &name, sig.as_deref(), ctx, &read);
     // The call as written, whatever the verdict (after repairs: they are reported). The
     // verdict takes its values; a run keeps them for the output too.
-    let written = as_written(&expr, &found.source, read);
+    let written = as_written(&expr, &source, read);
     let (kept, Function { args, kwargs, .. }) = match purpose {
         Purpose::Run => (Some(written.clone()), written),
         Purpose::Execute => (Some(written), Function::default()),
@@ -381,20 +390,28 @@ fn plan_call(
     }
     planned.verdict.args = args.collect();
     planned.verdict.kwargs.extend(kwargs);
-    let source = || {
+    let running = purpose != Purpose::Check;
+    // The source to run: the call as written, or printed again after repairs.
+    let run_source = |source: &String| {
         if planned.verdict.repairs.is_empty() {
-            found.source.clone()
+            source.clone()
         } else {
             expr.to_string()
         }
     };
-    let running = purpose != Purpose::Check;
     // What running reports indexes `run`: the call as written unless repairs printed it again.
     planned.place.exact &= planned.verdict.repairs.is_empty();
     match result {
         Ok(bound) => {
             planned.verdict.valid = true;
-            planned.run = running.then(source);
+            // Run at once, a call that runs as written needs its source once: in `run` (the
+            // verdict's `input` is left empty).
+            planned.run = match purpose {
+                Purpose::Execute if planned.verdict.repairs.is_empty() => {
+                    Some(std::mem::take(&mut source))
+                }
+                _ => running.then(|| run_source(&source)),
+            };
             planned.bound = running.then_some(bound);
         }
         Err(e) => {
@@ -403,7 +420,7 @@ fn plan_call(
                 && e.kind == ErrorKind::Unsupported
                 && has_nested_tool_call(&expr, ctx)
             {
-                planned.run = Some(source());
+                planned.run = Some(run_source(&source));
             }
             planned.verdict.error = Some(place.locate_error(e));
         }
@@ -411,9 +428,12 @@ fn plan_call(
     for repair in &mut planned.verdict.repairs {
         repair.span = place.locate(repair.span);
     }
-    if let Some(call) = kept {
-        planned.call = call;
+    match kept {
+        Some(call) => planned.call = call,
+        None => planned.call.name.clone_from(&name),
     }
+    planned.verdict.name = name;
+    planned.verdict.input = source;
     planned
 }
 

@@ -476,12 +476,19 @@ impl<'a> Reader<'a> {
 /// The calls to tools inside `expr`'s arguments (not `expr` itself).
 fn nested_tool_calls(expr: &Expr, is_tool: &dyn Fn(&str) -> bool) -> usize {
     let mut count = 0usize;
-    let mut stack: Vec<&Expr> = expr.children().collect();
-    while let Some(e) = stack.pop() {
-        if let ExprKind::Call(call) = &e.kind {
-            count += usize::from(is_tool(&call.func));
+    // Only nodes with children are stacked: a flat call's arguments allocate nothing.
+    let mut stack: Vec<&Expr> = Vec::new();
+    let mut node = Some(expr);
+    while let Some(e) = node {
+        for child in e.children() {
+            if let ExprKind::Call(call) = &child.kind {
+                count += usize::from(is_tool(&call.func));
+            }
+            if child.children().next().is_some() {
+                stack.push(child);
+            }
         }
-        stack.extend(e.children());
+        node = stack.pop();
     }
     count
 }

@@ -430,11 +430,12 @@ impl Pass<'_> {
     }
 }
 
-fn join(prefix: &str, name: &str) -> String {
+/// The path of `name` under `prefix` (`p1.x`); at the top, `name` itself (not copied).
+fn join<'a>(prefix: &str, name: &'a str) -> std::borrow::Cow<'a, str> {
     if prefix.is_empty() {
-        name.to_string()
+        std::borrow::Cow::Borrowed(name)
     } else {
-        format!("{prefix}.{name}")
+        std::borrow::Cow::Owned(format!("{prefix}.{name}"))
     }
 }
 
