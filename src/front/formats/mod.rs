@@ -236,15 +236,51 @@ pub struct FormatReading {
 /// assert!(detect("add(a=1, b=2)").is_empty());
 /// ```
 pub fn detect(text: &str) -> Vec<ModelFormat> {
-    // Every format's markers hold one of these bytes: text without them needs no search.
-    if !text.bytes().any(|c| matches!(c, b'<' | b'[' | b'`')) {
+    // Every format's markers hold its marker byte: a format is searched for only in text that
+    // holds it (a list of calls, `[f(a=[1, 2])]`, is not searched for tags).
+    let (mut angle, mut square, mut tick) = (false, false, false);
+    for c in text.bytes() {
+        match c {
+            b'<' => angle = true,
+            b'[' => square = true,
+            b'`' => tick = true,
+            _ => {}
+        }
+    }
+    if !(angle || square || tick) {
         return Vec::new();
     }
     ModelFormat::ALL
         .iter()
         .copied()
+        .filter(|f| match marker_byte(*f) {
+            Some(b'<') => angle,
+            Some(b'[') => square,
+            Some(b'`') => tick,
+            _ => false,
+        })
         .filter(|f| holds_markers(*f, text))
         .collect()
+}
+
+/// The byte every marker of `format` holds (see [`holds_markers`]): `[` for Mistral's
+/// `[TOOL_CALLS]` and Phi-4's `functools[`, a backtick for Gemma's fence, `<` for the tags and
+/// special tokens of the rest; none for xLAM, which has no markers.
+fn marker_byte(format: ModelFormat) -> Option<u8> {
+    match format {
+        ModelFormat::Mistral | ModelFormat::Phi4 => Some(b'['),
+        ModelFormat::Gemma => Some(b'`'),
+        ModelFormat::Xlam => None,
+        ModelFormat::Harmony
+        | ModelFormat::KimiK2
+        | ModelFormat::DeepSeek
+        | ModelFormat::QwenXml
+        | ModelFormat::Glm
+        | ModelFormat::Llama31
+        | ModelFormat::Pythonic
+        | ModelFormat::Granite
+        | ModelFormat::Hermes => Some(b'<'),
+    }
 }
 
 fn holds_markers(format: ModelFormat, text: &str) -> bool {

@@ -134,6 +134,36 @@ fn examples_are_detected() {
     }
 }
 
+/// Searching a format only in text holding its marker byte finds what searching every format
+/// finds: on the examples, the model-format corpus (each text alone and inside prose) and texts
+/// with each format's markers but not its marker byte's neighbours.
+#[test]
+fn the_marker_byte_is_in_every_marker() {
+    let corpus = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/model_formats.jsonl"),
+    )
+    .unwrap();
+    let mut texts: Vec<String> = EXAMPLES.iter().map(|(_, t, _)| t.to_string()).collect();
+    for line in corpus.lines().filter(|l| l.starts_with('{')) {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(text) = case["output"].as_str() {
+            texts.push(text.to_string());
+            texts.push(format!("[f(a=[1])] then {text} and `x`"));
+        }
+    }
+    let mut found = 0;
+    for text in &texts {
+        let every: Vec<ModelFormat> = ModelFormat::ALL
+            .iter()
+            .copied()
+            .filter(|f| super::holds_markers(*f, text))
+            .collect();
+        assert_eq!(detect(text), every, "{text}");
+        found += every.len();
+    }
+    assert!(found > 50, "{found}");
+}
+
 /// Every prefix reads as the whole text's calls that end within it, plus at most one broken
 /// call, last.
 #[test]
