@@ -7,9 +7,9 @@
 //! compare_fexpr throughput CALLS THREADS    {"native": {"calls", "threads", "seconds"}, ...}
 //! compare_fexpr once native|sandbox|sandbox-pooled
 //!                                           runs add(a=2, b=3) once, prints the output's repr
-//! compare_fexpr repeat CALLS [MODE]         runs add(a=2, b=3) CALLS times (natively unless
-//!                                           MODE is given) on one runtime, prints the last
-//!                                           output's repr
+//! compare_fexpr repeat CALLS [MODE] [CASE]  runs CASE (add(a=2, b=3) unless given) CALLS
+//!                                           times (natively unless MODE is given) on one
+//!                                           runtime, prints the last output's repr
 //! ```
 //!
 //! `repeat` is the driver for instruction counts, which do not depend on the machine's load:
@@ -250,13 +250,17 @@ fn once(how: &str) -> Result<String, String> {
     Ok(shown(&mode.run(&rt, &manager, text)))
 }
 
-/// `add(a=2, b=3)` `calls` times in `mode` (native unless given), one runtime and one
-/// manager: the last output's repr.
-fn repeat(calls: usize, mode: Option<String>) -> Result<String, String> {
+/// The call `case` (`add` unless given) `calls` times in `mode` (native unless given), one
+/// runtime and one manager: the last output's repr.
+fn repeat(calls: usize, mode: Option<String>, case: Option<String>) -> Result<String, String> {
     let rt = runtime()?;
     let manager = fexpr::demo::manager();
     let mode = mode.map_or(Ok(Mode::Native), |m| Mode::parse(&m))?;
-    let (_, text, _) = CALLS[0];
+    let case = case.as_deref().unwrap_or("add");
+    let (_, text, _) = CALLS
+        .iter()
+        .find(|(name, _, _)| *name == case)
+        .ok_or_else(|| format!("no case {case}"))?;
     let mut last = String::new();
     for _ in 0..calls {
         last = shown(&mode.run(&rt, &manager, std::hint::black_box(text)));
@@ -276,10 +280,10 @@ fn main() -> Result<(), String> {
         "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
         "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
         "once" => Json::String(once(&args.next().unwrap_or_default())?),
-        "repeat" => Json::String(repeat(number(args.next(), "CALLS")?, args.next())?),
+        "repeat" => Json::String(repeat(number(args.next(), "CALLS")?, args.next(), args.next())?),
         _ => {
             return Err(
-                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS [native|model]"
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS [native|model] [add|add_points|numpy_sum]"
                     .to_owned(),
             )
         }
