@@ -509,7 +509,7 @@ impl Request {
         if let Some(n) = count.filter(|n| *n != 1) {
             return not_one(&text, n);
         }
-        let outputs = DeepStack::new(limits.max_depth, self.respond())
+        let outputs = DeepStack::new(limits.max_depth, Box::pin(self.respond()))
             .await
             .outputs;
         if outputs.len() != 1 {
@@ -550,7 +550,11 @@ impl IntoFuture for Request {
     fn into_future(self) -> Self::IntoFuture {
         let mut request = self;
         let depth = request.effective_limits().max_depth;
-        Box::pin(async move { DeepStack::new(depth, request.respond()).await })
+        // One allocation: the response's future is pinned inside this boxed one.
+        Box::pin(async move {
+            let respond = std::pin::pin!(request.respond());
+            DeepStack::new(depth, respond).await
+        })
     }
 }
 
@@ -558,17 +562,18 @@ impl IntoFuture for Request {
 /// evaluating recurse once per level of nesting (up to about 16 KiB a level in a debug build),
 /// which the default depth (100) keeps within a 2 MiB thread stack (tokio's workers). A raised
 /// `max_depth` (at most its ceiling, [`Limits::CEILINGS`]) makes each poll that lacks the room
-/// run on a stack segment of its own, whatever the thread.
+/// run on a stack segment of its own, whatever the thread. `F` is the pinned future (a
+/// `Pin<Box<_>>`, or a `Pin<&mut _>` to one pinned in place).
 struct DeepStack<F> {
-    inner: Pin<Box<F>>,
+    inner: F,
     /// Stack a poll needs; 0 for the default depth, which needs no growing.
     room: usize,
 }
 
-impl<F: Future> DeepStack<F> {
+impl<F: Future + Unpin> DeepStack<F> {
     fn new(max_depth: usize, inner: F) -> DeepStack<F> {
         DeepStack {
-            inner: Box::pin(inner),
+            inner,
             room: stack_room(max_depth),
         }
     }
@@ -599,7 +604,7 @@ fn with_stack<R>(max_depth: usize, f: impl FnOnce() -> R) -> R {
     }
 }
 
-impl<F: Future> Future for DeepStack<F> {
+impl<F: Future + Unpin> Future for DeepStack<F> {
     type Output = F::Output;
 
     fn poll(
@@ -607,7 +612,7 @@ impl<F: Future> Future for DeepStack<F> {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<F::Output> {
         let room = self.room;
-        let inner = self.inner.as_mut();
+        let inner = Pin::new(&mut self.inner);
         match room {
             0 => inner.poll(cx),
             room => stacker::maybe_grow(room, room, move || inner.poll(cx)),
