@@ -274,15 +274,6 @@ fn read_text(
     reader.finish()
 }
 
-/// What was found, and whether it is a call or a rejected item (code holding calls).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Item {
-    /// A call (or a call that does not parse): checked, and run if valid.
-    Call,
-    /// A unit of code around calls, or an explicit form that holds no call: fails.
-    Rejected,
-}
-
 /// The reading's state: what was found so far, in order.
 struct Reader<'a> {
     text: &'a str,
@@ -293,7 +284,11 @@ struct Reader<'a> {
     options: ReadOptions,
     /// Steps left (a step is about a byte looked at).
     steps: usize,
-    found: Vec<(FoundCall, Item)>,
+    /// The calls found, and the rejected items (a unit of code around calls, an explicit form
+    /// that holds no call: each fails), in the order read.
+    found: Vec<FoundCall>,
+    /// Which of `found` are rejected items, by index (ascending).
+    rejected: Vec<usize>,
     ignored: Vec<Ignored>,
     /// The source of the last call statement taken: a cut-off copy of it is a duplicate.
     last_taken: Option<Span>,
@@ -323,6 +318,7 @@ impl<'a> Reader<'a> {
                 .saturating_mul(text.len())
                 .saturating_add(4096),
             found: Vec::new(),
+            rejected: Vec::new(),
             ignored: Vec::new(),
             last_taken: None,
             budget_from: None,
@@ -365,7 +361,7 @@ impl<'a> Reader<'a> {
                     self.read_lines(s, python::Block::Explicit);
                     if let Some(close) = missing {
                         // Cut off before its closing tag: what it holds does not run.
-                        for (call, _) in self.found.iter_mut().skip(before) {
+                        for call in self.found.iter_mut().skip(before) {
                             let error = Error::new(
                                 crate::error::ErrorKind::Syntax,
                                 format!("the tool call `{}` is cut off", clip(&call.name, 40)),
@@ -412,6 +408,7 @@ impl<'a> Reader<'a> {
             limits,
             is_tool,
             found,
+            rejected,
             mut ignored,
             budget_from,
             refused,
@@ -433,18 +430,23 @@ impl<'a> Reader<'a> {
             .any(|i| matches!(i.reason, IgnoreReason::Prose | IgnoreReason::Mention));
         // Calls to names that are not tools: kept (for their "unknown tool" error) only when
         // the response has no prose; in prose, `see figure(3)` is not a call.
-        let mut calls = Vec::with_capacity(found.len());
-        for (call, item) in found {
-            if prose && item == Item::Call && !is_tool(&call.name) && call.parsed.is_ok() {
-                ignored.push(ignored_at(
-                    text,
-                    call.span.start as usize,
-                    call.span.end as usize,
-                    IgnoreReason::NotATool,
-                ));
-            } else {
-                calls.push(call);
-            }
+        let mut calls = found;
+        if prose {
+            let mut index = 0;
+            calls.retain(|call| {
+                let rejected = rejected.binary_search(&index).is_ok();
+                index += 1;
+                let keep = rejected || is_tool(&call.name) || call.parsed.is_err();
+                if !keep {
+                    ignored.push(ignored_at(
+                        text,
+                        call.span.start as usize,
+                        call.span.end as usize,
+                        IgnoreReason::NotATool,
+                    ));
+                }
+                keep
+            });
         }
         calls.sort_by_key(|c| c.span.start);
         ignored.sort_by_key(|i| i.span.start);

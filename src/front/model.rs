@@ -60,7 +60,7 @@ impl Reader<'_> {
             for call in reading.calls {
                 if inside(call.span) {
                     let found = self.format_call(format, call);
-                    self.found.push((found, super::Item::Call));
+                    self.found.push(found);
                 }
             }
             for (s, reason) in reading.markup {

@@ -9,7 +9,7 @@
 use crate::error::{clip, Error, ErrorKind, Span};
 use crate::front::{
     dotted_ident_end, is_ident_start, json_form, json_input, markup, shift_back, span, FoundCall,
-    IgnoreReason, Item, Origin, Reader,
+    IgnoreReason, Origin, Reader,
 };
 use crate::syntax::{self, Expr, ExprKind};
 
@@ -154,8 +154,7 @@ impl Reader<'_> {
                         {
                             if block == Block::Plain {
                                 self.flush(&mut unit, block);
-                                self.found
-                                    .extend(calls.into_iter().map(|c| (c, Item::Call)));
+                                self.found.extend(calls);
                             } else {
                                 unit.touch(p, jend);
                                 unit.calls.extend(calls);
@@ -258,8 +257,7 @@ impl Reader<'_> {
                 self.ignore(span(a, z), IgnoreReason::Code);
                 return;
             }
-            self.found
-                .extend(unit.calls.into_iter().map(|c| (c, Item::Call)));
+            self.found.extend(unit.calls);
             if unit.last_stmt.is_some() {
                 self.last_taken = unit.last_stmt;
             }
@@ -283,17 +281,15 @@ impl Reader<'_> {
             span: error.span.map(|s| shift_back(s, span(a, a).start)),
             ..error
         };
-        self.found.push((
-            FoundCall {
-                name,
-                span: span(a, z),
-                origin: Origin::Python,
-                source: source.to_string(),
-                parsed: Err(error),
-                id: None,
-            },
-            Item::Rejected,
-        ));
+        self.rejected.push(self.found.len());
+        self.found.push(FoundCall {
+            name,
+            span: span(a, z),
+            origin: Origin::Python,
+            source: source.to_string(),
+            parsed: Err(error),
+            id: None,
+        });
     }
 
     /// Read the prose `text[a..z]`: calls to tools in it are mentions (calls, when the reading
@@ -343,17 +339,14 @@ impl Reader<'_> {
                     expr.as_call()?;
                     Ok(expr)
                 });
-                self.found.push((
-                    FoundCall {
-                        name,
-                        span: span(s, e),
-                        origin: Origin::Python,
-                        source: source.to_string(),
-                        parsed,
-                        id: None,
-                    },
-                    Item::Call,
-                ));
+                self.found.push(FoundCall {
+                    name,
+                    span: span(s, e),
+                    origin: Origin::Python,
+                    source: source.to_string(),
+                    parsed,
+                    id: None,
+                });
             } else {
                 self.ignore(span(s, e), IgnoreReason::Mention);
             }
@@ -382,8 +375,7 @@ impl Reader<'_> {
     /// JSON call forms found in a sentence: mentions (calls, when the reading is lenient).
     fn mention(&mut self, calls: Vec<FoundCall>, a: usize, z: usize) {
         if self.options.lenient {
-            self.found
-                .extend(calls.into_iter().map(|c| (c, Item::Call)));
+            self.found.extend(calls);
         } else {
             self.ignore(span(a, z), IgnoreReason::Mention);
         }
@@ -577,11 +569,8 @@ impl Reader<'_> {
             ExprKind::List(items) | ExprKind::Tuple(items) => items,
             _ => vec![expr],
         };
-        self.found.extend(
-            items
-                .into_iter()
-                .map(|item| (found_call(item, 0, source), Item::Call)),
-        );
+        self.found
+            .extend(items.into_iter().map(|item| found_call(item, 0, source)));
         true
     }
 
