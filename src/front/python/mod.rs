@@ -532,11 +532,16 @@ impl Reader<'_> {
         let text = self.text;
         let source = text.trim_end();
         let mut brackets = false;
+        let b = source.as_bytes();
+        // Shaped like calls: a bracket, or a (dotted) name and `(`, first; a bracket last. Prose
+        // is left at once, without a parse.
+        let shaped = match b.first() {
+            Some(b'[' | b'(') => true,
+            Some(_) => b.get(dotted_ident_end(b, 0)) == Some(&b'('),
+            None => false,
+        } && matches!(b.last(), Some(b')' | b']'));
         let plain = self.options.format.is_none()
-            && source
-                .bytes()
-                .next()
-                .is_some_and(|c| is_ident_start(c) || c == b'[' || c == b'(')
+            && shaped
             // One pass for the bytes that end the line, open a comment or may start markup; a
             // `[` may start a chat token or a model format's marker, which are looked for then.
             && source.bytes().all(|c| {
