@@ -262,17 +262,16 @@ pub(super) fn describe(expr: &Expr) -> &'static str {
     }
 }
 
-/// The calls `expr` is, as an expression statement: a call, or a non-empty list or tuple of
+/// Whether `expr` is calls as an expression statement: a call, or a non-empty list or tuple of
 /// calls.
-pub(super) fn call_items(expr: &Expr) -> Option<Vec<&Expr>> {
+pub(super) fn is_calls(expr: &Expr) -> bool {
+    let is_call = |e: &Expr| matches!(e.kind, ExprKind::Call(_));
     match &expr.kind {
-        ExprKind::Call(_) => Some(vec![expr]),
-        ExprKind::List(items) | ExprKind::Tuple(items)
-            if !items.is_empty() && items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) =>
-        {
-            Some(items.iter().collect())
+        ExprKind::Call(_) => true,
+        ExprKind::List(items) | ExprKind::Tuple(items) => {
+            !items.is_empty() && items.iter().all(is_call)
         }
-        _ => None,
+        _ => false,
     }
 }
 

@@ -17,9 +17,9 @@ mod lines;
 #[cfg(test)]
 pub(super) mod tests;
 use lines::{
-    call_attempt, call_items, code_error, continues_name, describe, found_call, has_call,
-    is_header, is_label, printed_calls, skip_string, starts_code, statements, string_closed,
-    trimmed_end, what_is, HINT,
+    call_attempt, code_error, continues_name, describe, found_call, has_call, is_calls, is_header,
+    is_label, printed_calls, skip_string, starts_code, statements, string_closed, trimmed_end,
+    what_is, HINT,
 };
 
 /// Which kind of region a block of lines is.
@@ -559,14 +559,9 @@ impl Reader<'_> {
         let Ok(expr) = syntax::parse(source, self.limits) else {
             return false;
         };
-        let is_call = |e: &Expr| matches!(&e.kind, ExprKind::Call(c) if c.func != "print");
-        let calls = match &expr.kind {
-            ExprKind::List(items) | ExprKind::Tuple(items) => {
-                !items.is_empty() && items.iter().all(|e| matches!(e.kind, ExprKind::Call(_)))
-            }
-            _ => is_call(&expr),
-        };
-        if !calls {
+        // `print(f(x))` is Gemma's wrapper, which the full reading looks into.
+        let printed = matches!(&expr.kind, ExprKind::Call(c) if c.func == "print");
+        if printed || !is_calls(&expr) {
             return false;
         }
         self.steps = self.steps.saturating_sub(source.len().saturating_mul(2));
@@ -679,7 +674,7 @@ impl Reader<'_> {
                 }
             }
         }
-        if call_items(&expr).is_some() {
+        if is_calls(&expr) {
             let espan = expr.span;
             let items = match expr.kind {
                 ExprKind::Call(call) => match printed_calls(&call, self.is_tool) {
