@@ -103,6 +103,62 @@ fn reading_in_pieces_is_reading_the_whole_text() {
     }
 }
 
+/// Cases whose early calls the whole text rules out, and why the stream cannot know it.
+const RULED_OUT_LATER: &[(&str, &str)] = &[(
+    "qwen3coder_no_run_before_template_close",
+    "the chat template opened the reasoning: only the `</think>` still to come says so",
+)];
+
+/// The model-format corpus read in pieces with each case's format named (its own reader, for
+/// the formats the front door reads by its own rules too) and not: the final reading is the
+/// whole text's, and every call handed out early is one the whole text runs.
+#[test]
+fn every_model_format_reads_in_pieces_as_a_whole() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/model_formats.jsonl");
+    let mut formats = std::collections::HashSet::new();
+    for (i, line) in std::fs::read_to_string(path).unwrap().lines().enumerate() {
+        let case: Json = serde_json::from_str(line).unwrap();
+        let (id, text) = (
+            case["id"].as_str().unwrap(),
+            case["output"].as_str().unwrap(),
+        );
+        let format: fexpr::front::formats::ModelFormat =
+            case["format"].as_str().unwrap().parse().unwrap();
+        formats.insert(format);
+        let ruled_out_later = RULED_OUT_LATER.iter().any(|(known, _)| *known == id);
+        for named in [None, Some(format)] {
+            let options = RepairOptions {
+                model_format: named,
+                ..RepairOptions::default()
+            };
+            let whole = plan(text, ctx, limits, &options);
+            let runs = |call: &fexpr::front::check::Planned| {
+                whole.calls.iter().any(|c| {
+                    c.verdict.valid
+                        && c.verdict.span.start == call.verdict.span.start
+                        && c.run == call.run
+                })
+            };
+            for split in 0..4u64 {
+                let mut reader = StreamReader::new(options);
+                for piece in pieces(text, &cuts(i as u64 * 10 + split, 1 + split as usize * 5)) {
+                    for call in reader.push(&piece, ctx, limits).unwrap() {
+                        assert!(
+                            runs(&call) || ruled_out_later,
+                            "{id} ({named:?}): {call:?} started early"
+                        );
+                    }
+                }
+                assert_eq!(reader.finish(ctx, limits), whole, "{id} ({named:?})");
+            }
+        }
+    }
+    assert_eq!(formats.len(), fexpr::front::formats::ModelFormat::ALL.len());
+}
+
 /// Running a stream whose pieces are all at hand gives the outputs of running the whole text:
 /// nothing starts early, nothing runs that the whole reading would not run.
 #[test]
