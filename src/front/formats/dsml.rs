@@ -13,7 +13,7 @@
 //! parameter's type, as vLLM's engine does whatever `string="…"` says (`invoke.rs`).
 //! `<think>` blocks are reasoning.
 
-use super::invoke::{invoke, Tags};
+use super::invoke::{invoke, xml_tags, Tags};
 use super::scan::{section, Out, Src};
 use super::{ModelFormat, Spec};
 
@@ -28,13 +28,11 @@ pub(super) const SPEC: Spec = Spec {
 
 const SECTIONS: &[&str] = &["<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"];
 const END_SECTIONS: &[&str] = &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"];
-const TAGS: Tags = Tags {
-    what: "DeepSeek DSML",
-    invoke: "<｜DSML｜invoke",
-    end_invoke: "</｜DSML｜invoke>",
-    parameter: "<｜DSML｜parameter",
-    end_parameter: "</｜DSML｜parameter>",
-};
+const TAGS: Tags = xml_tags(
+    "DeepSeek DSML",
+    ("<｜DSML｜invoke", "</｜DSML｜invoke>"),
+    ("<｜DSML｜parameter", "</｜DSML｜parameter>"),
+);
 
 fn holds_markers(text: &str) -> bool {
     SECTIONS.iter().any(|s| text.contains(s))

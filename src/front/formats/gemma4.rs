@@ -465,6 +465,37 @@ mod tests {
     }
 
     #[test]
+    fn transformers_fixtures() {
+        // Gemma 4's own outputs, as transformers' response templates read them.
+        let text = "<|channel>thought\nThe user is asking for the temperature.<channel|><|tool_call>call:get_current_temperature{detail_level:0,location:<|\"|>Paris, France<|\"|>,unit:<|\"|>celsius<|\"|>}<tool_call|><|tool_response>";
+        let r = read_as(G, text);
+        assert_eq!(
+            args_text(&r.calls[0], text),
+            [
+                ("detail_level", "0"),
+                ("location", "Paris, France"),
+                ("unit", "celsius")
+            ]
+        );
+        let text = "<|channel>thought\nLet me call the tool.<channel|><|tool_call>call:foo{bool_value:true,list_value:[<|\"|>foo<|\"|>,<|\"|>bar<|\"|>],null_value:null,number_value:1,string_value:<|\"|>foo<|\"|>,struct_value:{foo:<|\"|>bar<|\"|>}}<tool_call|>";
+        let r = read_as(G, text);
+        assert_eq!(
+            pairs(&r.calls[0]),
+            [
+                ("bool_value".into(), "true".into()),
+                ("list_value".into(), "[\"foo\",\"bar\"]".into()),
+                ("null_value".into(), "null".into()),
+                ("number_value".into(), "1".into()),
+                ("string_value".into(), "foo".into()),
+                ("struct_value".into(), "{\"foo\":\"bar\"}".into())
+            ]
+        );
+        // The prompt opened the thought channel: a lone `<channel|>` closes it.
+        let r = read_as(G, "Done.<channel|>It is sunny.");
+        assert_eq!(r.reasoning.len(), 1);
+    }
+
+    #[test]
     fn nested_values_are_json() {
         let text = "<|tool_call>call:f{record_map:{<|\"|>3<|\"|>:<|\"|>new, text<|\"|>},deep:{a:[1,{b:null}],c:x y},n:[]}<tool_call|>";
         let r = read_as(G, text);

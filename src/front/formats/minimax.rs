@@ -12,7 +12,7 @@
 //!
 //! Values are kept as written (`invoke.rs`); `<think>` blocks are reasoning.
 
-use super::invoke::{invoke, Tags};
+use super::invoke::{invoke, xml_tags, Tags};
 use super::scan::{section, Out, Src};
 use super::{ModelFormat, Spec};
 
@@ -27,13 +27,11 @@ pub(super) const SPEC: Spec = Spec {
 
 const SECTION: &str = "<minimax:tool_call>";
 const END_SECTION: &str = "</minimax:tool_call>";
-const TAGS: Tags = Tags {
-    what: "MiniMax",
-    invoke: "<invoke",
-    end_invoke: "</invoke>",
-    parameter: "<parameter",
-    end_parameter: "</parameter>",
-};
+const TAGS: Tags = xml_tags(
+    "MiniMax",
+    ("<invoke", "</invoke>"),
+    ("<parameter", "</parameter>"),
+);
 
 fn holds_markers(text: &str) -> bool {
     text.contains(SECTION)

@@ -41,7 +41,9 @@ mod harmony;
 mod hermes;
 mod invoke;
 mod kimi;
+mod kimi_k3;
 mod llama31;
+mod minicpm;
 mod minimax;
 mod mistral;
 mod phi4;
@@ -70,6 +72,8 @@ pub enum ModelFormat {
     Harmony,
     /// Kimi K2: `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`.
     KimiK2,
+    /// Kimi K3 (XTML): `<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|>…<|close|>call<|sep|>…`.
+    KimiK3,
     /// DeepSeek V3, V3.1 and R1: `<｜tool▁call▁begin｜>…<｜tool▁sep｜>…<｜tool▁call▁end｜>`.
     DeepSeek,
     /// DeepSeek V3.2 and V4 (DSML): `<｜DSML｜function_calls><｜DSML｜invoke name="f">…`.
@@ -84,6 +88,8 @@ pub enum ModelFormat {
     CommandR,
     /// MiniMax-M2: `<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke>…`.
     MiniMaxM2,
+    /// MiniCPM5: `<function name="f"><param name="a">1</param></function>`.
+    MiniCpm5,
     /// Seed-OSS: `<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>`.
     SeedOss,
     /// Qwen3-Coder: `<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>`.
@@ -134,6 +140,7 @@ struct Spec {
 const FORMATS: &[Spec] = &[
     harmony::SPEC,
     kimi::SPEC,
+    kimi_k3::SPEC,
     deepseek::SPEC,
     dsml::SPEC,
     step3::SPEC,
@@ -141,6 +148,7 @@ const FORMATS: &[Spec] = &[
     gemma4::FUNCTION_GEMMA,
     command_r::SPEC,
     minimax::SPEC,
+    minicpm::SPEC,
     seed_oss::SPEC,
     qwen_xml::SPEC,
     glm::SPEC,

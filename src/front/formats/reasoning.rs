@@ -68,11 +68,17 @@ pub(crate) const MARKERS: &[Marker] = &[
         closes: &["◁/think▷"],
         template_opened: true,
     },
-    // Gemma 4's thought channel.
+    // Kimi K3's `think` channel.
+    Marker {
+        open: "<|open|>think<|sep|>",
+        closes: &["<|close|>think<|sep|>"],
+        template_opened: true,
+    },
+    // Gemma 4's thought channel (its prompt may open it after a tool response).
     Marker {
         open: "<|channel>thought",
         closes: &["<channel|>"],
-        template_opened: false,
+        template_opened: true,
     },
     // gpt-oss (Harmony): the `analysis` channel, up to the message's end or the next message.
     Marker {

@@ -10,7 +10,7 @@
 //! out; a `<｜tool_sep｜>` between calls is markup. Values are kept as written (`invoke.rs`).
 //! `<think>` blocks are reasoning.
 
-use super::invoke::{invoke, Tags};
+use super::invoke::{invoke, xml_tags, Tags};
 use super::scan::{char_end, ident_end, may_continue, section, skip_ws, span, Out, Reading, Src};
 use super::{ModelFormat, Spec};
 use crate::front::IgnoreReason;
@@ -30,13 +30,11 @@ const CALLS_END: &str = "<｜tool_calls_end｜>";
 const CALL_BEGIN: &str = "<｜tool_call_begin｜>";
 const CALL_END: &str = "<｜tool_call_end｜>";
 const SEP: &str = "<｜tool_sep｜>";
-const TAGS: Tags = Tags {
-    what: WHAT,
-    invoke: "<steptml:invoke",
-    end_invoke: "</steptml:invoke>",
-    parameter: "<steptml:parameter",
-    end_parameter: "</steptml:parameter>",
-};
+const TAGS: Tags = xml_tags(
+    WHAT,
+    ("<steptml:invoke", "</steptml:invoke>"),
+    ("<steptml:parameter", "</steptml:parameter>"),
+);
 
 fn holds_markers(text: &str) -> bool {
     text.contains(CALL_BEGIN)

@@ -123,6 +123,8 @@ pub(super) const EXAMPLES: &[(ModelFormat, &str, &[&str])] = &[
     (ModelFormat::SeedOss, "<seed:think>Quote <seed:tool_call>\n<function=multiply>\n</function>\n</seed:tool_call> no.</seed:think><seed:tool_call>\n<function=add>\n<parameter=a>1</parameter>\n<parameter=b>2</parameter>\n</function>\n</seed:tool_call><seed:tool_call>\n<function=search>\n<parameter=query>\né\n</parameter>\n</function>\n</seed:tool_call>", &["add", "search"]),
     (ModelFormat::Granite, "<function_call> {\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n<function_call> {\"name\": \"search\", \"arguments\": {\"query\": \"é\"}}", &["add", "search"]),
     (ModelFormat::Llama31, "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}; {\"name\": \"search\", \"parameters\": {\"query\": \"é\"}}", &["add", "search"]),
+    (ModelFormat::KimiK3, "<|open|>think<|sep|>Two.<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"add\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"integer\"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool=\"search\" index=\"2\"<|sep|><|open|>argument key=\"query\" type=\"string\"<|sep|>é<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>", &["add", "search"]),
+    (ModelFormat::MiniCpm5, "<think>Both.</think>\n<function name=\"add\"><param name=\"a\">1</param><param name=\"b\">2</param></function>\n<function name=\"search\"><param name=\"query\"><![CDATA[é]]></param></function>\n", &["add", "search"]),
 ];
 
 #[test]
@@ -312,6 +314,18 @@ const PIECES: &[&str] = &[
     "[THINK]",
     "[/THINK]",
     "<function_call>",
+    "<|open|>tools<|sep|>",
+    "<|open|>call tool=\"",
+    "<|open|>argument key=\"",
+    "<|sep|>",
+    "<|close|>argument<|sep|>",
+    "<|close|>call<|sep|>",
+    "<|open|>think<|sep|>",
+    "<function name=\"",
+    "<param name=\"",
+    "</param>",
+    "<![CDATA[",
+    "]]>",
     ">",
     "print(",
     "add",
