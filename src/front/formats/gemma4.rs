@@ -496,6 +496,26 @@ mod tests {
     }
 
     #[test]
+    fn vllm_gemma4_utils_strings() {
+        // vLLM's tests/tool_parsers/test_gemma4_utils.py: quotes, braces and lines in strings.
+        let text = "<|tool_call>call:write_file{path:<|\"|>index.html<|\"|>,content:<|\"|><div class=\"app\">{test}\nHello</div><|\"|>}<tool_call|>";
+        let r = read_as(G, text);
+        assert_eq!(
+            args_text(&r.calls[0], text),
+            [
+                ("path", "index.html"),
+                ("content", "<div class=\"app\">{test}\nHello</div>")
+            ]
+        );
+        let text = "<|tool_call>call:f{code:<|\"|>function() { return \"ok\"; }<|\"|>,city:Tokyo}<tool_call|>";
+        let r = read_as(G, text);
+        assert_eq!(
+            args_text(&r.calls[0], text),
+            [("code", "function() { return \"ok\"; }"), ("city", "Tokyo")]
+        );
+    }
+
+    #[test]
     fn nested_values_are_json() {
         let text = "<|tool_call>call:f{record_map:{<|\"|>3<|\"|>:<|\"|>new, text<|\"|>},deep:{a:[1,{b:null}],c:x y},n:[]}<tool_call|>";
         let r = read_as(G, text);

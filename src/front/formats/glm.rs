@@ -213,6 +213,25 @@ mod tests {
     }
 
     #[test]
+    fn a_call_with_no_arguments_after_reasoning_is_glm() {
+        let text = "<think>I need the time.</think>\n<tool_call>get_time</tool_call>";
+        assert_eq!(super::super::detect(text), [F]);
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["get_time"]);
+        assert_eq!(r.calls[0].args, super::super::FormatArgs::Text(Vec::new()));
+        // A Hermes tag is not GLM's.
+        assert!(!super::super::detect("<tool_call>{\"name\": \"f\"}</tool_call>").contains(&F));
+    }
+
+    #[test]
+    fn complete_when_the_text_ends_after_a_value() {
+        let text = "<tool_call>add\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool";
+        let r = read_as(F, text);
+        assert_eq!(args_text(&r.calls[0], text), [("a", "1")]);
+        assert!(!is_broken(&r.calls[0]));
+    }
+
+    #[test]
     fn think_blocks_and_plain_text_hold_no_calls() {
         let r = read_as(F, "<think><tool_call>add\n</tool_call></think>Done.");
         assert!(r.calls.is_empty());

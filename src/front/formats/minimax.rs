@@ -97,6 +97,29 @@ mod tests {
     }
 
     #[test]
+    fn llama_cpp_calls() {
+        // llama.cpp's tests/chat-parsers/test-minimax-m2.cpp.
+        let call = "<minimax:tool_call>\n<invoke name=\"special_function\">\n<parameter name=\"arg1\">1</parameter>\n</invoke>\n</minimax:tool_call>";
+        for text in [
+            call.to_string(),
+            format!("I'm\nthinking</think>{call}"),
+            format!("{call}Hello, world!\nWhat's up?"),
+            format!("I'm\nthinking</think>{call}Hello, world!\nWhat's up?"),
+            format!("I'm\nthinking\n</think>\n\nHello, world!\nWhat's up?\n\n{call}\n"),
+            "<minimax:tool_call><invoke name=\"special_function\"><parameter name=\"arg1\">1</parameter></invoke></minimax:tool_call>".to_string(),
+        ] {
+            let r = read_as(F, &text);
+            assert_eq!(names(&r), ["special_function"], "{text}");
+            assert_eq!(args_text(&r.calls[0], &text), [("arg1", "1")]);
+        }
+        let text = "<minimax:tool_call>\n<invoke name=\"special_function_with_opt\">\n<parameter name=\"arg1\">1</parameter>\n<parameter name=\"arg2\">2</parameter>\n</invoke>\n</minimax:tool_call>";
+        assert_eq!(
+            args_text(&read_as(F, text).calls[0], text),
+            [("arg1", "1"), ("arg2", "2")]
+        );
+    }
+
+    #[test]
     fn values_are_kept_as_written() {
         let text = "<minimax:tool_call><invoke name='edit'><parameter name=\"old\">    if x:\n        return 1\n</parameter><parameter name=\"note\"> a </parameter></invoke></minimax:tool_call>";
         let r = read_as(F, text);
