@@ -115,6 +115,23 @@ mod tests {
     }
 
     #[test]
+    fn llama_cpp_and_transformers_outputs() {
+        // llama.cpp's test-chat.cpp (command-r7b) and transformers' Cohere response template.
+        let text = "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["special_function"]);
+        assert_eq!(r.calls[0].id.as_deref(), Some("0"));
+        let text = "<|START_THINKING|>I should call a tool.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"simple_tool\", \"parameters\": {\"temperature_format\": \"Celsius\"}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>";
+        let r = read_as(F, text);
+        assert_eq!(
+            args_src(&r.calls[0], text),
+            "{\"temperature_format\": \"Celsius\"}"
+        );
+        let text = "<|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>";
+        assert!(read_as(F, text).calls.is_empty());
+    }
+
+    #[test]
     fn complete_without_the_end_token_and_cut_off() {
         let text = "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"add\", \"parameters\": {\"a\": 1}}]";
         let r = read_as(F, text);

@@ -82,6 +82,8 @@ mod tests {
             args_text(&r.calls[0], text),
             [("location", "Barcelona, Spain"), ("unit", "celsius")]
         );
+        let text = "<seed:think>\n</seed:cot_budget_reflect>\n</seed:cot_budget_reflect>\nThe current thinking budget is 0, so I will directly start answering the question.\n</seed:think>\n<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n</function>\n</seed:tool_call>";
+        assert_eq!(names(&read_as(F, text)), ["get_weather"]);
         // Budget reflections inside the reasoning are its text.
         let text = "<seed:think>The user's current thinking budget is 512.</seed:cot_budget_reflect>\nLet me analyze.\n<seed:cot_budget_reflect>I have used 131 tokens.</seed:cot_budget_reflect>\n The unit can be omitted.</seed:think>\n<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n</function>\n</seed:tool_call>";
         assert_eq!(names(&read_as(F, text)), ["get_weather"]);
