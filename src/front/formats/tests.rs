@@ -459,6 +459,18 @@ fn the_readme_lists_every_format() {
     }
 }
 
+/// The CLI's `--model-format` help names every format.
+#[test]
+fn the_cli_help_names_every_format() {
+    let args = include_str!("../../bin/fexpr/args.rs");
+    let words: std::collections::HashSet<&str> = args
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_')))
+        .collect();
+    for format in ModelFormat::ALL {
+        assert!(words.contains(format.name()), "{format}");
+    }
+}
+
 /// The names are the ones the CLI and earlier releases take.
 #[test]
 fn names_are_stable() {
