@@ -6,8 +6,9 @@
 //! <steptml:parameter name="city">Tokyo</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>
 //! ```
 //!
-//! The `function<｜tool_sep｜>` head (with the name after it, in newer templates) may be left
-//! out; a `<｜tool_sep｜>` between calls is markup. Values are kept as written (`invoke.rs`).
+//! Calls are read inside the section only, as vLLM reads them. The `function<｜tool_sep｜>` head
+//! (with the name after it, in newer templates) may be left out; a `<｜tool_sep｜>` between
+//! calls is markup. Values are kept as written (`invoke.rs`).
 //! `<think>` blocks are reasoning.
 
 use super::invoke::{invoke, xml_tags, Tags};
@@ -37,20 +38,15 @@ const TAGS: Tags = xml_tags(
 );
 
 fn holds_markers(text: &str) -> bool {
-    text.contains(CALL_BEGIN)
+    text.contains(CALLS_BEGIN)
 }
 
 fn read(text: &str, out: &mut Out) {
     let mut src = Src::new(text);
     let mut pos = 0;
-    while let Some((start, which)) = src.find_any(pos, &[CALLS_BEGIN, CALL_BEGIN]) {
-        let next = if which == 1 {
-            call(text, start, out)
-        } else {
-            let token = (start, start + CALLS_BEGIN.len());
-            section(text, &mut src, token, (CALL_BEGIN, &[CALLS_END]), call, out)
-        };
-        match next {
+    while let Some((start, _)) = src.find_any(pos, &[CALLS_BEGIN]) {
+        let token = (start, start + CALLS_BEGIN.len());
+        match section(text, &mut src, token, (CALL_BEGIN, &[CALLS_END]), call, out) {
             Some(end) => pos = end,
             None => break,
         }
@@ -145,7 +141,7 @@ mod tests {
 
     #[test]
     fn malformed_cut_off_and_reasoning() {
-        // vLLM's malformed inputs: cut inside the invoke; a call outside a section.
+        // vLLM's malformed inputs: cut inside the invoke; a call outside a section (no call).
         let r = read_as(
             F,
             "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"func\">",
@@ -153,8 +149,7 @@ mod tests {
         assert_eq!(names(&r), ["func"]);
         assert!(is_broken(&r.calls[0]));
         let r = read_as(F, "<｜tool_call_begin｜><steptml:invoke name=\"func\"></steptml:invoke><｜tool_call_end｜>");
-        assert_eq!(names(&r), ["func"]);
-        assert!(!is_broken(&r.calls[0]));
+        assert!(r.calls.is_empty());
         let r = read_as(F, "<think>maybe <｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"func\"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜></think>No.");
         assert!(r.calls.is_empty());
     }
