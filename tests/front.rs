@@ -583,7 +583,7 @@ fn exec_and_check_agree_on_the_corpus() {
             );
             assert_eq!(out.repairs, verdict.repairs, "{id}");
             if !verdict.valid {
-                assert_eq!(out.error(), verdict.error.as_ref(), "{id}");
+                assert_eq!(out.output.as_ref().err(), verdict.error.as_ref(), "{id}");
             }
             // The arguments: positional ones named by their parameter, as a verdict does.
             let call = out.parsed_input.as_ref().expect("the call as written");
