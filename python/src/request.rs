@@ -37,6 +37,10 @@ pub struct RequestState {
     /// The caller's session object (`run(session=...)`): what `fexpr.current_session()` gives
     /// inside the request's tools.
     pub session: Option<Py<PyAny>>,
+    /// `Limits::max_eval_bytes` of the request: what all its tools' results may take together.
+    max_results: usize,
+    /// Bytes of results converted so far (`Value::approx_size`'s measure).
+    results: std::sync::atomic::AtomicUsize,
 }
 
 /// A tool's returned object, until its output claims it.
@@ -47,15 +51,40 @@ struct Kept {
 
 impl RequestState {
     /// A request whose async tools run on `locals` (or the background loop), its tools seeing
-    /// `session`.
-    pub fn new(locals: Option<TaskLocals>, session: Option<Py<PyAny>>) -> Arc<RequestState> {
+    /// `session`, their results together held to `max_results` bytes (the request's
+    /// `Limits::max_eval_bytes`).
+    pub fn new(
+        locals: Option<TaskLocals>,
+        session: Option<Py<PyAny>>,
+        max_results: usize,
+    ) -> Arc<RequestState> {
         Arc::new(RequestState {
             kept: Mutex::new(Vec::new()),
             interrupt: Mutex::new(None),
             interrupted: tokio::sync::Notify::new(),
             locals,
             session,
+            max_results,
+            results: std::sync::atomic::AtomicUsize::new(0),
         })
+    }
+
+    /// `Limits::max_eval_bytes` of the request, which its tools' results share.
+    pub fn max_results(&self) -> usize {
+        self.max_results
+    }
+
+    /// Bytes the request's tool results may still take: a result is converted within them,
+    /// and refused past them before it takes more memory.
+    pub fn results_left(&self) -> usize {
+        self.max_results
+            .saturating_sub(self.results.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Charge `bytes` of a converted result to the request.
+    pub fn charge_results(&self, bytes: usize) {
+        self.results
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The request being polled on this task, if any.
