@@ -191,7 +191,7 @@ fn a_refused_list_runs_nothing() {
     let manager = manager(&ran);
     let rt = common::runtime();
     let out = rt.block_on(manager.execute_func_expr("[search(query='x'), add(a=1, b=2)]"));
-    let error = out.output.as_ref().err().expect("refused");
+    let error = out.output.as_ref().expect_err("refused");
     assert!(
         error.message.contains("expected one call, found 2"),
         "{error}"

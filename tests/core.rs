@@ -335,7 +335,7 @@ fn a_suggestion_names_a_field_not_given_yet() {
     ] {
         let out = common::runtime()
             .block_on(async { manager.run(fexpr::Input::expr(text)).await.outputs });
-        let error = out[0].output.as_ref().err().expect("an error");
+        let error = out[0].output.as_ref().expect_err("an error");
         assert_eq!(error.kind, ErrorKind::Arguments, "{text}: {error}");
         let hint = error.hint.as_deref().unwrap_or_default();
         assert!(hint.starts_with("did you mean `y`?"), "{text}: {error}");

@@ -45,7 +45,7 @@ fn a_list_over_max_calls_runs_none_of_its_calls() {
     let text = format!("[{}]", vec![call; 300].join(", "));
     let outputs = common::run_json(&manager, &text);
     assert_eq!(outputs.len(), 1);
-    let error = outputs[0].output.as_ref().err().expect("an error");
+    let error = outputs[0].output.as_ref().expect_err("an error");
     assert_eq!(error.kind, ErrorKind::Limit);
     assert_eq!(error.message, "max_calls limit exceeded: 300 > 256");
     // At the first call past the limit.
@@ -95,7 +95,7 @@ fn duplicate_keys_are_errors_naming_the_key_at_any_depth() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].output.as_ref().err().expect("an error");
+        let error = outputs[0].output.as_ref().expect_err("an error");
         assert_eq!(error.kind, ErrorKind::Syntax, "{text}");
         assert!(
             error.message.starts_with(&format!(
@@ -131,7 +131,7 @@ fn numbers_out_of_range_are_errors_never_null() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].output.as_ref().err().expect("an error");
+        let error = outputs[0].output.as_ref().expect_err("an error");
         assert_eq!(error.kind, ErrorKind::Value);
         assert_eq!(
             error.message,
@@ -172,7 +172,7 @@ fn malformed_json_gets_a_json_error_with_its_place() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].output.as_ref().err().expect("an error");
+        let error = outputs[0].output.as_ref().expect_err("an error");
         assert_eq!(
             (error.kind, error.message.as_str()),
             (ErrorKind::Syntax, message),
@@ -322,6 +322,6 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let bad = serde_json::json!({"name": "add", "kwargs": {"a": "one", "b": 2}});
     let outputs = common::run_json_value(&manager, &bad);
-    let error = outputs[0].output.as_ref().err().expect("a type error");
+    let error = outputs[0].output.as_ref().expect_err("a type error");
     assert_eq!(covered(&bad.to_string(), error), "\"one\"");
 }

@@ -283,7 +283,7 @@ fn calls_per_input() {
         common::runtime().block_on(async { manager.run(Input::expr(list(n + 1))).await.outputs });
     assert_eq!(outputs.len(), n + 1);
     for out in &outputs {
-        let e = out.output.as_ref().err().expect("an error");
+        let e = out.output.as_ref().expect_err("an error");
         assert_eq!(e.kind, ErrorKind::Limit, "{e}");
         assert!(e.message.contains("max_calls"), "{e}");
     }
@@ -454,7 +454,7 @@ fn limits_above_their_ceilings_are_refused_on_every_door() {
                 request
             };
             let outputs = common::runtime().block_on(async { request.await.outputs });
-            let error = outputs[0].output.as_ref().err().expect("refused");
+            let error = outputs[0].output.as_ref().expect_err("refused");
             assert_eq!(error.kind, ErrorKind::Config, "{name} {sandboxed}: {error}");
         }
     }

@@ -1150,7 +1150,7 @@ fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
     );
     assert_eq!(outs.len(), 4);
     for out in &outs {
-        let e = out.output.as_ref().err().expect("an error, not an output");
+        let e = out.output.as_ref().expect_err("an error, not an output");
         assert_eq!(e.kind, ErrorKind::ToolFailed, "{out}");
         assert_eq!(e.message, "the tool panicked: boom", "{out}");
     }
