@@ -296,20 +296,20 @@ impl FunctionOutput {
             let marked = error.hint.as_deref().and_then(split_marked_hint);
             if let Some((mark, hint)) = marked.map(|(m, h)| (m.to_string(), h.to_string())) {
                 error.hint = (!hint.is_empty()).then_some(hint);
-                if let Some((object, own)) = state.filter(|_| top).and_then(|s| s.claim(&mark)) {
-                    // Shown as its repr (bounded); no later call used it.
-                    let shown = convert::bounded_repr(object.bind(py), 2000);
+                if let Some(claimed) = state.filter(|_| top).and_then(|s| s.claim(&mark)) {
+                    // Shown as its repr (bounded, made during the call); no later call used it.
+                    let shown = claimed.shown.unwrap_or_else(|| "?".to_string());
                     out.output = Ok(fexpr::Value::Str(shown));
-                    output = Some(object);
-                    observation = own;
+                    output = Some(claimed.object);
+                    observation = claimed.observation;
                 }
             }
         }
         if let Some(mark) = observation.as_deref().filter(|o| is_mark(o)) {
             match state.and_then(|s| s.claim(mark)) {
-                Some((object, own)) => {
-                    output = Some(object);
-                    observation = own;
+                Some(claimed) => {
+                    output = Some(claimed.object);
+                    observation = claimed.observation;
                 }
                 None => observation = None,
             }

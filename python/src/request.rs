@@ -47,6 +47,17 @@ pub struct RequestState {
 struct Kept {
     object: Option<Py<PyAny>>,
     observation: Option<String>,
+    /// Its bounded repr, for an object fexpr has no value for: made inside the tool's call,
+    /// within its deadline (a `__repr__` that never returns holds up only the tool's thread).
+    shown: Option<String>,
+}
+
+/// What an output claims of a kept object: the object, its own observation, and its repr when
+/// fexpr has no value for it.
+pub struct Claimed {
+    pub object: Py<PyAny>,
+    pub observation: Option<String>,
+    pub shown: Option<String>,
 }
 
 impl RequestState {
@@ -97,13 +108,20 @@ impl RequestState {
         CURRENT.scope(self, fut).await
     }
 
-    /// Keep a tool's returned object and observation; the mark to put in its observation.
-    pub fn keep(&self, object: Py<PyAny>, observation: Option<String>) -> Option<String> {
+    /// Keep a tool's returned object and observation (and, for an object fexpr has no value
+    /// for, its repr as `shown`); the mark to put in its observation.
+    pub fn keep(
+        &self,
+        object: Py<PyAny>,
+        observation: Option<String>,
+        shown: Option<String>,
+    ) -> Option<String> {
         let mut kept = self.kept.lock().ok()?;
         let index = kept.len();
         kept.push(Kept {
             object: Some(object),
             observation,
+            shown,
         });
         drop(kept);
         // `MARK` and the index in decimal, without the formatting machinery (a hot path).
@@ -117,12 +135,16 @@ impl RequestState {
         Some(mark)
     }
 
-    /// The object and observation behind `observation` if it is a mark of this request.
-    pub fn claim(&self, observation: &str) -> Option<(Py<PyAny>, Option<String>)> {
+    /// What is kept behind `observation` if it is a mark of this request.
+    pub fn claim(&self, observation: &str) -> Option<Claimed> {
         let index: usize = observation.strip_prefix(MARK)?.parse().ok()?;
         let mut kept = self.kept.lock().ok()?;
         let entry = kept.get_mut(index)?;
-        Some((entry.object.take()?, entry.observation.take()))
+        Some(Claimed {
+            object: entry.object.take()?,
+            observation: entry.observation.take(),
+            shown: entry.shown.take(),
+        })
     }
 
     /// Record an interrupt raised in a tool and wake the waiting caller.

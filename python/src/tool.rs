@@ -399,7 +399,10 @@ impl Callable {
             // this is the call the input names (the mark leads the hint until then).
             Err(e @ (Unconverted::Unsupported(_) | Unconverted::Collision(_))) => {
                 let mut error = e.into_error(py, ErrorKind::Type, "the result");
-                if let Some(mark) = state.and_then(|s| s.keep(obj.unbind(), observation)) {
+                // Its repr is made here, within the call's deadline: a `__repr__` that never
+                // returns holds up the tool's thread, not the request.
+                let shown = state.map(|_| convert::bounded_repr(&obj, 2000));
+                if let Some(mark) = state.and_then(|s| s.keep(obj.unbind(), observation, shown)) {
                     error.hint = Some(crate::output::marked_hint(&mark, error.hint.as_deref()));
                 }
                 return Err(error);
@@ -408,7 +411,7 @@ impl Callable {
         };
         let observation = match state {
             Some(state) => state
-                .keep(obj.unbind(), observation.clone())
+                .keep(obj.unbind(), observation.clone(), None)
                 .or(observation),
             None => observation,
         };

@@ -39,7 +39,8 @@ class _Dropped(ConnectionError):
 def _failing():
     yield "record(tag='partial')\n"
     time.sleep(0.2)  # `record` starts: no more text is at hand
-    yield "record(tag='second')\n"
+    # Complete, but its line is not ended yet: it has not started when the source fails.
+    yield "record(tag='second')"
     raise _Dropped("connection reset by peer")
 
 
@@ -85,7 +86,7 @@ def test_a_keyboard_interrupt_in_the_source_stops_and_reports():
     ran = []
 
     def chunks():
-        yield "add(a=1, b=2)\nrecord(tag='x')\n"
+        yield "add(a=1, b=2)"
         raise KeyboardInterrupt
 
     events = []
@@ -94,8 +95,8 @@ def test_a_keyboard_interrupt_in_the_source_stops_and_reports():
             events.append(event)
     time.sleep(0.2)
     assert ran == [], ran
-    assert sorted(o.name for o in _outputs(events)) == ["add", "record"]
-    assert all(o.error is not None for o in _outputs(events))
+    assert [o.name for o in _outputs(events)] == ["add"]
+    assert "KeyboardInterrupt" in _outputs(events)[0].error.message
 
 
 def test_a_failing_async_source_ends_the_stream_with_nothing_further_run():
@@ -105,7 +106,7 @@ def test_a_failing_async_source_ends_the_stream_with_nothing_further_run():
     async def deltas():
         yield "record(tag='a')\n"
         await asyncio.sleep(0.2)
-        yield "record(tag='b')\n"
+        yield "record(tag='b')"
         raise _Dropped("gone")
 
     async def main():
@@ -135,17 +136,14 @@ def test_an_interrupt_raised_by_a_tool_stops_the_stream(escape):
         return tag
 
     manager = ToolManager(tools=[stop, after])
-    with pytest.raises(escape):
-        list(manager.stream(["stop()\nafter(tag='1')\nafter(tag='2')\n"]))
-    time.sleep(0.2)
-    assert ran == ["stop"], ran
 
+    # (Calls of text already at hand start together, as a request's calls do; the text that
+    # arrives after the interrupt never runs.)
     def chunks():
         yield "stop()\n"
         time.sleep(0.2)
         yield "after(tag='3')\n"
 
-    ran.clear()
     with pytest.raises(escape):
         list(manager.stream(chunks()))
     time.sleep(0.3)
@@ -197,20 +195,24 @@ def test_python_tool_results_count_against_max_eval_bytes():
     assert any(o.error is not None and "max_eval_bytes" in o.error.message for o in outs)
 
 
-def test_a_blocking_tools_result_is_converted_within_the_call_deadline():
-    class Endless:
-        def __repr__(self):
-            while True:
-                time.sleep(0.01)
+def test_a_blocking_tools_result_is_shown_within_the_call_deadline():
+    class Slow:
+        """A result fexpr has no value for, whose repr takes far longer than the deadline."""
 
-    def slow() -> Endless:
-        return Endless()
+        def __repr__(self):
+            time.sleep(4)
+            return "Slow()"
+
+    def slow() -> Slow:
+        return Slow()
 
     manager = ToolManager(tools=[fexpr.FunctionTool(slow, blocking=True)], limits=Limits(call_deadline=0.5))
     started = time.monotonic()
     [out] = manager.run("slow()").outputs
-    assert time.monotonic() - started < 5
-    assert out.error is not None
+    took = time.monotonic() - started
+    assert took < 2.5, took
+    assert out.error.kind == ErrorKind.Limit and "call_deadline" in out.error.message
+    time.sleep(4)  # the tool's thread finishes its repr
 
 
 # The provider replies: the shapes OpenAI's and Anthropic's SDKs define for them (their
