@@ -31,7 +31,9 @@ fn one_sandboxed(manager: &ToolManager, text: &str, limits: &Limits) -> Function
 /// The error of `output`, asserting its kind and that its message names `words`.
 fn expect_error(output: &FunctionOutput, kind: ErrorKind, words: &[&str]) {
     let error = output
-        .error()
+        .output
+        .as_ref()
+        .err()
         .unwrap_or_else(|| panic!("expected a {kind:?} error, got {output}"));
     assert_eq!(error.kind, kind, "{error}");
     for word in words {
@@ -189,7 +191,7 @@ fn host_calls_are_counted_and_bounded() {
     let out = one_sandboxed(&manager, nested, &limits);
     expect_error(&out, ErrorKind::Limit, &["max_host_calls", "4 > 3"]);
     assert_eq!(
-        out.error().and_then(|e| e.limit),
+        out.output.as_ref().err().and_then(|e| e.limit),
         Some(fexpr::error::LimitKind::HostCalls)
     );
     let limits = Limits::default().max_host_calls(4);
@@ -312,7 +314,10 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
     assert_eq!(a.len(), 16);
     for (a, b) in a.iter().zip(&b) {
         assert!(a.output.is_ok(), "{a}");
-        assert_eq!((&a.output, &a.error()), (&b.output, &b.error()));
+        assert_eq!(
+            (&a.output, &a.output.as_ref().err()),
+            (&b.output, &b.output.as_ref().err())
+        );
         let (ra, rb) = (a.receipt.as_ref(), b.receipt.as_ref());
         assert_eq!(ra.map(|r| r.fuel_used), rb.map(|r| r.fuel_used));
         assert_eq!(ra.map(|r| r.host_calls), rb.map(|r| r.host_calls));

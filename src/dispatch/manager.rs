@@ -34,7 +34,7 @@ use crate::value::Value;
 /// let out = rt.block_on(manager.execute_func_expr("add(a=x, b=3)"));
 /// assert_eq!(out.output, Ok(fexpr::Value::Int(5)));
 /// let bad = rt.block_on(manager.execute_func_expr("add(a=1, c=2)"));
-/// assert_eq!(bad.error().unwrap().kind, fexpr::ErrorKind::Arguments);
+/// assert_eq!(bad.output.as_ref().err().unwrap().kind, fexpr::ErrorKind::Arguments);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///

@@ -601,6 +601,14 @@ impl fmt::Display for RecordType {
             }
             after_default |= has_default;
             write!(f, "{}: {}", field.name, field.ty)?;
+            // A parameter whose default is None takes None: `x: int | None = None`.
+            let none_default = matches!(
+                (&field.default, field.required),
+                (Some(crate::value::Value::None), _) | (None, false)
+            );
+            if none_default && !field.ty.accepts_none() {
+                f.write_str(" | None")?;
+            }
             match (&field.default, field.required) {
                 (Some(d), _) => write!(f, " = {}", d.repr())?,
                 (None, false) => f.write_str(" = None")?,
