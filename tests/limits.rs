@@ -208,7 +208,12 @@ fn constructors_are_counted_on_every_door_and_across_units() {
     let one = "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))";
     let unit = "add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})";
     let units = [unit; 3].join("\n");
-    for (limit, text) in [(1, one.to_string()), (2, units.clone())] {
+    // An expression is one expression: its three units are the items of a list.
+    let list = format!("[{}]", [unit; 3].join(", "));
+    for (limit, text, expr) in [
+        (1, one.to_string(), one.to_string()),
+        (2, units.clone(), list),
+    ] {
         let manager = fexpr::demo::builder()
             .limits(Limits::default().max_constructors(limit))
             .build()
@@ -218,7 +223,7 @@ fn constructors_are_counted_on_every_door_and_across_units() {
                 "model text",
                 manager.run(Input::model_output(text.as_str())),
             ),
-            ("expression", manager.run(Input::expr(text.as_str()))),
+            ("expression", manager.run(Input::expr(expr.as_str()))),
         ];
         if cfg!(feature = "sandbox") {
             doors.push((
@@ -260,7 +265,7 @@ fn constructors_are_counted_on_every_door_and_across_units() {
             .unwrap();
         for input in [
             Input::model_output(text.as_str()),
-            Input::expr(text.as_str()),
+            Input::expr(expr.as_str()),
         ] {
             let outputs = rt.block_on(async { manager.run(input).await.outputs });
             assert!(outputs.iter().all(|o| o.output.is_ok()), "{outputs:?}");
