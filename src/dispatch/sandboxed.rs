@@ -129,7 +129,7 @@ impl ToolManager {
             max_output_bytes: limits.memory_bytes,
             ..limits.clone()
         };
-        let outcome = sandbox.run(&request, &engine_limits, host).await;
+        let outcome = sandbox.run(request, &engine_limits, host).await;
         let receipt = outcome.receipt;
         let response = outcome
             .result
