@@ -5,7 +5,7 @@ use super::HostCalls;
 use crate::error::LimitKind;
 use crate::{Error, ErrorKind};
 use std::sync::Arc;
-use wasmtime::{Caller, Extern, Linker, Memory, ResourceLimiter};
+use wasmtime::{Caller, Linker, Memory, ResourceLimiter};
 
 /// The module the guest imports the host calls from.
 pub const HOST_MODULE: &str = "fexpr";
@@ -39,6 +39,9 @@ pub(crate) struct GuestState {
     /// Why the guest was stopped, when a host function, the limiter or the deadline stopped
     /// it: this is the error reported, whatever trap wasmtime reports.
     pub(crate) failure: Option<Error>,
+    /// The instance's exported memory, set once it is instantiated: the host functions use it
+    /// without looking the export up by name on every call.
+    pub(crate) memory: Option<Memory>,
 }
 
 impl GuestState {
@@ -60,6 +63,7 @@ impl GuestState {
             max_host_calls,
             pending: Some(request),
             failure: None,
+            memory: None,
         }
     }
 
@@ -402,11 +406,10 @@ fn host_lookup(
 }
 
 fn guest_memory(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Memory> {
-    match caller.get_export("memory").and_then(Extern::into_memory) {
+    let state = caller.data_mut();
+    match state.memory {
         Some(memory) => Ok(memory),
-        None => Err(caller
-            .data_mut()
-            .fail(sandbox_error("the guest exports no `memory`"))),
+        None => Err(state.fail(sandbox_error("the guest exports no `memory`"))),
     }
 }
 

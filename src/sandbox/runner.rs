@@ -413,15 +413,16 @@ async fn evaluate(
 ) -> Result<Vec<u8>, Stop> {
     let instance = inner.pre.instantiate_async(&mut *store).await?;
     let exports = &inner.exports;
+    let memory = instance
+        .get_module_export(&mut *store, &exports.memory)
+        .and_then(Extern::into_memory)
+        .ok_or_else(|| Stop::Error(sandbox_error("the guest exports no `memory`")))?;
+    store.data_mut().memory = Some(memory);
     if let Some(initialize) = &exports.initialize {
         let initialize = typed::<(), ()>(instance, store, initialize, "_initialize")?;
         initialize.call_async(&mut *store, ()).await?;
     }
     let run = typed::<i32, i64>(instance, store, &exports.evaluate, "fexpr_evaluate")?;
-    let memory = instance
-        .get_module_export(&mut *store, &exports.memory)
-        .and_then(Extern::into_memory)
-        .ok_or_else(|| Stop::Error(sandbox_error("the guest exports no `memory`")))?;
 
     let packed = run.call_async(&mut *store, len).await? as u64;
     let (resp_ptr, resp_len) = ((packed >> 32) as u32 as i32, packed as u32 as i32);
