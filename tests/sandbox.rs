@@ -345,16 +345,12 @@ fn a_broken_guest_is_an_error_not_a_crash() {
     // A module that implements the ABI but answers with its request: not a response.
     const ECHO: &str = r#"(module
       (import "fexpr" "host_call" (func (param i32 i32) (result i32)))
-      (import "fexpr" "host_take" (func (param i32)))
+      (import "fexpr" "host_take" (func $take (param i32)))
       (memory (export "memory") 1)
       (global $bump (mut i32) (i32.const 1024))
-      (func (export "fexpr_alloc") (param $len i32) (result i32)
-        (local $p i32)
-        (local.set $p (global.get $bump))
-        (global.set $bump (i32.add (local.get $p) (local.get $len)))
-        (local.get $p))
-      (func (export "fexpr_evaluate") (param $ptr i32) (param $len i32) (result i64)
-        (i64.or (i64.shl (i64.extend_i32_u (local.get $ptr)) (i64.const 32))
+      (func (export "fexpr_evaluate") (param $len i32) (result i64)
+        (call $take (global.get $bump))
+        (i64.or (i64.shl (i64.extend_i32_u (global.get $bump)) (i64.const 32))
                 (i64.extend_i32_u (local.get $len)))))"#;
     let config = SandboxConfig::default().module_cache(ModuleCache::Off);
     let sandbox = Sandbox::from_module_bytes(config, ECHO.as_bytes()).expect("valid module");

@@ -66,6 +66,11 @@ mod check;
 mod exec;
 mod output;
 
+/// The CLI allocates with mimalloc: a library leaves the choice to the program that links it,
+/// this program chooses (BENCHMARKS.md shows fexpr's figures with both).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use args::*;
 use check::{check, read_tools_json, CheckedCall};
 use exec::*;
