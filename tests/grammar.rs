@@ -689,3 +689,36 @@ fn names_and_keys_python_cannot_write_use_alias_and_dict_display() {
     assert!(accepts(&m, "[convert(amount=3, **{'from': 'USD'})]"));
     assert!(!accepts(&m, "[convert(from='USD', amount=3)]"));
 }
+
+/// What an engine reads: the demo tools' grammar in every format (`tests/snapshots/grammar/`).
+#[test]
+fn demo_grammars_snapshot() {
+    let manager = fexpr::demo::manager();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots/grammar");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for &format in GrammarFormat::ALL {
+            for (markup, choice) in [
+                (Markup::Pythonic, ToolChoice::Required),
+                (Markup::Hermes, ToolChoice::Auto),
+                (Markup::Qwen3Coder, ToolChoice::Required),
+            ] {
+                let options = GrammarOptions::default()
+                    .format(format)
+                    .markup(markup)
+                    .tool_choice(choice.clone());
+                let grammar = manager.grammar(&options).unwrap();
+                let mut shown = grammar.text.clone();
+                if format == GrammarFormat::StructuralTag {
+                    let tag: Json = serde_json::from_str(&grammar.text).unwrap();
+                    shown = serde_json::to_string_pretty(&tag).unwrap();
+                }
+                for a in &grammar.approximations {
+                    shown.push_str(&format!("\n# approximation: {a:?}"));
+                }
+                insta::assert_snapshot!(format!("{format}-{markup}-{choice}"), shown);
+            }
+        }
+    });
+}

@@ -1064,4 +1064,3 @@ fn structural_tag(
     };
     json!({"type": "structural_tag", "format": format}).to_string()
 }
-

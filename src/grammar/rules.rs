@@ -311,20 +311,27 @@ impl Printer<'_> {
         };
         let mut rules = Vec::new();
         rules.push((name.to_string(), part("s", 0)));
+        // `s_k` is needed while the items before `k` are all optional; `r_k` (k >= 1) always.
+        let mut starts = true;
         for (k, (item, required)) in items.iter().enumerate() {
-            let then = Node::seq(vec![item.clone(), part("r", k + 1)]);
-            let start = if *required {
-                then
-            } else {
-                Node::alt(vec![then, part("s", k + 1)])
-            };
-            let follow = Node::seq(vec![sep.clone(), item.clone()]);
-            let follow = if *required { follow } else { follow.opt() };
-            rules.push((format!("{name}__s{k}"), start));
-            rules.push((
-                format!("{name}__r{k}"),
-                Node::seq(vec![follow, part("r", k + 1)]),
-            ));
+            if starts {
+                let then = Node::seq(vec![item.clone(), part("r", k + 1)]);
+                let start = if *required {
+                    then
+                } else {
+                    Node::alt(vec![then, part("s", k + 1)])
+                };
+                rules.push((format!("{name}__s{k}"), start));
+                starts = !*required;
+            }
+            if k >= 1 {
+                let follow = Node::seq(vec![sep.clone(), item.clone()]);
+                let follow = if *required { follow } else { follow.opt() };
+                rules.push((
+                    format!("{name}__r{k}"),
+                    Node::seq(vec![follow, part("r", k + 1)]),
+                ));
+            }
         }
         for (rule, node) in rules {
             let _ = writeln!(
@@ -386,26 +393,55 @@ impl Printer<'_> {
     }
 
     fn class(&self, ranges: &[(char, char)], negated: bool) -> String {
-        let mut body = String::new();
-        for &(lo, hi) in ranges {
-            body.push_str(&class_char(lo));
-            if hi != lo {
-                body.push('-');
-                body.push_str(&class_char(hi));
-            }
-        }
         let caret = if negated { "^" } else { "" };
         match self.syntax {
-            Syntax::Lark => format!("/[{caret}{}]/", body.replace('/', "\\/")),
-            Syntax::Gbnf | Syntax::Ebnf => format!("[{caret}{body}]"),
+            Syntax::Lark => {
+                let mut body = String::new();
+                for &(lo, hi) in ranges {
+                    body.push_str(&class_char(lo, true));
+                    if hi != lo {
+                        body.push('-');
+                        body.push_str(&class_char(hi, true));
+                    }
+                }
+                format!("/[{caret}{}]/", body.replace('/', "\\/"))
+            }
+            // GBNF and XGrammar escape no `-` or `^` in a class: a `-` goes last, a `^` not
+            // first.
+            Syntax::Gbnf | Syntax::Ebnf => {
+                let (mut body, mut specials) = (String::new(), String::new());
+                for &(lo, hi) in ranges {
+                    if lo == hi && (lo == '-' || lo == '^') {
+                        specials.push(lo);
+                        continue;
+                    }
+                    body.push_str(&class_char(lo, false));
+                    if hi != lo {
+                        body.push('-');
+                        body.push_str(&class_char(hi, false));
+                    }
+                }
+                if specials.contains('^') {
+                    if body.is_empty() && !negated {
+                        body.push_str("\\x5E");
+                    } else {
+                        body.push('^');
+                    }
+                }
+                if specials.contains('-') {
+                    body.push('-');
+                }
+                format!("[{caret}{body}]")
+            }
         }
     }
 }
 
-/// A character inside a class, escaped for all three syntaxes.
-fn class_char(c: char) -> String {
+/// A character inside a class, escaped (`regex`: Rust's regex syntax, else GBNF's).
+fn class_char(c: char, regex: bool) -> String {
     match c {
-        '\\' | ']' | '[' | '^' | '-' => format!("\\{c}"),
+        '\\' | ']' | '[' => format!("\\{c}"),
+        '^' | '-' if regex => format!("\\{c}"),
         '\n' => "\\n".into(),
         '\r' => "\\r".into(),
         '\t' => "\\t".into(),
@@ -476,10 +512,8 @@ mod tests {
             "{gbnf}"
         );
         assert!(gbnf.contains("args--s1 ::= \"b=2\""), "{gbnf}");
-        assert!(
-            gbnf.contains("args--r0 ::= (\", \" \"a=1\")? args--r1"),
-            "{gbnf}"
-        );
+        assert!(gbnf.contains("args--r1 ::= \", \" \"b=2\""), "{gbnf}");
+        assert!(!gbnf.contains("args--r0"), "{gbnf}");
     }
 
     #[test]
