@@ -214,14 +214,15 @@ impl std::fmt::Display for Markup {
     }
 }
 
-/// Whether and what the model must call (OpenAI's `tool_choice`).
+/// Whether and what the model must call (OpenAI's `tool_choice`). The default is `Required`:
+/// a grammar is for the calls (`Auto` lets the model answer in prose instead).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolChoice {
     /// Prose (free text without the markup's trigger) or calls.
-    #[default]
     Auto,
     /// At least one call.
+    #[default]
     Required,
     /// No call: prose only.
     None,
@@ -268,7 +269,7 @@ pub struct GrammarOptions {
     pub format: GrammarFormat,
     /// The model's tool-call format (default pythonic).
     pub markup: Markup,
-    /// Whether and what the model must call (default auto).
+    /// Whether and what the model must call (default required).
     pub tool_choice: ToolChoice,
 }
 

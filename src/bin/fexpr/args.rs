@@ -126,9 +126,9 @@ pub(super) enum Command {
         /// The model's tool-call format: pythonic, hermes, llama3-json, qwen3-coder.
         #[arg(long, default_value = "pythonic")]
         markup: fexpr::grammar::Markup,
-        /// auto (prose or calls), required (at least one call), none (prose only), or a tool's
+        /// required (at least one call), auto (prose or calls), none (prose only), or a tool's
         /// name (calls of that tool only).
-        #[arg(long, default_value = "auto")]
+        #[arg(long, default_value = "required")]
         tool_choice: fexpr::grammar::ToolChoice,
         /// Print the request fields of an engine instead of the grammar: vllm, sglang, openai
         /// (a custom tool; Lark only) or json (the grammar and its approximations as one
