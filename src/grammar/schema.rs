@@ -8,27 +8,43 @@ use serde_json::{json, Map, Value as Json};
 use super::values::{literals, Syntax};
 use crate::types::{Bounds, RecordType, Recursive, Type};
 
-/// The largest magnitude a JSON number may have in the schema: a number past it (`1e999`) is
-/// not finite, and fexpr's reader refuses it.
+/// The largest magnitude of a JSON number in the schema. A JSON number past 1.8e308 (`1e999`)
+/// is not finite, which fexpr's reader refuses, and llguidance writes any exponent unless a
+/// range is given (and turns down ranges as wide as that): 1e15 keeps every number a model
+/// needs.
 const FINITE: f64 = 1e15;
 
-/// `$defs` for recursive definitions, by their rule names.
+/// `$defs` for recursive definitions, by their rule names, and `any`: any JSON value whose
+/// numbers stay finite.
 #[derive(Default)]
 pub(crate) struct Defs {
     defs: Vec<(Recursive, String, Option<Json>)>,
+    any: bool,
 }
 
 impl Defs {
     /// `schema` with the definitions it refers to as `$defs`.
     pub(crate) fn finish(self, mut schema: Json) -> Json {
-        if self.defs.is_empty() {
+        if self.defs.is_empty() && !self.any {
             return schema;
         }
-        let defs: Map<String, Json> = self
+        let mut defs: Map<String, Json> = self
             .defs
             .into_iter()
             .map(|(_, name, s)| (name, s.unwrap_or(json!(false))))
             .collect();
+        if self.any {
+            let any = json!({"$ref": "#/$defs/any"});
+            defs.insert(
+                "any".into(),
+                json!({"anyOf": [
+                    {"type": ["null", "boolean", "string"]},
+                    {"type": "number", "minimum": -FINITE, "maximum": FINITE},
+                    {"type": "array", "items": any},
+                    {"type": "object", "additionalProperties": any},
+                ]}),
+            );
+        }
         if let Some(obj) = schema.as_object_mut() {
             obj.insert("$defs".into(), Json::Object(defs));
         }
@@ -44,7 +60,10 @@ pub(crate) fn arguments(rt: &RecordType, defs: &mut Defs) -> Option<Json> {
 /// The schema of the values of `ty`; `None` when no value is accepted.
 pub(crate) fn schema(ty: &Type, defs: &mut Defs) -> Option<Json> {
     Some(match ty {
-        Type::Any => json!({}),
+        Type::Any => {
+            defs.any = true;
+            json!({"$ref": "#/$defs/any"})
+        }
         Type::None => json!({"type": "null"}),
         Type::Bool => json!({"type": "boolean"}),
         Type::Int => json!({"type": "integer"}),
