@@ -46,19 +46,9 @@ def test_formats_markups_and_tool_choices():
 
 
 def test_what_a_grammar_cannot_state_is_listed():
-    def rate(score: float) -> float:
-        """Rate.
-
-        Args:
-            score: The score.
-        """
-        return score
-
-    tool = fexpr.FunctionTool(rate)
-    manager = fexpr.ToolManager(tools=[tool])
-    schema = manager.openai_tools()[0]["function"]["parameters"]
-    assert "score" in schema["properties"]
-    grammar = manager.grammar(format="gbnf")
-    kinds = {a["kind"] for a in grammar.approximations}
-    # GBNF's prose excludes only the markup's trigger: listed.
-    assert "UnknownTool" in kinds
+    manager = fexpr.ToolManager(tools=[add])
+    assert manager.grammar(format="gbnf").approximations == []
+    # GBNF's prose excludes only the markup's trigger, not a line that is a call: listed.
+    grammar = manager.grammar(format="gbnf", tool_choice="auto")
+    assert [a["kind"] for a in grammar.approximations] == ["UnknownTool"]
+    assert grammar.approximations[0]["what"].startswith("prose")
