@@ -13,7 +13,9 @@ to a file and asks `fexpr grammar --tools-json F` for a grammar, then:
   `fexpr check`;
 - for every tenth case, GBNF (llguidance's GBNF reader), EBNF and the structural tag
   (XGrammar's `Grammar.from_ebnf` / `from_structural_tag`) must compile, and EBNF must accept
-  the ground truth.
+  the ground truth;
+- for the demo tools, every format, markup and tool choice compiles in its engine and accepts
+  a call of `add` in that markup exactly when the tool choice allows one.
 
 Usage (in a venv with `pip install llguidance==1.9.1 xgrammar`):
 
@@ -160,6 +162,37 @@ def mutations(calls, functions):
     return [(kind, text_of(c)) for kind, c in out]
 
 
+DEMO_CALLS = {
+    "pythonic": "[add(a=1, b=2)]",
+    "hermes": '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>',
+    "llama3-json": '{"name": "add", "parameters": {"a": 1, "b": 2}}',
+    "qwen3-coder": "<tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter>\n"
+                   "<parameter=b>\n2\n</parameter>\n</function>\n</tool_call>",
+}
+
+
+def demo_matrix(fexpr):
+    """Every format, markup and tool choice for the demo tools: (checked, failures)."""
+    failures, checked = [], 0
+    for markup, call in DEMO_CALLS.items():
+        for choice in ["required", "auto", "none", "add", "multiply"]:
+            for fmt in ["lark", "gbnf", "ebnf", "structural-tag"]:
+                out = run(fexpr, "grammar", "--tools", "demo", "--format", fmt, "--markup", markup,
+                          "--tool-choice", choice)
+                text = out.stdout
+                if fmt == "ebnf" or fmt == "structural-tag":
+                    g = (xgrammar.Grammar.from_ebnf(text) if fmt == "ebnf"
+                         else xgrammar.Grammar.from_structural_tag(text))
+                    accepted = xgrammar.testing._is_grammar_accept_string(g, call)
+                else:
+                    m = lark_matcher(llguidance.grammar_from("gbnf", text) if fmt == "gbnf" else text)
+                    accepted = accepts(m, call)
+                checked += 1
+                if accepted != (choice in ("required", "auto", "add")):
+                    failures.append(f"demo {fmt} {markup} {choice}: accepts the add call: {accepted}")
+    return checked, failures
+
+
 def main():
     fexpr = next((a for a in sys.argv[1:] if not a.startswith("--")), str(ROOT / "target/debug/fexpr"))
     every = 1 if "--all" in sys.argv else 4
@@ -208,6 +241,8 @@ def main():
                         counts["ebnf_accepts"] += 1
                     else:
                         failures.append(f"{cid}: EBNF refuses the ground truth {text}")
+    counts["demo_matrix"], matrix_failures = demo_matrix(fexpr)
+    failures += matrix_failures
     print(json.dumps(counts, indent=1))
     for f in failures[:40]:
         print("FAIL", f)
