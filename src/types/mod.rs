@@ -296,6 +296,7 @@ impl Recursive {
 
     /// `f` of the type the definition stands for (the grammar writes its rule from it);
     /// `None` when the definition is gone.
+    #[cfg(feature = "native")]
     pub(crate) fn resolved<T>(&self, f: impl FnOnce(&Type) -> T) -> Option<T> {
         self.with(f)
     }
