@@ -41,6 +41,8 @@ pub mod error;
 pub mod eval;
 #[doc(hidden)]
 pub mod front;
+#[cfg(feature = "native")]
+pub mod grammar;
 #[doc(hidden)]
 pub mod limits;
 #[doc(hidden)]

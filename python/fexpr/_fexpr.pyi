@@ -228,6 +228,8 @@ class Manager:
         """Parse one call and evaluate its arguments without running anything."""
     def check_model_output(self, text: str, repairs: bool = True) -> Checked:
         """Check the calls in a model's raw output against the tools; nothing runs."""
+    def _grammar(self, format: str, markup: str, tool_choice: str) -> str:
+        """The grammar of the calls the checker accepts, as JSON text (``ToolManager.grammar``)."""
     def _request(self, kind: str, payload: Any, shape: str, options: Optional[Options] = None) -> Any:
         """Run ``payload`` read as ``kind`` (``model_output``, ``expr``, ``json``,
         ``function``, ``functions``, ``func_exprs``) as ``options`` say; give ``shape``

@@ -15,7 +15,7 @@ from . import _fexpr
 from ._adalflow import AdalFlowNames
 from ._schema import Records, is_record_type
 from ._tool import FunctionTool
-from ._types import Function, FunctionDefinition, FunctionExpression
+from ._types import Function, FunctionDefinition, FunctionExpression, Grammar
 
 # The functions fexpr evaluates itself (never Python's): numpy's under the prefix the numpy
 # module is given, and Python's numeric built-ins, as the engine lists them.
@@ -144,6 +144,28 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
             [{'type': 'tool_result', 'tool_use_id': 'toolu_1', 'content': '3', 'is_error': False}]
         """
         return json.loads(self._replies_json("anthropic", _outputs(result)))
+
+    def grammar(self, format: str = "lark", markup: str = "pythonic", tool_choice: str = "required") -> Grammar:
+        """The grammar of the calls the checker accepts, for constrained decoding: made from the
+        tools' typed signatures, so that a model decoding with it writes only calls that
+        ``check_model_output`` accepts (except at ``Grammar.approximations``).
+
+        ``format``: ``lark`` (llguidance: vLLM's ``guidance`` backend, OpenAI custom tools),
+        ``gbnf`` (llama.cpp), ``ebnf`` (XGrammar: vLLM's and SGLang's default) or
+        ``structural-tag``. ``markup``: the model's tool-call format, ``pythonic``, ``hermes``,
+        ``llama3-json`` or ``qwen3-coder``. ``tool_choice``: ``required`` (at least one call),
+        ``auto`` (prose or calls), ``none`` or a tool's name. Raises ``ValueError`` for an unknown format, markup or tool."""
+        data = json.loads(self._grammar(format, markup, tool_choice))
+        return Grammar(
+            text=data["grammar"],
+            format=data["format"],
+            markup=data["markup"],
+            tool_choice=data["tool_choice"],
+            approximations=data["approximations"],
+            left_out=data["left_out"],
+            _vllm=data["vllm"],
+            _sglang=data["sglang"] or None,
+        )
 
     def run(
         self,

@@ -261,6 +261,25 @@ impl Manager {
         Ok(serde_json::Value::Array(replies).to_string())
     }
 
+    /// The grammar of the calls the checker accepts (`fexpr::grammar`), as JSON text: the
+    /// grammar, its approximations and tools left out, and vLLM's and SGLang's request fields.
+    /// `ToolManager.grammar` reads it into a `Grammar`.
+    fn _grammar(&self, format: &str, markup: &str, tool_choice: &str) -> PyResult<String> {
+        use fexpr::grammar::GrammarOptions;
+        let bad = |e: fexpr::Error| PyValueError::new_err(e.to_string());
+        let options = GrammarOptions::default()
+            .format(format.parse().map_err(bad)?)
+            .markup(markup.parse().map_err(bad)?)
+            .tool_choice(tool_choice.parse().map_err(bad)?);
+        let grammar = self.inner.grammar(&options).map_err(bad)?;
+        let mut json = grammar.to_json();
+        if let Some(map) = json.as_object_mut() {
+            map.insert("vllm".into(), grammar.vllm());
+            map.insert("sglang".into(), grammar.sglang().unwrap_or_default());
+        }
+        Ok(json.to_string())
+    }
+
     /// Each tool's Python signature and docstring (`def add(a: int, b: int) -> int: ...`).
     fn _python_definitions(&self) -> Vec<String> {
         self.inner.definitions().map(|d| d.python()).collect()

@@ -326,6 +326,29 @@ impl ToolManager {
         &self.inner.context
     }
 
+    /// The grammar of the calls this manager's checker accepts, for constrained decoding
+    /// (see [`crate::grammar`]): its tools' typed signatures in `options`' syntax, markup and
+    /// tool choice.
+    ///
+    /// ```
+    /// use fexpr::grammar::{GrammarOptions, GrammarFormat, ToolChoice};
+    /// let manager = fexpr::demo::manager();
+    /// let options = GrammarOptions::default().format(GrammarFormat::Gbnf).tool_choice(ToolChoice::Required);
+    /// let grammar = manager.grammar(&options)?;
+    /// assert!(grammar.text.starts_with("root ::= calls"));
+    /// # Ok::<(), fexpr::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A `Config` error when `options.tool_choice` names a tool the manager does not have, or
+    /// asks for a call when no tool can be called validly.
+    pub fn grammar(
+        &self,
+        options: &crate::grammar::GrammarOptions,
+    ) -> Result<crate::grammar::Grammar, Error> {
+        crate::grammar::grammar(self.context(), options)
+    }
+
     /// Whether any successful output came from a tool marked
     /// [`ends_turn`](crate::FunctionTool::ends_turn): the agent may stop after these calls.
     pub fn ends_turn(&self, outputs: &[FunctionOutput]) -> bool {

@@ -293,6 +293,13 @@ impl Recursive {
         let def = self.definition()?;
         Some(f(def.resolved()))
     }
+
+    /// `f` of the type the definition stands for (the grammar writes its rule from it);
+    /// `None` when the definition is gone.
+    #[cfg(feature = "native")]
+    pub(crate) fn resolved<T>(&self, f: impl FnOnce(&Type) -> T) -> Option<T> {
+        self.with(f)
+    }
 }
 
 impl PartialEq for Recursive {

@@ -95,6 +95,30 @@ pub(super) enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Print the grammar of the calls `check` accepts, for constrained decoding (vLLM,
+    /// SGLang, llama.cpp, OpenAI custom tools): made from the tools' typed signatures. Where it
+    /// admits more than `check` (a float's bounds, a pattern, ...) is listed on stderr as
+    /// `{"approximation": ...}` lines.
+    Grammar {
+        #[command(flatten)]
+        tools: ToolArgs,
+        /// The grammar's syntax: lark (llguidance), gbnf (llama.cpp), ebnf (XGrammar) or
+        /// structural-tag (XGrammar's JSON).
+        #[arg(long, default_value = "lark")]
+        format: fexpr::grammar::GrammarFormat,
+        /// The model's tool-call format: pythonic, hermes, llama3-json, qwen3-coder.
+        #[arg(long, default_value = "pythonic")]
+        markup: fexpr::grammar::Markup,
+        /// required (at least one call), auto (prose or calls), none (prose only), or a tool's
+        /// name (calls of that tool only).
+        #[arg(long, default_value = "required")]
+        tool_choice: fexpr::grammar::ToolChoice,
+        /// Print the request fields of an engine instead of the grammar: vllm, sglang, openai
+        /// (a custom tool; Lark only) or json (the grammar and its approximations as one
+        /// object).
+        #[arg(long, value_enum)]
+        request: Option<GrammarRequest>,
+    },
     /// Print the tool definitions a model should see.
     Tools {
         #[command(flatten)]
@@ -349,6 +373,18 @@ pub(super) enum Toolset {
     None,
     /// The seed walkthrough's tools and context.
     Demo,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(super) enum GrammarRequest {
+    /// `{"structured_outputs": {"grammar" | "structural_tag": ...}}`.
+    Vllm,
+    /// `{"ebnf": ...}` or `{"response_format": {structural tag}}`.
+    Sglang,
+    /// An OpenAI custom tool whose input is the grammar (`format: {type: grammar, syntax: lark}`).
+    Openai,
+    /// The grammar, its format, markup, tool choice and approximations as one JSON object.
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -222,6 +222,23 @@ fn main() -> ExitCode {
                 out.row(definitions(&m, format))
             })
         }),
+        Command::Grammar {
+            tools,
+            format,
+            markup,
+            tool_choice,
+            request,
+        } => {
+            let options = fexpr::grammar::GrammarOptions::default()
+                .format(format)
+                .markup(markup)
+                .tool_choice(tool_choice);
+            tool_builder(&tools, Toolset::Demo).and_then(|b| {
+                with_tools(&mut out, b, &tools.mcp, |out, _, m| {
+                    grammar(out, &m, &options, request)
+                })
+            })
+        }
     };
     out.finish(result)
 }
@@ -249,6 +266,52 @@ fn with_tools(
         runtime.block_on(mcp.close());
     }
     result
+}
+
+/// `fexpr grammar`: the grammar (or an engine's request fields) on stdout, its approximations
+/// and the tools it leaves out on stderr.
+fn grammar(
+    out: &mut Output,
+    manager: &ToolManager,
+    options: &fexpr::grammar::GrammarOptions,
+    request: Option<GrammarRequest>,
+) -> Result<(), Stop> {
+    let grammar = manager.grammar(options).map_err(|e| {
+        let hint = e.hint.map(|h| format!(" ({h})")).unwrap_or_default();
+        Stop::Usage(format!("{}{hint}", e.message))
+    })?;
+    let printed = match request {
+        None => grammar.text.clone(),
+        Some(GrammarRequest::Vllm) => pretty(&grammar.vllm()),
+        Some(GrammarRequest::Json) => pretty(&grammar.to_json()),
+        Some(GrammarRequest::Sglang) => pretty(&grammar.sglang().ok_or_else(|| {
+            Stop::Usage("SGLang takes EBNF or a structural tag: use --format ebnf".into())
+        })?),
+        Some(GrammarRequest::Openai) => pretty(
+            &grammar
+                .openai_tool("fexpr_calls", "Call the tools: write the calls.")
+                .ok_or_else(|| {
+                    Stop::Usage(
+                        "an OpenAI custom tool takes a Lark grammar: use --format lark".into(),
+                    )
+                })?,
+        ),
+    };
+    let printed = printed.trim_end_matches('\n');
+    out.row(printed)?;
+    for a in &grammar.approximations {
+        out.note(format_args!(
+            "{}",
+            serde_json::json!({"approximation": {"tool": a.tool, "path": a.path, "what": a.what, "kind": a.kind}})
+        ))?;
+    }
+    for (tool, why) in &grammar.left_out {
+        out.note(format_args!(
+            "{}",
+            serde_json::json!({"left_out": {"tool": tool, "why": why}})
+        ))?;
+    }
+    Ok(())
 }
 
 /// `fexpr tools`: the definitions of `manager`'s tools in `format`.
