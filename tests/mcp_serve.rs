@@ -192,7 +192,7 @@ fn long_call(
     tokio::spawn(async move {
         let args = json!({"duration": 10, "steps": 2});
         peer.call_tool(
-            CallToolRequestParams::new("trigger_long_running_operation")
+            CallToolRequestParams::new("trigger-long-running-operation")
                 .with_arguments(serde_json::from_value(args).unwrap()),
         )
         .await
@@ -286,20 +286,21 @@ fn inspector_over_http_against_a_gateway() {
 
     let (list, _) = inspector(&target, &["--method", "tools/list"]);
     let tools = list["tools"].as_array().unwrap();
-    let sum = tools.iter().find(|t| t["name"] == "get_sum").unwrap();
+    // Listed under their own names, as the upstream names them.
+    let sum = tools.iter().find(|t| t["name"] == "get-sum").unwrap();
     assert_eq!(
         sum["inputSchema"]["properties"]["a"]["type"], "number",
         "{sum}"
     );
     assert!(tools.iter().any(|t| t["name"] == "run_calls"));
 
-    let (answer, _) = inspector_call(&target, "get_sum", &["a=2", "b=3"]);
+    let (answer, _) = inspector_call(&target, "get-sum", &["a=2", "b=3"]);
     assert_eq!(text(&answer), "The sum of 2 and 3 is 5.", "{answer}");
 
-    let (bad, _) = inspector_call(&target, "get_sum", &["a=2"]);
+    let (bad, _) = inspector_call(&target, "get-sum", &["a=2"]);
     assert_eq!(bad["isError"], true, "{bad}");
     assert!(
-        text(&bad).starts_with("Arguments error: get_sum() missing 1 required argument: `b`"),
+        text(&bad).starts_with("Arguments error: get-sum() missing 1 required argument: `b`"),
         "{bad}"
     );
 
@@ -330,7 +331,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
         let tools = client.list_all_tools().await.unwrap();
         assert!(tools
             .iter()
-            .any(|t| t.name == "trigger_long_running_operation"));
+            .any(|t| t.name == "trigger-long-running-operation"));
 
         // Killed mid-call: the call in flight fails, naming the server; the gateway stays up.
         let slow = long_call(&client);
@@ -352,7 +353,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
         assert!(message.contains("MCP server `everything`"), "{message}");
 
         // The next call starts the upstream again.
-        let again = call(&client, "get_sum", json!({"a": 2, "b": 3})).await;
+        let again = call(&client, "get-sum", json!({"a": 2, "b": 3})).await;
         assert_eq!(result_text(&again), "The sum of 2 and 3 is 5.");
         let new_pid = std::fs::read_to_string(&pidfile).unwrap();
         assert_ne!(new_pid, pid, "a new upstream process");
@@ -368,7 +369,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
         assert_eq!(result_text(&echo), "Echo: still here");
         assert!(started.elapsed() < Duration::from_secs(5));
         let later = rmcp_client(&url).await;
-        let sum = call(&later, "get_sum", json!({"a": 1, "b": 1})).await;
+        let sum = call(&later, "get-sum", json!({"a": 1, "b": 1})).await;
         assert_eq!(result_text(&sum), "The sum of 1 and 1 is 2.");
         let _ = later.cancel().await;
         let _ = client.cancel().await;
@@ -436,7 +437,7 @@ fn a_stdio_client_leaving_mid_call_ends_the_gateway_cleanly() {
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "trigger_long_running_operation", "arguments": {"duration": 30, "steps": 2}}}),
+        "name": "trigger-long-running-operation", "arguments": {"duration": 30, "steps": 2}}}),
     );
     std::thread::sleep(Duration::from_millis(1500));
     let upstream = std::fs::read_to_string(&pidfile).unwrap();
@@ -481,7 +482,7 @@ fn a_hung_upstream_call_is_an_error_at_its_deadline() {
         let started = Instant::now();
         let slow = call(
             &client,
-            "trigger_long_running_operation",
+            "trigger-long-running-operation",
             json!({"duration": 20, "steps": 2}),
         )
         .await;

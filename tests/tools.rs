@@ -1468,3 +1468,117 @@ fn a_result_schema_carries_only_the_definitions_it_uses() {
         .expect("a result schema");
     assert!(returns.get("$defs").is_some(), "{returns}");
 }
+
+/// A tool is registered under any name a provider or MCP allows; Python call text reaches it
+/// by its alias (natively, sandboxed, through the model-text door and fexpr's JSON forms), and
+/// every output carries its own name.
+#[test]
+fn tools_keep_the_names_their_definitions_give() {
+    let long = format!("{}-{}", "a".repeat(40), "b".repeat(59));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new(
+            "get-current-weather",
+            ["city"],
+            |c: String| format!("sunny in {c}"),
+        ))
+        .tool(FunctionTool::new(
+            "github.create_issue",
+            ["title"],
+            |t: String| t,
+        ))
+        .tool(FunctionTool::new(long.as_str(), ["n"], |n: i64| n + 1))
+        .build()
+        .unwrap();
+    let alias = format!("{}_{}", "a".repeat(40), "b".repeat(59));
+    let cases = [
+        (
+            "get_current_weather(city=\"Paris\")",
+            "get-current-weather",
+            Value::from("sunny in Paris"),
+        ),
+        (
+            "github.create_issue(title=\"x\")",
+            "github.create_issue",
+            Value::from("x"),
+        ),
+        (&*format!("{alias}(n=1)"), long.as_str(), Value::Int(2)),
+    ];
+    for (text, name, value) in &cases {
+        let out = one(&manager, text);
+        assert_eq!(out.output.as_ref(), Ok(value), "{text}: {out:?}");
+        assert_eq!(out.name, *name);
+        #[cfg(feature = "sandbox")]
+        {
+            let out = sandboxed(&manager, Session::new(), text).remove(0);
+            assert_eq!(out.output.as_ref(), Ok(value), "{text}: {out:?}");
+            assert_eq!(out.name, *name);
+        }
+        let outs = common::runtime().block_on(async {
+            manager
+                .run(Input::model_output(format!("[{text}]")))
+                .await
+                .outputs
+        });
+        assert_eq!(outs[0].name, *name, "{outs:?}");
+    }
+    // fexpr's own JSON form, by the exact name.
+    let json = r#"{"name": "get-current-weather", "kwargs": {"city": "Oslo"}}"#;
+    let out = common::runtime()
+        .block_on(async { manager.run(Input::json(json)).await.outputs })
+        .remove(0);
+    assert_eq!(out.output, Ok(Value::from("sunny in Oslo")), "{out:?}");
+    assert_eq!(out.name, "get-current-weather");
+    // The provider forms show the name, the Python forms the alias.
+    let weather = manager.tool("get_current_weather").unwrap().definition();
+    assert_eq!(weather.openai()["function"]["name"], "get-current-weather");
+    assert_eq!(
+        weather.python_signature(),
+        "get_current_weather(city: str) -> str"
+    );
+    // A misspelt Python call is told the alias.
+    let e = one(&manager, "get_curent_weather(city=\"x\")");
+    assert!(
+        e.error()
+            .unwrap()
+            .hint
+            .as_deref()
+            .unwrap_or("")
+            .contains("`get_current_weather`"),
+        "{e:?}"
+    );
+}
+
+/// A name no provider allows, and two names Python text cannot tell apart, are registration
+/// problems naming them; nothing panics.
+#[test]
+fn names_no_provider_allows_and_aliases_that_clash_are_build_errors() {
+    let problems = ToolManager::builder()
+        .tool(FunctionTool::new("bad name!", [], || 1_i64))
+        .tool(FunctionTool::new(&*"x".repeat(129), [], || 1_i64))
+        .tool(FunctionTool::new("get-sum", [], || 1_i64))
+        .tool(FunctionTool::new("get_sum", [], || 2_i64))
+        .build()
+        .unwrap_err();
+    let messages: Vec<&str> = problems
+        .problems()
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(
+        messages[0].starts_with("the tool name `bad name!` is not allowed: it holds ' '"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].contains("it has 129 characters"),
+        "{messages:?}"
+    );
+    assert_eq!(
+        messages[2],
+        "the tools `get-sum` and `get_sum` are both called `get_sum` from Python"
+    );
+    assert!(problems
+        .problems()
+        .iter()
+        .all(|p| p.kind == fexpr::ErrorKind::Config));
+}

@@ -17,7 +17,9 @@ use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::front::json_input;
 use crate::limits::Limits;
-use crate::resolve::context::{Context, Entry};
+use crate::resolve::context::{check_tool_name, Context, Entry};
+#[cfg(doc)]
+use crate::resolve::context::{python_alias, valid_tool_name};
 use crate::syntax;
 use crate::value::Value;
 
@@ -80,6 +82,8 @@ pub struct ToolManagerBuilder {
     /// The tool names added to this builder, and those added more than once.
     added: std::collections::HashSet<String>,
     twice: Vec<String>,
+    /// Tools left out for a name no provider allows, each with why.
+    bad_names: Vec<Error>,
 }
 
 impl ToolManagerBuilder {
@@ -94,10 +98,12 @@ impl ToolManagerBuilder {
         &self.inner.context
     }
 
-    /// Add a tool. Two tools of one name added to one builder are a registration problem
-    /// ([`build`](ToolManagerBuilder::build) refuses them: which one a model meant is
-    /// unknown); a builder from [`ToolManager::to_builder`] may replace the tools it started
-    /// with.
+    /// Add a tool, under its definition's name: any name [`valid_tool_name`] allows (what the
+    /// providers and MCP allow; another name is a registration problem). Python call text also
+    /// reaches it by its [`python_alias`]. Two tools of one name added to one builder are a
+    /// registration problem ([`build`](ToolManagerBuilder::build) refuses them: which one a
+    /// model meant is unknown); a builder from [`ToolManager::to_builder`] may replace the
+    /// tools it started with.
     ///
     /// ```
     /// use fexpr::{FunctionTool, ToolManager};
@@ -117,6 +123,19 @@ impl ToolManagerBuilder {
     /// Add a shared tool, for tools registered in a loop (as [`tool`](ToolManagerBuilder::tool)).
     pub fn add_tool(&mut self, tool: Arc<dyn Tool>) -> &mut ToolManagerBuilder {
         let def = tool.definition();
+        if let Err(problem) = check_tool_name(&def.name) {
+            self.bad_names.push(
+                Error::new(
+                    ErrorKind::Config,
+                    format!(
+                        "the tool name `{}` is not allowed: {problem}",
+                        clip(&def.name, 140)
+                    ),
+                )
+                .with_hint("rename the tool"),
+            );
+            return self;
+        }
         if !self.added.insert(def.name.clone()) && !self.twice.contains(&def.name) {
             self.twice.push(def.name.clone());
         }
@@ -177,8 +196,10 @@ impl ToolManagerBuilder {
 
     /// The manager, or every registration problem at once: a default of the wrong type or
     /// for a parameter the tool does not have, a description of a missing parameter, a cached
-    /// tool that reads its call's context ([`Tool::check`]), a context entry added after a tool
-    /// under the tool's name, limits that cannot work ([`Limits::check`]).
+    /// tool that reads its call's context ([`Tool::check`]), a tool name no provider allows, a
+    /// context entry added after a tool under the tool's name, two names Python call text
+    /// cannot tell apart ([`Context::name_problems`]), limits that cannot work
+    /// ([`Limits::check`]).
     pub fn build(self) -> Result<ToolManager, BuildError> {
         let mut problems: Vec<Error> = self
             .inner
@@ -186,6 +207,7 @@ impl ToolManagerBuilder {
             .values()
             .filter_map(|tool| tool.check().err())
             .collect();
+        problems.extend(self.bad_names.iter().cloned());
         for name in &self.twice {
             problems.push(
                 Error::new(
@@ -206,6 +228,7 @@ impl ToolManagerBuilder {
                 );
             }
         }
+        problems.extend(self.inner.context.name_problems());
         if let Err(e) = self.inner.limits.check() {
             problems.push(e);
         }
@@ -295,6 +318,7 @@ impl ToolManager {
             inner: Inner::clone(&self.inner),
             added: Default::default(),
             twice: Vec::new(),
+            bad_names: Vec::new(),
         };
         builder.forget_prepared();
         builder
@@ -316,9 +340,15 @@ impl ToolManager {
         self.inner.tools.values()
     }
 
-    /// The tool called `name`.
+    /// The tool called `name` (its own name, or its Python alias:
+    /// [`python_alias`](crate::context::python_alias)).
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.inner.tools.get(name)
+        self.inner.tools.get(name).or_else(|| {
+            self.inner
+                .context
+                .tool_name(name)
+                .and_then(|own| self.inner.tools.get(own))
+        })
     }
 
     /// Everything an expression can reach: tools, variables, record types, functions.
@@ -364,12 +394,18 @@ impl ToolManager {
     /// `span`: where it is in it), natively within `scope`.
     pub(crate) async fn run_checked(
         &self,
-        call: Function,
+        mut call: Function,
         bound: Option<Vec<Option<Value>>>,
         input: String,
         span: Span,
         scope: &Scope,
     ) -> FunctionOutput {
+        // An output carries the tool's own name, whichever name the call used.
+        if let Some(own) = self.inner.context.tool_name(&call.name) {
+            if own != call.name {
+                call.name = own.to_string();
+            }
+        }
         let result = {
             let run = std::pin::pin!(self.run_bound(&call, bound, span, scope));
             scope.within(span, run).await
@@ -423,7 +459,7 @@ impl ToolManager {
 
     /// Bind, check and run one request against the registered tool.
     async fn run_request(&self, request: ToolRequest, scope: &Scope) -> Result<ToolOutput, Error> {
-        let Some(tool) = self.inner.tools.get(&request.name) else {
+        let Some(tool) = self.tool(&request.name) else {
             return Err(Error::new(
                 ErrorKind::UnknownTool,
                 format!("tool `{}` is not defined", clip(&request.name, 60)),
@@ -455,7 +491,7 @@ impl ToolManager {
         span: Span,
         scope: &Scope,
     ) -> Result<ToolOutput, Error> {
-        if let (Some(args), Some(tool)) = (bound, self.inner.tools.get(&call.name)) {
+        if let (Some(args), Some(tool)) = (bound, self.tool(&call.name)) {
             if tool.features().is_none() && scope.session.events.is_none() {
                 let out = tool.call(args).await.map_err(|e| e.at(span))?;
                 return self.checked(tool.definition(), out, span, &scope.limits);

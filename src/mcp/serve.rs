@@ -56,6 +56,7 @@ use crate::dispatch::manager::ToolManager;
 use crate::dispatch::request::{Input, Request};
 use crate::error::{clip, Error, ErrorKind};
 use crate::front::repair::RepairOptions;
+use crate::resolve::context::python_alias;
 
 /// The name of the tool that runs model text: a call, a list of calls, nested calls.
 pub const RUN_CALLS: &str = "run_calls";
@@ -248,6 +249,16 @@ impl McpGateway {
     /// One tool called by name: the client's arguments read as an Anthropic `tool_use` block,
     /// so they are checked and repaired as a model's would be.
     async fn one_call(&self, name: &str, arguments: JsonObject) -> CallToolResult {
+        // The block names the tool by its Python alias, which resolves to the same tool (and
+        // its output carries the tool's own name): the JSON door reads a block by writing it
+        // as a Python call, which cannot spell every tool name.
+        let alias = self
+            .inner
+            .manager
+            .context()
+            .tool_name(name)
+            .map(python_alias);
+        let name = alias.as_deref().unwrap_or(name);
         let block =
             json!({"type": "tool_use", "id": fresh_call_id(), "name": name, "input": arguments});
         let response = self.request(Input::anthropic(block)).await;
@@ -333,11 +344,18 @@ impl McpGateway {
         let mut text_rows = Vec::new();
         let mut rows = Vec::new();
         for output in &response.outputs {
-            let call = output
-                .parsed_input
-                .as_ref()
-                .map_or_else(|| clip(&output.input, 200), |f| clip(&f.to_expr(), 200));
-            let mut row = json!({"call_id": output.call_id, "call": call});
+            // The call as Python text: the tool by its alias (the output names it as it is).
+            let call = output.parsed_input.as_ref().map_or_else(
+                || clip(&output.input, 200),
+                |f| {
+                    let python = crate::call::Function {
+                        name: python_alias(&f.name),
+                        ..f.clone()
+                    };
+                    clip(&python.to_expr(), 200)
+                },
+            );
+            let mut row = json!({"call_id": output.call_id, "call": call, "name": output.name});
             let mut text_row = row.clone();
             if let (Some(map), Some(text_map)) = (row.as_object_mut(), text_row.as_object_mut()) {
                 match &output.output {

@@ -130,7 +130,7 @@ pub enum GuestResponse {
 /// Encode a context once, for [`encode_request`].
 pub fn encode_context(context: &Context) -> Result<Vec<u8>, Error> {
     let encoded = context
-        .entries()
+        .reachable()
         .map(|(name, entry)| Ok((name, entry.is_variable(), encode(entry)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let entries = encoded

@@ -21,6 +21,11 @@ pub(super) enum Command {
         /// The toolset to run against.
         #[arg(long, value_enum, default_value_t = Toolset::None)]
         tools: Toolset,
+        /// Also run against these tool definitions (OpenAI, Anthropic or MCP tool JSON, or
+        /// BFCL-style function docs). They have no code: a call to one is checked and repaired
+        /// like any other, and its result is the checked call `{"name", "kwargs"}`.
+        #[arg(long, value_name = "FILE")]
+        tools_json: Option<PathBuf>,
         /// Evaluate inside the wasmtime sandbox (extraction and repairs run on the host).
         #[arg(long)]
         sandbox: bool,
@@ -108,9 +113,12 @@ pub(super) enum Command {
     },
     /// Print the tool definitions a model should see.
     Tools {
-        /// The toolset to describe [default: demo, or none with --mcp-config].
+        /// The toolset to describe [default: demo, or none with --mcp-config or --tools-json].
         #[arg(long, value_enum)]
         tools: Option<Toolset>,
+        /// Also describe these tool definitions (see `serve --help`).
+        #[arg(long, value_name = "FILE")]
+        tools_json: Option<PathBuf>,
         #[command(flatten)]
         mcp: McpArgs,
         /// Output format.

@@ -63,18 +63,48 @@ use check::{check, read_tools_json, CheckedCall};
 use exec::*;
 use output::{Output, Stop};
 
-fn manager(tools: Toolset) -> ToolManagerBuilder {
-    match tools {
+/// The tools of `--tools` and of `--tools-json` (tools without code: a call is checked and
+/// answers its checked call), with where each came from, for messages naming a clash.
+fn manager(
+    out: &mut Output,
+    tools: Toolset,
+    tools_json: Option<&std::path::Path>,
+) -> Result<(ToolManagerBuilder, Sources), Stop> {
+    let mut builder = match tools {
         Toolset::None => ToolManager::builder(),
         Toolset::Demo => fexpr::demo::builder(),
+    };
+    let mut sources: Sources = builder
+        .names()
+        .entries()
+        .map(|(name, _)| (name.to_string(), "--tools demo".to_string()))
+        .collect();
+    if let Some(path) = tools_json {
+        let source = format!("--tools-json {}", path.display());
+        for def in read_tools_json(out, path)? {
+            if let Some(other) = sources.iter().find(|(n, _)| *n == def.name) {
+                return Err(Stop::Usage(format!(
+                    "the tool `{}` is defined twice: by {} and by {source}",
+                    def.name, other.1
+                )));
+            }
+            sources.push((def.name.clone(), source.clone()));
+            builder.add_tool(std::sync::Arc::new(CheckedCall(def)));
+        }
     }
+    Ok((builder, sources))
 }
 
-/// Connect to the MCP servers of `args` (if any) and add their tools to `manager`.
+/// Each name of the tools `--tools` and `--tools-json` gave, with the option that gave it.
+type Sources = Vec<(String, String)>;
+
+/// Connect to the MCP servers of `args` (if any) and add their tools to `manager`; `sources`
+/// names where the tools it has came from.
 async fn add_mcp(
     out: &mut Output,
     manager: &mut ToolManagerBuilder,
     args: &McpArgs,
+    sources: &Sources,
 ) -> Result<Option<McpTools>, Stop> {
     let Some(path) = &args.mcp_config else {
         return Ok(None);
@@ -111,8 +141,25 @@ async fn add_mcp(
     for e in mcp.failures() {
         out.note(format_args!("fexpr: {}; its tools are left out", e.message))?;
     }
+    for e in mcp.left_out() {
+        out.note(format_args!("fexpr: {}", e.message))?;
+    }
     out.flush()?;
-    let names = mcp.register(manager);
+    let usage = |e: Error| match &e.hint {
+        Some(hint) => Stop::Usage(format!("--mcp-config: {} ({hint})", e.message)),
+        None => Stop::Usage(format!("--mcp-config: {}", e.message)),
+    };
+    // A tool of another option with an MCP tool's name: an error naming both, never a rename.
+    for tool in mcp.names().map_err(usage)? {
+        if let Some((_, source)) = sources.iter().find(|(n, _)| *n == tool.exposed) {
+            return Err(Stop::Usage(format!(
+                "the tool `{}` is defined twice: by {source} and by MCP server `{}` of \
+                 --mcp-config (rename one, or add --mcp-namespaced to call it `{}.{}`)",
+                tool.exposed, tool.server, tool.server, tool.exposed
+            )));
+        }
+    }
+    let names = mcp.register(manager).map_err(usage)?;
     if progress {
         let _ = out.note(format_args!("fexpr: {} MCP tool(s) ready", names.len()));
         let _ = out.flush();
@@ -148,6 +195,7 @@ fn main() -> ExitCode {
         }),
         Command::Exec {
             tools,
+            tools_json,
             sandbox,
             strict,
             lenient,
@@ -158,13 +206,14 @@ fn main() -> ExitCode {
             limits,
             exprs,
         } => limits.limits().and_then(|limits| {
-            let manager = manager(tools).limits(limits);
+            let (manager, sources) = manager(&mut out, tools, tools_json.as_deref())?;
+            let manager = manager.limits(limits);
             let manager = if sandbox {
                 one_shot_sandbox(manager)
             } else {
                 manager
             };
-            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+            with_tools(&mut out, (manager, sources), &mcp, |out, runtime, m| {
                 let how = (repair_options(strict, lenient, model_format), expr);
                 exec(out, runtime, m, sandbox, how, report.human(), exprs)
             })
@@ -193,13 +242,10 @@ fn main() -> ExitCode {
                 Some(addr) => fexpr::mcp::serve::McpTransport::Http(addr),
                 None => fexpr::mcp::serve::McpTransport::Stdio,
             };
-            let mut manager = manager(tools.unwrap_or(default)).limits(limits);
-            if let Some(path) = &tools_json {
-                for def in read_tools_json(path)? {
-                    manager.add_tool(std::sync::Arc::new(CheckedCall(def)));
-                }
-            }
-            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+            let (manager, sources) =
+                manager(&mut out, tools.unwrap_or(default), tools_json.as_deref())?;
+            let manager = manager.limits(limits);
+            with_tools(&mut out, (manager, sources), &mcp, |out, runtime, m| {
                 let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
                     .map_err(|e| Stop::Usage(e.to_string()))?;
                 if let fexpr::mcp::serve::McpTransport::Http(addr) = &transport {
@@ -211,17 +257,21 @@ fn main() -> ExitCode {
                     .map_err(|e| Stop::Failed(e.message))
             })
         }),
-        Command::Tools { tools, mcp, format } => {
-            let default = match mcp.mcp_config {
-                Some(_) => Toolset::None,
-                None => Toolset::Demo,
+        Command::Tools {
+            tools,
+            tools_json,
+            mcp,
+            format,
+        } => {
+            let default = match (&mcp.mcp_config, &tools_json) {
+                (None, None) => Toolset::Demo,
+                _ => Toolset::None,
             };
-            with_tools(
-                &mut out,
-                manager(tools.unwrap_or(default)),
-                &mcp,
-                |out, _, m| out.row(definitions(&m, format)),
-            )
+            manager(&mut out, tools.unwrap_or(default), tools_json.as_deref()).and_then(|tools| {
+                with_tools(&mut out, tools, &mcp, |out, _, m| {
+                    out.row(definitions(&m, format))
+                })
+            })
         }
     };
     out.finish(result)
@@ -231,7 +281,7 @@ fn main() -> ExitCode {
 /// `mcp_args` are added; the servers are closed however the command ends.
 fn with_tools(
     out: &mut Output,
-    mut builder: ToolManagerBuilder,
+    (mut builder, sources): (ToolManagerBuilder, Sources),
     mcp_args: &McpArgs,
     command: impl FnOnce(&mut Output, &tokio::runtime::Runtime, ToolManager) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
@@ -239,7 +289,7 @@ fn with_tools(
         .enable_all()
         .build()
         .map_err(|e| Stop::Failed(format!("cannot start the async runtime: {e}")))?;
-    let mcp = runtime.block_on(add_mcp(out, &mut builder, mcp_args))?;
+    let mcp = runtime.block_on(add_mcp(out, &mut builder, mcp_args, &sources))?;
     // A registration problem here is in the user's limits (the demo tools are checked by a
     // test): a usage error.
     let result = match builder.build() {
