@@ -73,6 +73,12 @@ pub struct Limits {
     /// Sandbox: tool invocations one evaluation may ask the host for (every call of every
     /// wave counts). Default 256.
     pub max_host_calls: u32,
+    /// Characters of an observation, the text a model is shown for a result
+    /// ([`ToolManager::observation`](crate::ToolManager::observation)): a longer one is cut
+    /// and ends in `…`, a summary says how much it left out. Never bounds the output itself
+    /// (that is [`max_output_bytes`](Limits::max_output_bytes)), nor what `fexpr serve`
+    /// answers. Default 2,000.
+    pub max_observation_chars: usize,
 }
 
 impl Default for Limits {
@@ -93,6 +99,7 @@ impl Default for Limits {
             memory_bytes: 64 << 20,
             wasm_stack_bytes: 1 << 20,
             max_host_calls: 256,
+            max_observation_chars: 2000,
         }
     }
 }
@@ -131,6 +138,7 @@ setters!(Limits {
     memory_bytes: usize,
     wasm_stack_bytes: usize,
     max_host_calls: u32,
+    max_observation_chars: usize,
 });
 
 impl Limits {

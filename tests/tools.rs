@@ -208,17 +208,21 @@ fn observations_are_bounded_by_default() {
     let out = one(&manager, "rows(n=20000)");
     assert!(matches!(&out.output, Ok(Value::List(r)) if r.len() == 20_000));
     let text = manager.observation(&out);
-    assert!(text.chars().count() <= fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1);
+    assert!(text.chars().count() <= fexpr::Limits::default().max_observation_chars + 1);
     assert!(text.contains("19992 more of 20000 items"), "{text}");
     // A formatter's text is cut to the bound too, and the bound is configurable.
     let out = one(&manager, "chatty()");
     let obs = out.observation.unwrap();
     assert_eq!(
         obs.chars().count(),
-        fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1
+        fexpr::Limits::default().max_observation_chars + 1
     );
     assert!(obs.ends_with('…'));
-    let tight = manager.to_builder().observation_limit(50).build().unwrap();
+    let tight = manager
+        .to_builder()
+        .limits(fexpr::Limits::default().max_observation_chars(50))
+        .build()
+        .unwrap();
     let out = one(&tight, "chatty()");
     assert_eq!(out.observation.unwrap().chars().count(), 51);
     assert!(

@@ -791,7 +791,8 @@ impl Limits {
     #[pyo3(signature = (*, max_source_bytes=None, max_depth=None, max_int_digits=None,
         max_str_bytes=None, max_collection_len=None, max_calls=None, max_constructors=None,
         max_eval_bytes=None, max_output_bytes=None, fuel=None, deadline=None, call_deadline=None,
-        memory_bytes=None, wasm_stack_bytes=None, max_host_calls=None))]
+        memory_bytes=None, wasm_stack_bytes=None, max_host_calls=None,
+        max_observation_chars=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         max_source_bytes: Option<usize>,
@@ -809,6 +810,7 @@ impl Limits {
         memory_bytes: Option<usize>,
         wasm_stack_bytes: Option<usize>,
         max_host_calls: Option<u32>,
+        max_observation_chars: Option<usize>,
     ) -> PyResult<Limits> {
         let mut l = fexpr::Limits::default();
         macro_rules! set {
@@ -827,7 +829,8 @@ impl Limits {
             fuel,
             memory_bytes,
             wasm_stack_bytes,
-            max_host_calls
+            max_host_calls,
+            max_observation_chars
         );
         let seconds = |name: &str, seconds: f64| {
             Duration::try_from_secs_f64(seconds).map_err(|_| {
@@ -907,13 +910,17 @@ impl Limits {
     fn max_host_calls(&self) -> u32 {
         self.inner.max_host_calls
     }
+    #[getter]
+    fn max_observation_chars(&self) -> usize {
+        self.inner.max_observation_chars
+    }
     fn __repr__(&self) -> String {
         let l = &self.inner;
         format!(
             "Limits(max_source_bytes={}, max_depth={}, max_int_digits={}, max_str_bytes={}, \
              max_collection_len={}, max_calls={}, max_constructors={}, max_eval_bytes={}, \
              max_output_bytes={}, fuel={}, deadline={}, call_deadline={}, memory_bytes={}, \
-             wasm_stack_bytes={}, max_host_calls={})",
+             wasm_stack_bytes={}, max_host_calls={}, max_observation_chars={})",
             l.max_source_bytes,
             l.max_depth,
             l.max_int_digits,
@@ -928,7 +935,8 @@ impl Limits {
             l.call_deadline.as_secs_f64(),
             l.memory_bytes,
             l.wasm_stack_bytes,
-            l.max_host_calls
+            l.max_host_calls,
+            l.max_observation_chars
         )
     }
 }

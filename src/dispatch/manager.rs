@@ -10,7 +10,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::call::{Function, FunctionOutput};
-use crate::dispatch::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
+use crate::dispatch::observe::summarize;
 use crate::dispatch::session::{CallContext, Dependencies, EventKind, Session};
 use crate::dispatch::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
@@ -56,8 +56,6 @@ pub(crate) struct Inner {
     limits: Limits,
     /// Values tools receive by type ([`CallContext::dependency`]).
     dependencies: Arc<Dependencies>,
-    /// The bound of observations in characters; `None` for [`DEFAULT_OBSERVATION_CHARS`].
-    observation_chars: Option<usize>,
     #[cfg(feature = "sandbox")]
     pub(crate) sandboxed: super::sandboxed::ManagerSandbox,
 }
@@ -162,12 +160,6 @@ impl ToolManagerBuilder {
         value: Arc<T>,
     ) -> ToolManagerBuilder {
         Arc::make_mut(&mut self.inner.dependencies).insert(value);
-        self
-    }
-
-    /// Bound observations to `max_chars` characters (default [`DEFAULT_OBSERVATION_CHARS`]).
-    pub fn observation_limit(mut self, max_chars: usize) -> ToolManagerBuilder {
-        self.inner.observation_chars = Some(max_chars);
         self
     }
 
@@ -324,10 +316,9 @@ impl ToolManager {
         builder
     }
 
+    /// The bound of observations: [`Limits::max_observation_chars`].
     pub(crate) fn max_observation_chars(&self) -> usize {
-        self.inner
-            .observation_chars
-            .unwrap_or(DEFAULT_OBSERVATION_CHARS)
+        self.inner.limits.max_observation_chars
     }
 
     /// The limits in force.
@@ -568,7 +559,7 @@ impl ToolManager {
         out.is_streaming |= context.has_streamed();
         if out.observation.is_none() {
             if let Some(text) = features.and_then(|f| f.observation(&out.output)) {
-                out.observation = Some(self.bounded(text));
+                out.observation = Some(bounded(text, limits));
             }
         }
         if let (Some(memo), Some(key)) = (memo, key) {
@@ -604,19 +595,9 @@ impl ToolManager {
         }
         out.output = def.return_type.coerce_result(out.output);
         if let Some(text) = out.observation.take() {
-            out.observation = Some(self.bounded(text));
+            out.observation = Some(bounded(text, limits));
         }
         Ok(out)
-    }
-
-    /// `text` cut to the observation limit.
-    fn bounded(&self, text: String) -> String {
-        let max = self.max_observation_chars();
-        if text.len() <= max {
-            text
-        } else {
-            clip(&text, max)
-        }
     }
 }
 
@@ -952,5 +933,15 @@ impl Dispatch for NativeDispatch<'_> {
         }
         let futures = requests.into_iter().map(|r| self.dispatch_one(r));
         futures_util::future::join_all(futures).await
+    }
+}
+
+/// `text` cut to [`Limits::max_observation_chars`].
+fn bounded(text: String, limits: &Limits) -> String {
+    let max = limits.max_observation_chars;
+    if text.len() <= max {
+        text
+    } else {
+        clip(&text, max)
     }
 }

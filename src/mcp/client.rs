@@ -14,8 +14,6 @@ pub struct McpOptions {
     pub connect_timeout: Duration,
     /// How long one tool call may take. Default: 60 s.
     pub call_timeout: Duration,
-    /// The longest observation (text for the model) of one result, in characters. Default: 4000.
-    pub max_observation_chars: usize,
     /// Print servers' progress notifications on stderr. Default: off.
     pub progress: bool,
 }
@@ -26,7 +24,6 @@ impl Default for McpOptions {
             namespaced: false,
             connect_timeout: Duration::from_secs(60),
             call_timeout: Duration::from_secs(60),
-            max_observation_chars: 4000,
             progress: false,
         }
     }

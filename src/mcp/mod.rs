@@ -39,7 +39,7 @@
 //!   a dict in its MCP form (`{"type": "image", "data": <base64>, "mimeType": ...}`).
 //!
 //! The observation for the model is the text of the blocks (non-text blocks summarized),
-//! at most [`McpOptions::max_observation_chars`] characters.
+//! bounded by the manager as every observation is ([`Limits::max_observation_chars`](crate::Limits::max_observation_chars)).
 //!
 //! # Failures
 //! A result with `isError`, a JSON-RPC error, a server that exits, and a call that takes longer

@@ -57,12 +57,12 @@ impl Tool for McpTool {
         }
         let server = self.server.clone();
         let original = self.original.clone();
-        let max = server.options.max_observation_chars;
         Box::pin(async move {
             let result = server.call_tool(&original, arguments).await?;
             let result = serde_json::to_value(&result)
                 .map_err(|e| server.failed(format_args!("unreadable result: {e}")))?;
-            let observation = observation(&result, max);
+            // Whole: the manager bounds observations (`Limits::max_observation_chars`).
+            let observation = observation(&result, usize::MAX);
             if result.get("isError").and_then(Json::as_bool) == Some(true) {
                 return Err(server.failed(format_args!("`{original}` failed: {observation}")));
             }
