@@ -57,7 +57,7 @@ mod client;
 mod config;
 mod tools;
 
-pub use self::client::{McpOptions, McpServer};
+pub use self::client::{McpOptions, McpServer, STDERR_TAIL_BYTES};
 pub use self::config::{McpConfig, McpServerConfig};
 pub use self::tools::{observation, result_value, McpTool, McpToolName, McpTools};
 
@@ -76,7 +76,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
 
 use crate::dispatch::manager::ToolManagerBuilder;

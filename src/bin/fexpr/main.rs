@@ -226,8 +226,12 @@ fn main() -> ExitCode {
             sandbox,
             strict,
             only_run_calls,
+            max_sessions,
+            session_idle,
             limits,
         } => limits.limits().and_then(|limits| {
+            let session_idle = std::time::Duration::try_from_secs_f64(session_idle)
+                .map_err(|e| Stop::Usage(format!("--session-idle {session_idle}: {e}")))?;
             let default = match (&mcp.mcp_config, &tools_json) {
                 (None, None) => Toolset::Demo,
                 _ => Toolset::None,
@@ -236,6 +240,8 @@ fn main() -> ExitCode {
                 only_run_calls,
                 sandboxed: sandbox,
                 repair: repair_options(strict, false, None),
+                max_sessions,
+                session_idle,
                 ..Default::default()
             };
             let transport = match listen {
