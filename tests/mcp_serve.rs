@@ -1021,3 +1021,89 @@ fn an_upstream_stderr_is_kept_as_a_bounded_tail() {
     assert!(peak < 120 * 1024, "peak RSS {peak} KiB");
     let _ = std::fs::remove_file(cfg);
 }
+
+/// One session of the official Python MCP SDK (`mcp-servers/.venv` has 2.x, `.venv-mcp1` 1.x)
+/// with `target` (`["stdio", COMMAND...]` or `["http", URL]`), making `calls`: what
+/// `python/tests/mcp_sdk_client.py` prints.
+fn sdk_session(venv: &str, target: &[&str], calls: &Json) -> Json {
+    let python = servers_dir().join(venv).join("bin/python");
+    assert!(
+        python.exists(),
+        "{} is not installed: run scripts/ci-mcp.sh",
+        python.display()
+    );
+    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/tests/mcp_sdk_client.py");
+    let out = Command::new(python)
+        .arg(client)
+        .arg(calls.to_string())
+        .args(target)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{venv}: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+}
+
+/// The official Python SDK, 1.x and 2.x, over stdio and streamable HTTP, against `fexpr serve`
+/// in front of server-everything and a tool file: tools under their own names, calls by those
+/// names, a 21,905-character result whole, `run_calls` with Python aliases, and a session that
+/// ends without the SDK logging a failed termination.
+#[test]
+fn the_official_python_sdks_as_clients() {
+    let cfg = everything_config("sdk");
+    let (tools, long) = names_file("sdk-names");
+    let document: String = (0..21_905)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let calls = json!([
+        {"name": "get-current-weather", "arguments": {"city": "Paris"}},
+        {"name": "get-sum", "arguments": {"a": 2, "b": 3}},
+        {"name": "echo", "arguments": {"message": document}},
+        {"name": "run_calls", "arguments": {"calls": "[get_current_weather(city=\"Oslo\"), get_sum(a=1, b=1)]"}},
+    ]);
+    let args = [
+        "serve",
+        "--tools-json",
+        tools.to_str().unwrap(),
+        "--mcp-config",
+        cfg.to_str().unwrap(),
+    ];
+    let gateway = HttpGateway::start(&args[1..]);
+    for venv in [".venv-mcp1", ".venv"] {
+        let mut stdio = vec!["stdio", fexpr_bin()];
+        stdio.extend(args);
+        for target in [stdio, vec!["http", gateway.url.as_str()]] {
+            let session = sdk_session(venv, &target, &calls);
+            let what = format!("{venv} {}", target[0]);
+            let names = session["tools"].as_array().unwrap();
+            for name in [
+                "get-current-weather",
+                "github.create_issue",
+                long.as_str(),
+                "get-sum",
+            ] {
+                assert!(names.contains(&json!(name)), "{what}: {name} in {names:?}");
+            }
+            let answers = &session["calls"];
+            assert_eq!(
+                answers[0]["structuredContent"],
+                json!({"name": "get-current-weather", "kwargs": {"city": "Paris"}}),
+                "{what}"
+            );
+            assert_eq!(answers[1]["text"], "The sum of 2 and 3 is 5.", "{what}");
+            assert_eq!(answers[2]["text"], format!("Echo: {document}"), "{what}");
+            let results = answers[3]["structuredContent"]["results"]
+                .as_array()
+                .unwrap();
+            assert_eq!(results[0]["name"], "get-current-weather", "{what}");
+            assert_eq!(results[1]["output"], "The sum of 1 and 1 is 2.", "{what}");
+            assert_eq!(session["warnings"], json!([]), "{what}");
+        }
+    }
+    let _ = std::fs::remove_file(cfg);
+    let _ = std::fs::remove_file(tools);
+}
