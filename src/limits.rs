@@ -163,6 +163,13 @@ macro_rules! limit_table {
             /// wave counts). Default 256.
             max_host_calls: u32 = 256, HostCalls, Sandbox,
                 "tool invocations one evaluation asks the host for (every call of every wave)";
+            /// Characters of an observation, the text a model is shown for a result
+            /// ([`ToolManager::observation`](crate::ToolManager::observation)): a longer one is cut
+            /// and ends in `…`, a summary says how much it left out. Never bounds the output itself
+            /// (that is [`max_output_bytes`](Limits::max_output_bytes)), nor what `fexpr serve`
+            /// answers. Default 2,000.
+            max_observation_chars: usize = 2000, ObservationChars, Both,
+                "characters of the text a model is shown for a result (`ToolManager::observation`); a longer one is cut and ends in `…` (never the result itself, nor what `fexpr serve` answers)";
         }
     };
 }

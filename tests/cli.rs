@@ -857,3 +857,109 @@ fn every_subcommand_takes_the_same_tool_options() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A tool file with names as providers and MCP allow them (`get-current-weather`,
+/// `github.create_issue`, 100 characters) and one no provider allows (`bad name!`): the valid
+/// ones are checked and run through `check` and `exec` (natively and sandboxed) from Python
+/// text by their aliases, answering under their own names; the invalid one is reported on
+/// stderr, naming it, and left out; `tools` shows the aliases for Python and the names for
+/// providers.
+#[test]
+fn tool_names_as_definitions_give_them() {
+    let long = format!("{}-{}", "a".repeat(40), "b".repeat(59));
+    let alias = long.replace('-', "_");
+    let dir = std::env::temp_dir().join(format!("fexpr-cli-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tools.json");
+    std::fs::write(
+        &file,
+        json!([
+            {"type": "function", "function": {"name": "get-current-weather", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+            {"name": "github.create_issue", "input_schema": {"type": "object",
+                "properties": {"title": {"type": "string"}}, "required": ["title"]}},
+            {"name": long, "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+            {"name": "bad name!"},
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let calls = format!(
+        "[get_current_weather(city=\"Paris\"), github.create_issue(title=\"x\"), {alias}(n=1)]"
+    );
+    let names = ["get-current-weather", "github.create_issue", long.as_str()];
+    let left_out = "--tools-json: tool definition 3: the tool name `bad name!` is not allowed";
+
+    let (code, rows, stderr) = fexpr(&["check", "--tools-json", &file, &calls], Stdio::null());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&left_out.replace("--tools-json:", &format!("--tools-json {file}:"))),
+        "{stderr}"
+    );
+    let checked: Vec<&Value> = rows.iter().map(|r| &r["name"]).collect();
+    assert_eq!(
+        checked,
+        names.map(|n| json!(n)).iter().collect::<Vec<_>>(),
+        "{rows:?}"
+    );
+    assert!(rows.iter().all(|r| r["valid"] == true), "{rows:?}");
+
+    for sandbox in [false, true] {
+        let mut args = vec!["exec", "--tools-json", &file];
+        if sandbox {
+            args.push("--sandbox");
+        }
+        args.push(&calls);
+        let (code, rows, stderr) = fexpr(&args, Stdio::null());
+        assert_eq!(code, Some(0), "{stderr}");
+        let ran: Vec<&Value> = rows.iter().map(|r| &r["output"]["name"]).collect();
+        assert_eq!(
+            ran,
+            names.map(|n| json!(n)).iter().collect::<Vec<_>>(),
+            "{rows:?}"
+        );
+        assert_eq!(rows[0]["name"], "get-current-weather", "{rows:?}");
+    }
+
+    let out = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args(["tools", "--tools-json", &file, "--format", "python"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        python.contains("def get_current_weather(city: str)"),
+        "{python}"
+    );
+    assert!(python.contains(&format!("def {alias}(")), "{python}");
+    let out = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args(["tools", "--tools-json", &file, "--format", "openai"])
+        .output()
+        .unwrap();
+    let openai: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed: Vec<&Value> = openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["function"]["name"])
+        .collect();
+    assert_eq!(listed, names.map(|n| json!(n)).iter().collect::<Vec<_>>());
+
+    // Two names Python cannot tell apart: a usage error naming both.
+    std::fs::write(
+        dir.join("clash.json"),
+        json!([{"name": "get-sum"}, {"name": "get_sum"}]).to_string(),
+    )
+    .unwrap();
+    let clash = dir.join("clash.json").to_string_lossy().into_owned();
+    let (code, _, stderr) = fexpr(
+        &["check", "--tools-json", &clash, "get_sum()"],
+        Stdio::null(),
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("the tools `get-sum` and `get_sum` are both called `get_sum` from Python"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -673,14 +673,14 @@ fn names_and_keys_need_issue_36() {
 #[test]
 fn names_and_keys_python_cannot_write_use_alias_and_dict_display() {
     assert_eq!(
-        fexpr::grammar::python_name("get-current-weather"),
+        fexpr::context::python_alias("get-current-weather"),
         "get_current_weather"
     );
     assert_eq!(
-        fexpr::grammar::python_name("game.get_winner"),
+        fexpr::context::python_alias("game.get_winner"),
         "game.get_winner"
     );
-    assert_eq!(fexpr::grammar::python_name("9lives"), "_9lives");
+    assert_eq!(fexpr::context::python_alias("9lives"), "_9lives");
     let sig = RecordType::from_schema(
         "convert",
         &json!({"type": "object", "properties": {"from": {"type": "string"},

@@ -79,7 +79,7 @@ fn runtime() -> tokio::runtime::Runtime {
 async fn connect(options: McpOptions) -> (ToolManager, McpTools) {
     let mcp = McpTools::connect(&config(), options).await.unwrap();
     let mut manager = ToolManager::builder();
-    mcp.register(&mut manager);
+    mcp.register(&mut manager).unwrap();
     (manager.build().unwrap(), mcp)
 }
 
@@ -326,7 +326,7 @@ fn server_errors_and_raw_results() {
 }
 
 #[test]
-fn names_are_identifiers_and_collision_free() {
+fn tools_keep_their_names_and_python_reaches_them_by_alias() {
     if !servers_present("names") {
         return;
     }
@@ -334,26 +334,66 @@ fn names_are_identifiers_and_collision_free() {
         let mcp = McpTools::connect(&config(), McpOptions::default())
             .await
             .unwrap();
-        let names = mcp.names();
+        let names = mcp.names().unwrap();
         let sum = names.iter().find(|n| n.original == "get-sum").unwrap();
-        assert_eq!(sum.exposed, "get_sum");
+        assert_eq!(sum.exposed, "get-sum");
         assert_eq!(sum.server, "everything");
-        for n in &names {
-            assert!(fexpr::context::valid_name(&n.exposed), "{n:?}");
-        }
+        assert!(names.iter().all(|n| n.exposed == n.original), "{names:?}");
 
-        // A name the manager already has is not replaced.
+        // Called by its Python alias, the output carries the tool's own name.
+        let mut builder = ToolManager::builder();
+        mcp.register(&mut builder).unwrap();
+        let manager = builder.build().unwrap();
+        for sandbox in [false, true] {
+            let out = run(&manager, sandbox, "get_sum(a=2, b=3)").await;
+            assert_eq!(ok(&out), &Value::from("The sum of 2 and 3 is 5."));
+            assert_eq!(out.name, "get-sum");
+        }
+        let def = manager.tool("get-sum").unwrap().definition();
+        assert_eq!(def.openai()["function"]["name"], "get-sum");
+        assert_eq!(def.python_signature(), "get_sum(a: float, b: float)");
+
+        // A name the manager has already is an error naming the tool and its server, never
+        // a rename.
         let mut builder =
             ToolManager::builder().tool(FunctionTool::new("echo", ["message"], |m: String| m));
-        let registered = mcp.register(&mut builder);
-        let manager = builder.build().unwrap();
-        let echo = registered.iter().find(|n| n.original == "echo").unwrap();
-        assert_eq!(echo.exposed, "echo_2");
-        let out = manager.execute_func_expr("echo_2(message=\"x\")").await;
-        assert_eq!(out.output, Ok(Value::from("Echo: x")));
-        let out = manager.execute_func_expr("echo(message=\"x\")").await;
-        assert_eq!(out.output, Ok(Value::from("x")));
+        let e = mcp.register(&mut builder).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Config);
+        assert!(
+            e.message
+                .contains("the tool `echo` of MCP server `everything` has the name of a tool"),
+            "{e:?}"
+        );
+        // Python text cannot tell `get-sum` from a tool `get_sum`: a build error naming both.
+        let mut builder =
+            ToolManager::builder().tool(FunctionTool::new("get_sum", ["a"], |a: i64| a));
+        mcp.register(&mut builder).unwrap();
+        let problems = builder.build().unwrap_err();
+        assert!(
+            problems.to_string().contains(
+                "the tools `get-sum` and `get_sum` are both called `get_sum` from Python"
+            ),
+            "{problems}"
+        );
         mcp.close().await;
+
+        // Two servers with one tool: an error naming both servers, unless namespaced.
+        let twice = McpConfig::new()
+            .server(
+                "a",
+                McpServerConfig::stdio(everything_bin().to_string_lossy(), ["stdio"]),
+            )
+            .server(
+                "b",
+                McpServerConfig::stdio(everything_bin().to_string_lossy(), ["stdio"]),
+            );
+        let both = McpTools::connect(&twice, McpOptions::default())
+            .await
+            .unwrap();
+        let e = both.names().unwrap_err();
+        assert!(e.message.contains("is on MCP servers `a` and `b`"), "{e:?}");
+        assert!(e.hint.unwrap().contains("`a.echo` and `b.echo`"));
+        both.close().await;
 
         // Namespaced: `server.tool`, natively and in the sandbox.
         let options = McpOptions {
@@ -361,9 +401,11 @@ fn names_are_identifiers_and_collision_free() {
             ..McpOptions::default()
         };
         let (manager, mcp) = connect(options).await;
+        assert!(manager.tool("everything.get-sum").is_some());
         for sandbox in [false, true] {
             let out = run(&manager, sandbox, "everything.get_sum(a=2, b=3)").await;
             assert_eq!(ok(&out), &Value::from("The sum of 2 and 3 is 5."));
+            assert_eq!(out.name, "everything.get-sum");
             let out = run(&manager, sandbox, "time.get_current_time(timezone=\"UTC\")").await;
             ok(&out);
         }
@@ -430,7 +472,7 @@ fn streamable_http() {
     let result = runtime().block_on(async {
         let mcp = McpTools::connect(&config, McpOptions::default()).await?;
         let mut manager = ToolManager::builder();
-        mcp.register(&mut manager);
+        mcp.register(&mut manager)?;
         let manager = manager.build()?;
         let native = run(&manager, false, "echo(message=\"over http\")").await;
         let sandboxed = run(&manager, true, "get_sum(a=2, b=3)").await;
@@ -705,7 +747,7 @@ fn cli_tools_formats() {
                         .unwrap()
                 })
                 .collect();
-            for expected in ["echo", "get_sum", "get_current_time", "convert_time"] {
+            for expected in ["echo", "get-sum", "get_current_time", "convert_time"] {
                 assert!(names.contains(&expected), "{expected} in {names:?}");
             }
             assert!(

@@ -192,7 +192,7 @@ fn long_call(
     tokio::spawn(async move {
         let args = json!({"duration": 10, "steps": 2});
         peer.call_tool(
-            CallToolRequestParams::new("trigger_long_running_operation")
+            CallToolRequestParams::new("trigger-long-running-operation")
                 .with_arguments(serde_json::from_value(args).unwrap()),
         )
         .await
@@ -286,20 +286,21 @@ fn inspector_over_http_against_a_gateway() {
 
     let (list, _) = inspector(&target, &["--method", "tools/list"]);
     let tools = list["tools"].as_array().unwrap();
-    let sum = tools.iter().find(|t| t["name"] == "get_sum").unwrap();
+    // Listed under their own names, as the upstream names them.
+    let sum = tools.iter().find(|t| t["name"] == "get-sum").unwrap();
     assert_eq!(
         sum["inputSchema"]["properties"]["a"]["type"], "number",
         "{sum}"
     );
     assert!(tools.iter().any(|t| t["name"] == "run_calls"));
 
-    let (answer, _) = inspector_call(&target, "get_sum", &["a=2", "b=3"]);
+    let (answer, _) = inspector_call(&target, "get-sum", &["a=2", "b=3"]);
     assert_eq!(text(&answer), "The sum of 2 and 3 is 5.", "{answer}");
 
-    let (bad, _) = inspector_call(&target, "get_sum", &["a=2"]);
+    let (bad, _) = inspector_call(&target, "get-sum", &["a=2"]);
     assert_eq!(bad["isError"], true, "{bad}");
     assert!(
-        text(&bad).starts_with("Arguments error: get_sum() missing 1 required argument: `b`"),
+        text(&bad).starts_with("Arguments error: get-sum() missing 1 required argument: `b`"),
         "{bad}"
     );
 
@@ -330,7 +331,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
         let tools = client.list_all_tools().await.unwrap();
         assert!(tools
             .iter()
-            .any(|t| t.name == "trigger_long_running_operation"));
+            .any(|t| t.name == "trigger-long-running-operation"));
 
         // Killed mid-call: the call in flight fails, naming the server; the gateway stays up.
         let slow = long_call(&client);
@@ -352,7 +353,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
         assert!(message.contains("MCP server `everything`"), "{message}");
 
         // The next call starts the upstream again.
-        let again = call(&client, "get_sum", json!({"a": 2, "b": 3})).await;
+        let again = call(&client, "get-sum", json!({"a": 2, "b": 3})).await;
         assert_eq!(result_text(&again), "The sum of 2 and 3 is 5.");
         let new_pid = std::fs::read_to_string(&pidfile).unwrap();
         assert_ne!(new_pid, pid, "a new upstream process");
@@ -368,7 +369,7 @@ fn the_gateway_survives_a_killed_upstream_and_a_vanished_client() {
         assert_eq!(result_text(&echo), "Echo: still here");
         assert!(started.elapsed() < Duration::from_secs(5));
         let later = rmcp_client(&url).await;
-        let sum = call(&later, "get_sum", json!({"a": 1, "b": 1})).await;
+        let sum = call(&later, "get-sum", json!({"a": 1, "b": 1})).await;
         assert_eq!(result_text(&sum), "The sum of 1 and 1 is 2.");
         let _ = later.cancel().await;
         let _ = client.cancel().await;
@@ -436,7 +437,7 @@ fn a_stdio_client_leaving_mid_call_ends_the_gateway_cleanly() {
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "trigger_long_running_operation", "arguments": {"duration": 30, "steps": 2}}}),
+        "name": "trigger-long-running-operation", "arguments": {"duration": 30, "steps": 2}}}),
     );
     std::thread::sleep(Duration::from_millis(1500));
     let upstream = std::fs::read_to_string(&pidfile).unwrap();
@@ -447,7 +448,7 @@ fn a_stdio_client_leaving_mid_call_ends_the_gateway_cleanly() {
             break status;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(10),
+            started.elapsed() < Duration::from_secs(4),
             "fexpr serve still runs after its client left"
         );
         std::thread::sleep(Duration::from_millis(100));
@@ -481,7 +482,7 @@ fn a_hung_upstream_call_is_an_error_at_its_deadline() {
         let started = Instant::now();
         let slow = call(
             &client,
-            "trigger_long_running_operation",
+            "trigger-long-running-operation",
             json!({"duration": 20, "steps": 2}),
         )
         .await;
@@ -530,6 +531,9 @@ fn tools_json_definitions_are_served_checked() {
         checked["structuredContent"],
         json!({"name": "get_weather", "kwargs": {"city": "Paris", "unit": "celsius"}})
     );
+    // The text is the same result as JSON (not a Python repr).
+    let as_text: Json = serde_json::from_str(text(&checked)).unwrap();
+    assert_eq!(as_text, checked["structuredContent"], "{checked}");
     assert_eq!(
         checked["_meta"]["fexpr"]["repairs"][0]["to"], "'celsius'",
         "{checked}"
@@ -537,5 +541,569 @@ fn tools_json_definitions_are_served_checked() {
 
     let (refused, _) = inspector_call(&serve, "get_weather", &["unit=celsius"]);
     assert_eq!(refused["isError"], true, "{refused}");
+    let _ = std::fs::remove_file(tools);
+}
+
+/// `fexpr serve` over stdio driven by hand: one JSON-RPC message per line, each answer waited
+/// for at most 60 s (a missing answer fails the test rather than hanging it).
+struct StdioGateway {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl StdioGateway {
+    /// `fexpr serve ARGS`, initialized.
+    fn start(args: &[&str]) -> StdioGateway {
+        use std::io::BufRead;
+        let mut child = Command::new(fexpr_bin())
+            .arg("serve")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut gateway = StdioGateway {
+            child,
+            stdin,
+            lines,
+        };
+        gateway.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        );
+        let init = gateway.read();
+        assert_eq!(init["result"]["serverInfo"]["name"], "fexpr", "{init}");
+        gateway.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        gateway
+    }
+
+    fn send(&mut self, message: &Json) {
+        self.send_line(&message.to_string());
+    }
+
+    fn send_line(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Json {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("fexpr serve answered within 60 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    /// The peak resident memory of the gateway, in KiB (Linux).
+    fn peak_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for StdioGateway {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tool file with names as providers and MCP allow them, and one no provider allows.
+fn names_file(name: &str) -> (PathBuf, String) {
+    let long = format!("{}-{}", "a".repeat(40), "b".repeat(59));
+    assert_eq!(long.len(), 100);
+    let path = write_config(
+        name,
+        &json!([
+            {"type": "function", "function": {"name": "get-current-weather",
+                "description": "The weather now.", "parameters": {"type": "object",
+                "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+            {"name": "github.create_issue", "description": "Open an issue.", "input_schema": {
+                "type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}},
+            {"name": long, "description": "A long name.", "inputSchema": {"type": "object",
+                "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
+            {"name": "bad name!", "description": "No provider allows this name."},
+        ]),
+    );
+    (path, long)
+}
+
+/// Tools keep the names their definitions give them through `fexpr serve`: listed so, called
+/// so (natively and sandboxed), answered under them; Python call text (`run_calls`) reaches
+/// them by their alias; a name no provider allows is reported and left out.
+#[test]
+fn tools_keep_their_own_names_through_serve() {
+    let (tools, long) = names_file("names");
+    for sandbox in [false, true] {
+        let mut serve = vec![
+            fexpr_bin(),
+            "serve",
+            "--tools-json",
+            tools.to_str().unwrap(),
+        ];
+        if sandbox {
+            serve.push("--sandbox");
+        }
+        let (list, out) = inspector(&serve, &["--method", "tools/list"]);
+        let names: Vec<&str> = list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "get-current-weather",
+                "github.create_issue",
+                long.as_str(),
+                "run_calls"
+            ],
+            "{list}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("the tool name `bad name!` is not allowed"),
+            "{stderr}"
+        );
+        let (weather, _) = inspector_call(&serve, "get-current-weather", &["city=Paris"]);
+        assert_eq!(
+            weather["structuredContent"],
+            json!({"name": "get-current-weather", "kwargs": {"city": "Paris"}}),
+            "{weather}"
+        );
+        let (issue, _) = inspector_call(&serve, "github.create_issue", &["title=x"]);
+        assert_eq!(
+            issue["structuredContent"]["name"], "github.create_issue",
+            "{issue}"
+        );
+        let (counted, _) = inspector_call(&serve, &long, &["n=3"]);
+        assert_eq!(counted["structuredContent"]["kwargs"]["n"], 3, "{counted}");
+        if sandbox {
+            assert!(
+                counted["_meta"]["fexpr"]["receipt"].is_object(),
+                "{counted}"
+            );
+        }
+
+        let alias = format!("{}_{}", "a".repeat(40), "b".repeat(59));
+        let calls = format!(
+            "calls=[get_current_weather(city=\"Oslo\"), github.create_issue(title=\"y\"), {alias}(n=1)]"
+        );
+        let (ran, _) = inspector_call(&serve, "run_calls", &[&calls]);
+        let results = ran["structuredContent"]["results"].as_array().unwrap();
+        let outputs: Vec<&Json> = results.iter().map(|r| &r["output"]["name"]).collect();
+        assert_eq!(
+            outputs,
+            [
+                &json!("get-current-weather"),
+                &json!("github.create_issue"),
+                &json!(long)
+            ],
+            "{ran}"
+        );
+    }
+    let _ = std::fs::remove_file(tools);
+}
+
+/// A `--tools-json` tool with the name of an upstream MCP tool: an error naming both sources,
+/// never a silent rename; `--mcp-namespaced` tells them apart.
+#[test]
+fn a_tool_defined_twice_is_an_error_naming_both_sources() {
+    let cfg = everything_config("twice");
+    let tools = write_config(
+        "twice-tools",
+        &json!([{"name": "echo", "description": "Mine.", "parameters": {"type": "object",
+            "properties": {"message": {"type": "string"}}}}]),
+    );
+    let out = Command::new(fexpr_bin())
+        .args(["serve", "--tools-json", tools.to_str().unwrap()])
+        .args(["--mcp-config", cfg.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the tool `echo` is defined twice: by --tools-json {} and by MCP server `everything`",
+            tools.display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--mcp-namespaced"), "{stderr}");
+
+    let serve = [
+        fexpr_bin(),
+        "serve",
+        "--tools-json",
+        tools.to_str().unwrap(),
+        "--mcp-config",
+        cfg.to_str().unwrap(),
+        "--mcp-namespaced",
+    ];
+    let (list, _) = inspector(&serve, &["--method", "tools/list"]);
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"everything.echo"),
+        "{names:?}"
+    );
+    let (upstream, _) = inspector_call(&serve, "everything.echo", &["message=hi"]);
+    assert_eq!(text(&upstream), "Echo: hi", "{upstream}");
+    let _ = std::fs::remove_file(cfg);
+    let _ = std::fs::remove_file(tools);
+}
+
+/// Results pass through whole (a 21,905-character document is 21,905 characters, not 2,001
+/// ending in `…`); a size cap is an explicit `--limit` whose refusal says which and how to
+/// raise it; the observation bound is a `--limit` too, and does not touch what serve answers.
+#[test]
+fn results_pass_through_whole_and_a_size_cap_says_so() {
+    let cfg = everything_config("whole");
+    let document: String = (0..21_905)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    for args in [vec![], vec!["--limit", "max_observation_chars=10"]] {
+        let mut all = vec!["--mcp-config", cfg.to_str().unwrap()];
+        all.extend(args);
+        let gateway = HttpGateway::start(&all);
+        runtime().block_on(async {
+            let client = rmcp_client(&gateway.url).await;
+            let echoed = call(&client, "echo", json!({"message": document})).await;
+            assert_eq!(echoed.is_error, Some(false));
+            assert_eq!(result_text(&echoed), format!("Echo: {document}"));
+            let calls = format!("echo(message=\"{document}\")");
+            let ran = call(&client, "run_calls", json!({"calls": calls})).await;
+            let structured = ran.structured_content.clone().unwrap();
+            assert_eq!(
+                structured["results"][0]["output"],
+                format!("Echo: {document}")
+            );
+            let text: Json = serde_json::from_str(&result_text(&ran)).unwrap();
+            assert_eq!(text["results"][0]["output"], format!("Echo: {document}"));
+            let _ = client.cancel().await;
+        });
+    }
+    let gateway = HttpGateway::start(&[
+        "--mcp-config",
+        cfg.to_str().unwrap(),
+        "--limit",
+        "max_output_bytes=1000",
+    ]);
+    runtime().block_on(async {
+        let client = rmcp_client(&gateway.url).await;
+        let refused = call(&client, "echo", json!({"message": document})).await;
+        assert_eq!(refused.is_error, Some(true));
+        let message = result_text(&refused);
+        assert!(
+            message.contains("max_output_bytes limit exceeded") && message.contains("> 1000"),
+            "{message}"
+        );
+        assert!(message.contains("--limit max_output_bytes=N"), "{message}");
+        let _ = client.cancel().await;
+    });
+    let _ = std::fs::remove_file(cfg);
+}
+
+/// A plain HTTP client (reqwest's rustls needs a process-wide crypto provider first).
+fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+/// A raw HTTP request to a gateway: status, `mcp-session-id`, body.
+async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &Json,
+) -> (u16, Option<String>, String) {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body.to_string());
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    (status, session, response.text().await.unwrap())
+}
+
+fn initialize() -> Json {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}})
+}
+
+/// HTTP sessions are bounded: at most `--max-sessions` live (the next `initialize` is refused
+/// with 503 and a JSON-RPC error), each closed after `--session-idle` without a message (its
+/// id is then unknown, 404, and its place free again); a `DELETE` answers 200 and frees its
+/// place at once.
+#[test]
+fn http_sessions_are_capped_expire_when_idle_and_end_on_delete() {
+    let gateway = HttpGateway::start(&[
+        "--tools",
+        "demo",
+        "--max-sessions",
+        "3",
+        "--session-idle",
+        "2",
+    ]);
+    let url = gateway.url.clone();
+    runtime().block_on(async {
+        let http = http_client();
+        let mut sessions = Vec::new();
+        for _ in 0..3 {
+            let (status, session, _) = post(&http, &url, None, &initialize()).await;
+            assert_eq!(status, 200);
+            sessions.push(session.unwrap());
+        }
+        let (status, session, body) = post(&http, &url, None, &initialize()).await;
+        assert_eq!(status, 503, "{body}");
+        assert!(session.is_none());
+        let refused: Json = serde_json::from_str(&body).unwrap();
+        assert_eq!(refused["id"], 1);
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("3 live sessions, the most it allows"),
+            "{refused}"
+        );
+
+        // A DELETE answers 200 (what the official SDKs expect) and frees a place at once.
+        let deleted = http
+            .delete(&url)
+            .header("mcp-session-id", sessions.pop().unwrap())
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(deleted.status().as_u16(), 200);
+        let (status, session, _) = post(&http, &url, None, &initialize()).await;
+        assert_eq!(status, 200);
+        sessions.push(session.unwrap());
+
+        // Idle sessions are closed: their ids are unknown, and their places free.
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+        let (status, _, _) = post(&http, &url, Some(&sessions[0]), &list).await;
+        assert_eq!(status, 404);
+        for _ in 0..3 {
+            let (status, _, body) = post(&http, &url, None, &initialize()).await;
+            assert_eq!(status, 200, "{body}");
+        }
+    });
+}
+
+/// A request rmcp cannot read (`"params": [1]`) still gets a reply for its id, over stdio and
+/// over HTTP; a message over the size bound is dropped without holding it.
+#[test]
+fn a_request_of_the_wrong_shape_gets_a_reply() {
+    let bad = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": [1]});
+    let mut gateway = StdioGateway::start(&["--tools", "demo"]);
+    gateway.send(&bad);
+    let reply = gateway.read();
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    // Over the bound (1 MiB + 64 KiB by default): dropped while read; the next one is served.
+    gateway.send_line(&"x".repeat(2 << 20));
+    gateway.send(
+        &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "add", "arguments": {"a": 1, "b": 2}}}),
+    );
+    let added = gateway.read();
+    assert_eq!(added["id"], 8, "{added}");
+    assert_eq!(added["result"]["content"][0]["text"], "3", "{added}");
+    drop(gateway);
+
+    let http = HttpGateway::start(&["--tools", "demo"]);
+    runtime().block_on(async {
+        let client = http_client();
+        let (_, session, _) = post(&client, &http.url, None, &initialize()).await;
+        let session = session.unwrap();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        post(&client, &http.url, Some(&session), &note).await;
+        let (status, _, body) = post(&client, &http.url, Some(&session), &bad).await;
+        assert_eq!(status, 400, "{body}");
+        let reply: Json = serde_json::from_str(&body).unwrap();
+        assert_eq!(reply["id"], 7, "{reply}");
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    });
+}
+
+/// `search_tools` looks a bounded number of a query's words up in an index: a query of
+/// 100,000 words over hundreds of tools answers at once, saying it left words out.
+#[test]
+fn search_tools_work_is_bounded() {
+    let defs: Vec<Json> = (0..500)
+        .map(|i| {
+            json!({"name": format!("tool_{i}"), "description": "alpha beta gamma delta ".repeat(40),
+                "parameters": {"type": "object", "properties": {}}})
+        })
+        .collect();
+    let tools = write_config("search", &Json::Array(defs));
+    let gateway =
+        HttpGateway::start(&["--tools-json", tools.to_str().unwrap(), "--only-run-calls"]);
+    runtime().block_on(async {
+        let client = rmcp_client(&gateway.url).await;
+        let query: String = (0..100_000).map(|i| format!("w{i} ")).collect();
+        let started = Instant::now();
+        let found = call(&client, "search_tools", json!({"query": query})).await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let text = result_text(&found);
+        assert!(text.contains("only the first 32 words"), "{text}");
+        let found = call(
+            &client,
+            "search_tools",
+            json!({"query": "alpha", "limit": 2}),
+        )
+        .await;
+        assert_eq!(result_text(&found).matches("def tool_").count(), 2);
+        let _ = client.cancel().await;
+    });
+    let _ = std::fs::remove_file(tools);
+}
+
+/// An upstream that writes 200 MB to stderr without a newline: the gateway keeps a bounded
+/// tail of it, not the line (it once held all of it).
+#[test]
+fn an_upstream_stderr_is_kept_as_a_bounded_tail() {
+    let everything = node_bin("mcp-server-everything");
+    let script = format!(
+        "head -c 200000000 /dev/zero | tr '\\0' x >&2; exec '{}' stdio",
+        everything.display()
+    );
+    let cfg = write_config(
+        "stderr",
+        &json!({"mcpServers": {"loud": {"command": "sh", "args": ["-c", script]}}}),
+    );
+    let mut gateway = StdioGateway::start(&["--mcp-config", cfg.to_str().unwrap()]);
+    gateway.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"message": "hi"}}}),
+    );
+    let echoed = gateway.read();
+    assert_eq!(
+        echoed["result"]["content"][0]["text"], "Echo: hi",
+        "{echoed}"
+    );
+    let peak = gateway.peak_kib();
+    assert!(peak < 120 * 1024, "peak RSS {peak} KiB");
+    let _ = std::fs::remove_file(cfg);
+}
+
+/// One session of the official Python MCP SDK (`mcp-servers/.venv` has 2.x, `.venv-mcp1` 1.x)
+/// with `target` (`["stdio", COMMAND...]` or `["http", URL]`), making `calls`: what
+/// `python/tests/mcp_sdk_client.py` prints.
+fn sdk_session(venv: &str, target: &[&str], calls: &Json) -> Json {
+    let python = servers_dir().join(venv).join("bin/python");
+    assert!(
+        python.exists(),
+        "{} is not installed: run scripts/ci-mcp.sh",
+        python.display()
+    );
+    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/tests/mcp_sdk_client.py");
+    let out = Command::new(python)
+        .arg(client)
+        .arg(calls.to_string())
+        .args(target)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{venv}: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+}
+
+/// The official Python SDK, 1.x and 2.x, over stdio and streamable HTTP, against `fexpr serve`
+/// in front of server-everything and a tool file: tools under their own names, calls by those
+/// names, a 21,905-character result whole, `run_calls` with Python aliases, and a session that
+/// ends without the SDK logging a failed termination.
+#[test]
+fn the_official_python_sdks_as_clients() {
+    let cfg = everything_config("sdk");
+    let (tools, long) = names_file("sdk-names");
+    let document: String = (0..21_905)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let calls = json!([
+        {"name": "get-current-weather", "arguments": {"city": "Paris"}},
+        {"name": "get-sum", "arguments": {"a": 2, "b": 3}},
+        {"name": "echo", "arguments": {"message": document}},
+        {"name": "run_calls", "arguments": {"calls": "[get_current_weather(city=\"Oslo\"), get_sum(a=1, b=1)]"}},
+    ]);
+    let args = [
+        "serve",
+        "--tools-json",
+        tools.to_str().unwrap(),
+        "--mcp-config",
+        cfg.to_str().unwrap(),
+    ];
+    let gateway = HttpGateway::start(&args[1..]);
+    for venv in [".venv-mcp1", ".venv"] {
+        let mut stdio = vec!["stdio", fexpr_bin()];
+        stdio.extend(args);
+        for target in [stdio, vec!["http", gateway.url.as_str()]] {
+            let session = sdk_session(venv, &target, &calls);
+            let what = format!("{venv} {}", target[0]);
+            let names = session["tools"].as_array().unwrap();
+            for name in [
+                "get-current-weather",
+                "github.create_issue",
+                long.as_str(),
+                "get-sum",
+            ] {
+                assert!(names.contains(&json!(name)), "{what}: {name} in {names:?}");
+            }
+            let answers = &session["calls"];
+            assert_eq!(
+                answers[0]["structuredContent"],
+                json!({"name": "get-current-weather", "kwargs": {"city": "Paris"}}),
+                "{what}"
+            );
+            assert_eq!(answers[1]["text"], "The sum of 2 and 3 is 5.", "{what}");
+            assert_eq!(answers[2]["text"], format!("Echo: {document}"), "{what}");
+            let results = answers[3]["structuredContent"]["results"]
+                .as_array()
+                .unwrap();
+            assert_eq!(results[0]["name"], "get-current-weather", "{what}");
+            assert_eq!(results[1]["output"], "The sum of 1 and 1 is 2.", "{what}");
+            assert_eq!(session["warnings"], json!([]), "{what}");
+        }
+    }
+    let _ = std::fs::remove_file(cfg);
     let _ = std::fs::remove_file(tools);
 }

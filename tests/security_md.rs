@@ -158,3 +158,74 @@ fn each_limit_row_is_its_table_entry() {
         .collect();
     assert_eq!(rows, expected, "SECURITY.md's limits table, row by row");
 }
+
+/// The rows of the gateway's bounds table (`| Bound | Default | Set by | Checked by |`): each
+/// row's cells.
+#[cfg(feature = "mcp")]
+fn gateway_table() -> Vec<Vec<String>> {
+    let section = SECURITY_MD
+        .split("## The MCP gateway")
+        .nth(1)
+        .expect("SECURITY.md has a section on the MCP gateway");
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with("| Bound | Default |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// The gateway's bounds table quotes the defaults in the code, and each row names a test that
+/// exists (`tests/FILE.rs` `fn NAME`).
+#[cfg(feature = "mcp")]
+#[test]
+fn the_gateway_bounds_table_matches_the_code_and_its_tests_exist() {
+    use fexpr::mcp::serve::{ServeOptions, MESSAGE_ENVELOPE_BYTES, SEARCH_QUERY_WORDS};
+    let rows = gateway_table();
+    assert_eq!(rows.len(), 7, "{rows:?}");
+    let default_of = |needle: &str| {
+        rows.iter()
+            .find(|r| r[0].contains(needle))
+            .unwrap_or_else(|| panic!("a row about {needle}"))[1]
+            .clone()
+    };
+    let options = ServeOptions::default();
+    assert_eq!(
+        default_of("live HTTP sessions"),
+        options.max_sessions.to_string()
+    );
+    assert_eq!(
+        duration(&default_of("without a message")),
+        options.session_idle
+    );
+    assert_eq!(
+        default_of("one JSON-RPC message"),
+        MESSAGE_ENVELOPE_BYTES.to_string()
+    );
+    assert_eq!(default_of("search_tools"), SEARCH_QUERY_WORDS.to_string());
+    assert_eq!(
+        default_of("stderr"),
+        fexpr::mcp::STDERR_TAIL_BYTES.to_string()
+    );
+    assert_eq!(
+        duration(&default_of("one upstream call")),
+        fexpr::mcp::McpOptions::default().call_timeout
+    );
+    for row in &rows {
+        let checked = &row[3];
+        let mut parts = checked.split('`').filter(|p| !p.trim().is_empty());
+        let (file, test) = (parts.next().unwrap(), parts.next().unwrap());
+        let source = std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{checked}: {e}"));
+        assert!(
+            source.contains(&format!("fn {test}(")),
+            "{file} has no test `{test}`"
+        );
+    }
+}

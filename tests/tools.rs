@@ -208,17 +208,21 @@ fn observations_are_bounded_by_default() {
     let out = one(&manager, "rows(n=20000)");
     assert!(matches!(&out.output, Ok(Value::List(r)) if r.len() == 20_000));
     let text = manager.observation(&out);
-    assert!(text.chars().count() <= fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1);
+    assert!(text.chars().count() <= fexpr::Limits::default().max_observation_chars + 1);
     assert!(text.contains("19992 more of 20000 items"), "{text}");
     // A formatter's text is cut to the bound too, and the bound is configurable.
     let out = one(&manager, "chatty()");
     let obs = out.observation.unwrap();
     assert_eq!(
         obs.chars().count(),
-        fexpr::observe::DEFAULT_OBSERVATION_CHARS + 1
+        fexpr::Limits::default().max_observation_chars + 1
     );
     assert!(obs.ends_with('…'));
-    let tight = manager.to_builder().observation_limit(50).build().unwrap();
+    let tight = manager
+        .to_builder()
+        .limits(fexpr::Limits::default().max_observation_chars(50))
+        .build()
+        .unwrap();
     let out = one(&tight, "chatty()");
     assert_eq!(out.observation.unwrap().chars().count(), 51);
     assert!(
@@ -1599,4 +1603,119 @@ fn fallible_tools_need_no_annotation() {
     assert_eq!(sig, "s(n: int) -> str");
     let sig = manager.tool("a").unwrap().definition().python_signature();
     assert_eq!(sig, "a(n: int) -> int");
+}
+
+/// A tool is registered under any name a provider or MCP allows; Python call text reaches it
+/// by its alias (natively, sandboxed, through the model-text door and fexpr's JSON forms), and
+/// every output carries its own name.
+#[test]
+fn tools_keep_the_names_their_definitions_give() {
+    let long = format!("{}-{}", "a".repeat(40), "b".repeat(59));
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new(
+            "get-current-weather",
+            ["city"],
+            |c: String| format!("sunny in {c}"),
+        ))
+        .tool(FunctionTool::new(
+            "github.create_issue",
+            ["title"],
+            |t: String| t,
+        ))
+        .tool(FunctionTool::new(long.as_str(), ["n"], |n: i64| n + 1))
+        .build()
+        .unwrap();
+    let alias = format!("{}_{}", "a".repeat(40), "b".repeat(59));
+    let cases = [
+        (
+            "get_current_weather(city=\"Paris\")",
+            "get-current-weather",
+            Value::from("sunny in Paris"),
+        ),
+        (
+            "github.create_issue(title=\"x\")",
+            "github.create_issue",
+            Value::from("x"),
+        ),
+        (&*format!("{alias}(n=1)"), long.as_str(), Value::Int(2)),
+    ];
+    for (text, name, value) in &cases {
+        let out = one(&manager, text);
+        assert_eq!(out.output.as_ref(), Ok(value), "{text}: {out:?}");
+        assert_eq!(out.name, *name);
+        #[cfg(feature = "sandbox")]
+        {
+            let out = sandboxed(&manager, Session::new(), text).remove(0);
+            assert_eq!(out.output.as_ref(), Ok(value), "{text}: {out:?}");
+            assert_eq!(out.name, *name);
+        }
+        let outs = common::runtime().block_on(async {
+            manager
+                .run(Input::model_output(format!("[{text}]")))
+                .await
+                .outputs
+        });
+        assert_eq!(outs[0].name, *name, "{outs:?}");
+    }
+    // fexpr's own JSON form, by the exact name.
+    let json = r#"{"name": "get-current-weather", "kwargs": {"city": "Oslo"}}"#;
+    let out = common::runtime()
+        .block_on(async { manager.run(Input::json(json)).await.outputs })
+        .remove(0);
+    assert_eq!(out.output, Ok(Value::from("sunny in Oslo")), "{out:?}");
+    assert_eq!(out.name, "get-current-weather");
+    // The provider forms show the name, the Python forms the alias.
+    let weather = manager.tool("get_current_weather").unwrap().definition();
+    assert_eq!(weather.openai()["function"]["name"], "get-current-weather");
+    assert_eq!(
+        weather.python_signature(),
+        "get_current_weather(city: str) -> str"
+    );
+    // A misspelt Python call is told the alias.
+    let e = one(&manager, "get_curent_weather(city=\"x\")");
+    assert!(
+        e.output
+            .as_ref()
+            .unwrap_err()
+            .hint
+            .as_deref()
+            .unwrap_or("")
+            .contains("`get_current_weather`"),
+        "{e:?}"
+    );
+}
+
+/// A name no provider allows, and two names Python text cannot tell apart, are registration
+/// problems naming them; nothing panics.
+#[test]
+fn names_no_provider_allows_and_aliases_that_clash_are_build_errors() {
+    let problems = ToolManager::builder()
+        .tool(FunctionTool::new("bad name!", [], || 1_i64))
+        .tool(FunctionTool::new(&*"x".repeat(129), [], || 1_i64))
+        .tool(FunctionTool::new("get-sum", [], || 1_i64))
+        .tool(FunctionTool::new("get_sum", [], || 2_i64))
+        .build()
+        .unwrap_err();
+    let messages: Vec<&str> = problems
+        .problems()
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(
+        messages[0].starts_with("the tool name `bad name!` is not allowed: it holds ' '"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].contains("it has 129 characters"),
+        "{messages:?}"
+    );
+    assert_eq!(
+        messages[2],
+        "the tools `get-sum` and `get_sum` are both called `get_sum` from Python"
+    );
+    assert!(problems
+        .problems()
+        .iter()
+        .all(|p| p.kind == fexpr::ErrorKind::Config));
 }

@@ -32,7 +32,8 @@ pub fn everything(bench: &str) -> Option<(Runtime, ToolManager, McpTools)> {
             .await
             .expect("server-everything starts");
         let mut manager = ToolManager::builder();
-        mcp.register(&mut manager);
+        mcp.register(&mut manager)
+            .expect("server-everything's tools register");
         (manager.build().expect("a manager"), mcp)
     });
     Some((rt, manager, mcp))

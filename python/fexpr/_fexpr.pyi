@@ -173,7 +173,8 @@ class Limits:
     """Every budget fexpr enforces; the defaults are safe for untrusted model output.
     ``deadline`` (one request, 30 s by default) and ``call_deadline`` (one tool call, 10 s)
     are in seconds and hold natively and sandboxed. The sandbox-only budgets are ``fuel``,
-    ``memory_bytes``, ``wasm_stack_bytes`` and ``max_host_calls``."""
+    ``memory_bytes``, ``wasm_stack_bytes`` and ``max_host_calls``. ``max_observation_chars``
+    bounds the text a model is shown for a result, not the result."""
 
     def __new__(
         cls,
@@ -193,6 +194,7 @@ class Limits:
         memory_bytes: Optional[int] = None,
         wasm_stack_bytes: Optional[int] = None,
         max_host_calls: Optional[int] = None,
+        max_observation_chars: Optional[int] = None,
     ) -> Limits: ...
     max_source_bytes: int
     max_depth: int
@@ -209,6 +211,7 @@ class Limits:
     memory_bytes: int
     wasm_stack_bytes: int
     max_host_calls: int
+    max_observation_chars: int
 
 @disjoint_base
 class Manager:

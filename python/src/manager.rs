@@ -54,13 +54,9 @@ impl Manager {
         let limits = limits.map(|l| l.get().inner.clone()).unwrap_or_default();
         let records = Arc::new(Records::new(builders, record_names)?);
         let mut builder = ToolManager::builder().limits(limits.clone());
+        // A tool's name is checked by `build` (any name a provider or MCP allows; Python
+        // call text reaches it by its alias), with every other registration problem.
         for spec in tools {
-            if !valid_name(&spec.name) || spec.name.contains('.') {
-                return Err(PyValueError::new_err(format!(
-                    "tool name {:?} is not a Python identifier",
-                    spec.name
-                )));
-            }
             let tool = PyTool::new(py, spec, records.clone(), &limits)?;
             builder.add_tool(Arc::new(tool));
         }

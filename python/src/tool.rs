@@ -37,6 +37,8 @@ struct Callable {
     max_output_bytes: usize,
     /// `Limits::max_int_digits`: an int result with more digits is refused.
     max_int_digits: usize,
+    /// `Limits::max_observation_chars`: a tool's own observation is cut to this.
+    max_observation_chars: usize,
 }
 
 /// A Python function as a [`Tool`].
@@ -110,6 +112,7 @@ impl PyTool {
                 records,
                 max_output_bytes: limits.max_output_bytes,
                 max_int_digits: limits.max_int_digits,
+                max_observation_chars: limits.max_observation_chars,
             }),
             blocking: spec.blocking,
         })
@@ -366,7 +369,7 @@ impl Callable {
         obj: Bound<'_, PyAny>,
         state: Option<&RequestState>,
     ) -> Result<ToolOutput, Error> {
-        let (obj, observation) = match tool_output(py, &obj) {
+        let (obj, observation) = match tool_output(py, &obj, self.max_observation_chars) {
             Ok(Some(parts)) => parts,
             Ok(None) => (obj, None),
             Err(e) => return Err(self.failure(py, e, state)),
@@ -449,6 +452,7 @@ fn in_session<T>(
 fn tool_output<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
+    max_chars: usize,
 ) -> PyResult<Option<(Bound<'py, PyAny>, Option<String>)>> {
     static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let class = CLASS.get_or_try_init(py, || {
@@ -464,10 +468,7 @@ fn tool_output<'py>(
     let observation = if observation.is_none() {
         None
     } else {
-        Some(fexpr::error::clip(
-            observation.str()?.to_str()?,
-            fexpr::observe::DEFAULT_OBSERVATION_CHARS,
-        ))
+        Some(fexpr::error::clip(observation.str()?.to_str()?, max_chars))
     };
     Ok(Some((output, observation)))
 }

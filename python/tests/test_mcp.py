@@ -69,3 +69,107 @@ def test_bad_arguments_are_errors():
     manager = ToolManager(tools=[])
     with pytest.raises(ValueError, match="not an address"):
         fexpr.mcp.serve(manager, listen="nowhere")
+
+
+# The official Python `mcp` SDK, 1.x and 2.x (each in its own venv, made by scripts/ci-mcp.sh),
+# as clients of `fexpr.mcp.serve` over stdio and streamable HTTP.
+SDKS = {
+    "1.x": ROOT / "mcp-servers" / ".venv-mcp1" / "bin" / "python",
+    "2.x": ROOT / "mcp-servers" / ".venv" / "bin" / "python",
+}
+SDK_CLIENT = pathlib.Path(__file__).with_name("mcp_sdk_client.py")
+
+NAMED_SERVER = """
+import sys
+import fexpr.mcp
+from fexpr import FunctionTool, ToolManager
+
+def weather(city: str) -> str:
+    '''The weather in a city.'''
+    return f"sunny in {city}"
+
+def document(n: int) -> str:
+    '''A document of n characters.'''
+    return "".join(chr(97 + i % 26) for i in range(n))
+
+tools = [FunctionTool(weather, name="get-current-weather"), FunctionTool(document, name="docs.get")]
+listen = sys.argv[1] if len(sys.argv) > 1 else None
+fexpr.mcp.serve(ToolManager(tools=tools), **({"listen": listen} if listen else {}))
+"""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sdk_session(sdk: str, transport: str, calls: list) -> dict:
+    python = SDKS[sdk]
+    assert python.exists(), f"{python} is not installed: run scripts/ci-mcp.sh"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    client = [str(python), str(SDK_CLIENT), json.dumps(calls)]
+    if transport == "stdio":
+        # The SDK starts the server with only a few variables of its own environment: the
+        # server finds fexpr through its own `PYTHONPATH` set in `-c`.
+        path = json.dumps(os.pathsep.join(sys.path))
+        server = f"import sys; sys.path[:0] = {path}.split({json.dumps(os.pathsep)})\n" + NAMED_SERVER
+        out = subprocess.run(
+            [*client, "stdio", sys.executable, "-c", server],
+            capture_output=True, text=True, timeout=120, env=env,
+        )
+    else:
+        import socket
+        import time
+
+        port = free_port()
+        served = subprocess.Popen(
+            [sys.executable, "-c", NAMED_SERVER, f"127.0.0.1:{port}"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert served.poll() is None, "the server exited"
+                    assert time.monotonic() < deadline, "the server did not listen"
+                    time.sleep(0.1)
+            out = subprocess.run(
+                [*client, "http", f"http://127.0.0.1:{port}/mcp"],
+                capture_output=True, text=True, timeout=120, env=env,
+            )
+        finally:
+            served.kill()
+            served.wait()
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("sdk", ["1.x", "2.x"])
+def test_official_sdk_clients(sdk, transport):
+    calls = [
+        {"name": "get-current-weather", "arguments": {"city": "Paris"}},
+        {"name": "docs.get", "arguments": {"n": 21905}},
+        {"name": "run_calls", "arguments": {"calls": '[get_current_weather(city="Oslo"), docs.get(n=3)]'}},
+        {"name": "get-current-weather", "arguments": {}},
+    ]
+    session = sdk_session(sdk, transport, calls)
+    assert session["version"].startswith(sdk[0])
+    # Tools are listed under the names their definitions give.
+    assert session["tools"] == ["get-current-weather", "docs.get", "run_calls"]
+    weather, document, both, refused = session["calls"]
+    assert weather == {"isError": False, "text": "sunny in Paris", "structuredContent": None}
+    # Whole: no cut at 2,000 characters.
+    assert len(document["text"]) == 21905 and not document["isError"]
+    results = both["structuredContent"]["results"]
+    assert [r["name"] for r in results] == ["get-current-weather", "docs.get"]
+    assert [r["output"] for r in results] == ["sunny in Oslo", "abc"]
+    assert refused["isError"] and "missing 1 required argument: `city`" in refused["text"]
+    # A session ends without the SDK logging a failed termination (or anything else).
+    assert session["warnings"] == []

@@ -10,14 +10,16 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::call::{Function, FunctionOutput};
-use crate::dispatch::observe::{summarize, DEFAULT_OBSERVATION_CHARS};
+use crate::dispatch::observe::summarize;
 use crate::dispatch::session::{CallContext, Dependencies, EventKind, Session};
 use crate::dispatch::tool::{Component, Memo, Tool, ToolDefinition, ToolOutput};
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::front::json_input;
 use crate::limits::Limits;
-use crate::resolve::context::{Context, Entry};
+use crate::resolve::context::{check_tool_name, Context, Entry};
+#[cfg(doc)]
+use crate::resolve::context::{python_alias, valid_tool_name};
 use crate::syntax;
 use crate::value::Value;
 
@@ -54,8 +56,6 @@ pub(crate) struct Inner {
     limits: Limits,
     /// Values tools receive by type ([`CallContext::dependency`]).
     dependencies: Arc<Dependencies>,
-    /// The bound of observations in characters; `None` for [`DEFAULT_OBSERVATION_CHARS`].
-    observation_chars: Option<usize>,
     #[cfg(feature = "sandbox")]
     pub(crate) sandboxed: super::sandboxed::ManagerSandbox,
 }
@@ -80,6 +80,8 @@ pub struct ToolManagerBuilder {
     /// The tool names added to this builder, and those added more than once.
     added: std::collections::HashSet<String>,
     twice: Vec<String>,
+    /// Tools left out for a name no provider allows, each with why.
+    bad_names: Vec<Error>,
 }
 
 impl ToolManagerBuilder {
@@ -94,10 +96,12 @@ impl ToolManagerBuilder {
         &self.inner.context
     }
 
-    /// Add a tool. Two tools of one name added to one builder are a registration problem
-    /// ([`build`](ToolManagerBuilder::build) refuses them: which one a model meant is
-    /// unknown); a builder from [`ToolManager::to_builder`] may replace the tools it started
-    /// with.
+    /// Add a tool, under its definition's name: any name [`valid_tool_name`] allows (what the
+    /// providers and MCP allow; another name is a registration problem). Python call text also
+    /// reaches it by its [`python_alias`]. Two tools of one name added to one builder are a
+    /// registration problem ([`build`](ToolManagerBuilder::build) refuses them: which one a
+    /// model meant is unknown); a builder from [`ToolManager::to_builder`] may replace the
+    /// tools it started with.
     ///
     /// ```
     /// use fexpr::{FunctionTool, ToolManager};
@@ -117,6 +121,19 @@ impl ToolManagerBuilder {
     /// Add a shared tool, for tools registered in a loop (as [`tool`](ToolManagerBuilder::tool)).
     pub fn add_tool(&mut self, tool: Arc<dyn Tool>) -> &mut ToolManagerBuilder {
         let def = tool.definition();
+        if let Err(problem) = check_tool_name(&def.name) {
+            self.bad_names.push(
+                Error::new(
+                    ErrorKind::Config,
+                    format!(
+                        "the tool name `{}` is not allowed: {problem}",
+                        clip(&def.name, 140)
+                    ),
+                )
+                .with_hint("rename the tool"),
+            );
+            return self;
+        }
         if !self.added.insert(def.name.clone()) && !self.twice.contains(&def.name) {
             self.twice.push(def.name.clone());
         }
@@ -146,12 +163,6 @@ impl ToolManagerBuilder {
         self
     }
 
-    /// Bound observations to `max_chars` characters (default [`DEFAULT_OBSERVATION_CHARS`]).
-    pub fn observation_limit(mut self, max_chars: usize) -> ToolManagerBuilder {
-        self.inner.observation_chars = Some(max_chars);
-        self
-    }
-
     /// Add the names of `context` (variables, record types, functions); tools stay.
     pub fn context(mut self, context: Context) -> ToolManagerBuilder {
         for (name, entry) in context.entries() {
@@ -177,8 +188,10 @@ impl ToolManagerBuilder {
 
     /// The manager, or every registration problem at once: a default of the wrong type or
     /// for a parameter the tool does not have, a description of a missing parameter, a cached
-    /// tool that reads its call's context ([`Tool::check`]), a context entry added after a tool
-    /// under the tool's name, limits that cannot work ([`Limits::check`]).
+    /// tool that reads its call's context ([`Tool::check`]), a tool name no provider allows, a
+    /// context entry added after a tool under the tool's name, two names Python call text
+    /// cannot tell apart ([`Context::name_problems`]), limits that cannot work
+    /// ([`Limits::check`]).
     pub fn build(self) -> Result<ToolManager, BuildError> {
         let mut problems: Vec<Error> = self
             .inner
@@ -186,6 +199,7 @@ impl ToolManagerBuilder {
             .values()
             .filter_map(|tool| tool.check().err())
             .collect();
+        problems.extend(self.bad_names.iter().cloned());
         for name in &self.twice {
             problems.push(
                 Error::new(
@@ -206,6 +220,7 @@ impl ToolManagerBuilder {
                 );
             }
         }
+        problems.extend(self.inner.context.name_problems());
         if let Err(e) = self.inner.limits.check() {
             problems.push(e);
         }
@@ -295,15 +310,15 @@ impl ToolManager {
             inner: Inner::clone(&self.inner),
             added: Default::default(),
             twice: Vec::new(),
+            bad_names: Vec::new(),
         };
         builder.forget_prepared();
         builder
     }
 
+    /// The bound of observations: [`Limits::max_observation_chars`].
     pub(crate) fn max_observation_chars(&self) -> usize {
-        self.inner
-            .observation_chars
-            .unwrap_or(DEFAULT_OBSERVATION_CHARS)
+        self.inner.limits.max_observation_chars
     }
 
     /// The limits in force.
@@ -316,9 +331,15 @@ impl ToolManager {
         self.inner.tools.values()
     }
 
-    /// The tool called `name`.
+    /// The tool called `name` (its own name, or its Python alias:
+    /// [`python_alias`](crate::context::python_alias)).
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.inner.tools.get(name)
+        self.inner.tools.get(name).or_else(|| {
+            self.inner
+                .context
+                .tool_name(name)
+                .and_then(|own| self.inner.tools.get(own))
+        })
     }
 
     /// Everything an expression can reach: tools, variables, record types, functions.
@@ -387,12 +408,18 @@ impl ToolManager {
     /// `span`: where it is in it), natively within `scope`.
     pub(crate) async fn run_checked(
         &self,
-        call: Function,
+        mut call: Function,
         bound: Option<Vec<Option<Value>>>,
         input: String,
         span: Span,
         scope: &Scope,
     ) -> FunctionOutput {
+        // An output carries the tool's own name, whichever name the call used.
+        if let Some(own) = self.inner.context.tool_name(&call.name) {
+            if own != call.name {
+                call.name = own.to_string();
+            }
+        }
         let result = {
             let run = std::pin::pin!(self.run_bound(&call, bound, span, scope));
             scope.within(span, run).await
@@ -446,7 +473,7 @@ impl ToolManager {
 
     /// Bind, check and run one request against the registered tool.
     async fn run_request(&self, request: ToolRequest, scope: &Scope) -> Result<ToolOutput, Error> {
-        let Some(tool) = self.inner.tools.get(&request.name) else {
+        let Some(tool) = self.tool(&request.name) else {
             return Err(Error::new(
                 ErrorKind::UnknownTool,
                 format!("tool `{}` is not defined", clip(&request.name, 60)),
@@ -478,7 +505,7 @@ impl ToolManager {
         span: Span,
         scope: &Scope,
     ) -> Result<ToolOutput, Error> {
-        if let (Some(args), Some(tool)) = (bound, self.inner.tools.get(&call.name)) {
+        if let (Some(args), Some(tool)) = (bound, self.tool(&call.name)) {
             if tool.features().is_none() && scope.session.events.is_none() {
                 let out = tool.call(args).await.map_err(|e| e.at(span))?;
                 return self.checked(tool.definition(), out, span, &scope.limits);
@@ -555,7 +582,7 @@ impl ToolManager {
         out.is_streaming |= context.has_streamed();
         if out.observation.is_none() {
             if let Some(text) = features.and_then(|f| f.observation(&out.output)) {
-                out.observation = Some(self.bounded(text));
+                out.observation = Some(bounded(text, limits));
             }
         }
         if let (Some(memo), Some(key)) = (memo, key) {
@@ -591,19 +618,9 @@ impl ToolManager {
         }
         out.output = def.return_type.coerce_result(out.output);
         if let Some(text) = out.observation.take() {
-            out.observation = Some(self.bounded(text));
+            out.observation = Some(bounded(text, limits));
         }
         Ok(out)
-    }
-
-    /// `text` cut to the observation limit.
-    fn bounded(&self, text: String) -> String {
-        let max = self.max_observation_chars();
-        if text.len() <= max {
-            text
-        } else {
-            clip(&text, max)
-        }
     }
 }
 
@@ -939,5 +956,15 @@ impl Dispatch for NativeDispatch<'_> {
         }
         let futures = requests.into_iter().map(|r| self.dispatch_one(r));
         futures_util::future::join_all(futures).await
+    }
+}
+
+/// `text` cut to [`Limits::max_observation_chars`].
+fn bounded(text: String, limits: &Limits) -> String {
+    let max = limits.max_observation_chars;
+    if text.len() <= max {
+        text
+    } else {
+        clip(&text, max)
     }
 }

@@ -9,9 +9,6 @@
 use crate::error::clip;
 use crate::value::Value;
 
-/// The default bound of an observation, in characters.
-pub const DEFAULT_OBSERVATION_CHARS: usize = 2000;
-
 /// Items of a collection shown before the rest is counted.
 const SHOWN_ITEMS: usize = 8;
 /// Characters of one string shown before it is cut.

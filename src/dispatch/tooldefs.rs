@@ -30,11 +30,44 @@ use std::sync::Arc;
 
 use crate::dispatch::tool::ToolDefinition;
 use crate::error::{clip, Error, ErrorKind};
-use crate::resolve::context::{valid_name, Context, Entry};
+use crate::resolve::context::{check_tool_name, Context, Entry};
 pub use crate::types::schema::normalize_schema;
 
-/// Read tool definitions from any of the accepted shapes (see the [module docs](self)).
+/// Read tool definitions from any of the accepted shapes (see the [module docs](self)). Any
+/// definition that cannot be used is an error (see [`from_json_available`] to go on without
+/// it).
+///
+/// # Errors
+/// A `Syntax` or `Config` error naming the first definition that cannot be used (by its
+/// index), two definitions of one name, or two names Python call text cannot tell apart.
 pub fn from_json(json: &Json) -> Result<Vec<ToolDefinition>, Error> {
+    let (defs, left_out) = from_json_available(json)?;
+    match left_out.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(defs),
+    }
+}
+
+/// Read tool definitions as [`from_json`] does, leaving out each definition that cannot be
+/// used (no name, a name no provider allows, an invalid schema) and returning why, one error
+/// per definition left out (each names the definition's index): one bad tool does not take
+/// the others away. Report the errors: those tools are missing.
+///
+/// ```
+/// let (defs, left_out) = fexpr::tooldefs::from_json_available(&serde_json::json!([
+///     {"name": "get-current-weather", "parameters": {"type": "object", "properties": {}}},
+///     {"name": "bad name!"},
+/// ]))?;
+/// assert_eq!(defs.len(), 1);
+/// assert!(left_out[0].message.starts_with("tool definition 1: the tool name `bad name!` is not allowed"));
+/// # Ok::<(), fexpr::Error>(())
+/// ```
+///
+/// # Errors
+/// A JSON value that holds no definitions, two definitions of one name, or two names Python
+/// call text cannot tell apart (which of them a call means is unknown): a `Syntax` or `Config`
+/// error.
+pub fn from_json_available(json: &Json) -> Result<(Vec<ToolDefinition>, Vec<Error>), Error> {
     let items: Vec<&Json> = match json {
         Json::Array(items) => items.iter().collect(),
         Json::Object(obj) => match obj.get("tools") {
@@ -48,15 +81,18 @@ pub fn from_json(json: &Json) -> Result<Vec<ToolDefinition>, Error> {
             ))
         }
     };
-    let defs = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| one(item).map_err(|e| prefixed(e, i)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut defs = Vec::new();
+    let mut left_out = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        match one(item) {
+            Ok(def) => defs.push((i, def)),
+            Err(e) => left_out.push(prefixed(e, i)),
+        }
+    }
     // Two definitions of one name: which one the model meant is unknown, so neither is chosen.
     let mut seen = std::collections::HashMap::new();
-    for (i, def) in defs.iter().enumerate() {
-        if let Some(first) = seen.insert(def.name.as_str(), i) {
+    for (i, def) in &defs {
+        if let Some(first) = seen.insert(def.name.as_str(), *i) {
             return Err(prefixed(
                 Error::new(
                     ErrorKind::Config,
@@ -66,11 +102,15 @@ pub fn from_json(json: &Json) -> Result<Vec<ToolDefinition>, Error> {
                     ),
                 )
                 .with_hint("give every tool its own name"),
-                i,
+                *i,
             ));
         }
     }
-    Ok(defs)
+    let defs: Vec<ToolDefinition> = defs.into_iter().map(|(_, def)| def).collect();
+    if let Some(clash) = context(&defs).name_problems().into_iter().next() {
+        return Err(clash);
+    }
+    Ok((defs, left_out))
 }
 
 fn prefixed(mut e: Error, i: usize) -> Error {
@@ -92,14 +132,15 @@ fn one(item: &Json) -> Result<ToolDefinition, Error> {
     };
     let name = str_field(&["name", "func_name"])
         .ok_or_else(|| Error::new(ErrorKind::Syntax, "a tool definition needs a string `name`"))?;
-    if !valid_name(&name) {
+    if let Err(problem) = check_tool_name(&name) {
         return Err(Error::new(
-            ErrorKind::Syntax,
+            ErrorKind::Config,
             format!(
-                "tool name `{}` cannot be called from Python (identifiers joined by dots)",
-                clip(&name, 60)
+                "the tool name `{}` is not allowed: {problem}",
+                clip(&name, 140)
             ),
-        ));
+        )
+        .with_hint("rename the tool"));
     }
     let description = str_field(&["description", "func_desc"]).unwrap_or_default();
     let parameters = [
@@ -169,7 +210,11 @@ fn optional_take_none(schema: &mut Json) {
     }
 }
 
-/// A context holding the definitions' signatures as tools (enough to check calls).
+/// A context holding the definitions' signatures as tools (enough to check calls), each
+/// under its own name and its Python alias ([`python_alias`](crate::context::python_alias)).
+///
+/// # Panics
+/// On a name no provider allows (the definitions [`from_json`] reads have none).
 pub fn context(defs: &[ToolDefinition]) -> Context {
     let mut ctx = Context::new();
     for def in defs {
@@ -207,6 +252,11 @@ mod tests {
         assert!(from_json(&json!([{"description": "no name"}])).is_err());
         let e = from_json(&json!([{"name": "ok"}, {"name": "not a name"}])).unwrap_err();
         assert!(e.message.starts_with("tool definition 1:"), "{}", e.message);
+        let clash = from_json(&json!([{"name": "get-sum"}, {"name": "get_sum"}])).unwrap_err();
+        assert_eq!(
+            clash.message,
+            "the tools `get-sum` and `get_sum` are both called `get_sum` from Python"
+        );
         assert!(from_json(&json!(3)).is_err());
     }
 

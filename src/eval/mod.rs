@@ -206,7 +206,7 @@ async fn single_call<D: Dispatch>(
     kwargs.reverse();
     args.reverse();
     let request = ToolRequest {
-        name: call.func.clone(),
+        name: resolve::context::tool_name(eval.ctx, &call.func).to_string(),
         span,
         args,
         kwargs,

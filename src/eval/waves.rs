@@ -111,7 +111,7 @@ impl<'e> UnitState<'e> {
             match eval.arguments(call, &mut self.memo) {
                 Ok((args, kwargs)) => {
                     let request = ToolRequest {
-                        name: call.func.clone(),
+                        name: resolve::context::tool_name(eval.ctx, &call.func).to_string(),
                         span: node.span,
                         args,
                         kwargs,
@@ -169,7 +169,7 @@ impl<'e> UnitState<'e> {
                 eval.arguments(call, &mut self.memo)
                     .and_then(|(args, kwargs)| {
                         let request = ToolRequest {
-                            name: call.func.clone(),
+                            name: resolve::context::tool_name(eval.ctx, &call.func).to_string(),
                             span,
                             args,
                             kwargs,

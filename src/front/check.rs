@@ -430,10 +430,12 @@ fn plan_call(
     for repair in &mut planned.verdict.repairs {
         repair.span = place.locate(repair.span);
     }
-    match kept {
-        Some(call) => planned.call = call,
-        None => planned.call.name.clone_from(&name),
+    if let Some(call) = kept {
+        planned.call = call;
     }
+    // A call by a tool's Python alias is reported (and run) under the tool's own name.
+    let name = sig.map_or(name, |sig| sig.name.clone());
+    planned.call.name.clone_from(&name);
     planned.verdict.name = name;
     planned.verdict.input = source;
     planned
@@ -511,8 +513,9 @@ fn check_parsed(
     read: &[Result<Value, Error>],
 ) -> Result<Vec<Option<Value>>, Error> {
     let Some(sig) = sig else {
+        // Every name a call can use: Python call text is best told a tool's Python alias.
         let tools = ctx
-            .entries()
+            .reachable()
             .filter(|(_, e)| matches!(e, Entry::Tool(_)))
             .map(|(n, _)| n);
         let e = Error::new(

@@ -49,10 +49,9 @@ use serde_json::{json, Value as Json};
 
 use crate::error::{clip, Error, ErrorKind};
 use crate::front::formats::ModelFormat;
-use crate::resolve::context::{Context, Entry};
+use crate::resolve::context::{python_alias, Context, Entry};
 use crate::types::{RecordType, Type};
 use rules::{Body, Node, Rule, Rules};
-pub use values::python_name;
 use values::{Gen, Syntax};
 
 /// The grammar syntax to write.
@@ -514,7 +513,7 @@ fn call(g: &mut Gen<'_>, name: &str, sig: &RecordType, options: &GrammarOptions)
             let args = g.keywords(&format!("args_{name}"), &sig.fields)?;
             let open = g.punct("(", false, true);
             let close = g.punct(")", true, false);
-            let node = Node::seq(vec![Node::lit(python_name(name)), open, args, close]);
+            let node = Node::seq(vec![Node::lit(python_alias(name)), open, args, close]);
             let call = Node::Ref(g.rule(&format!("call_{name}"), false, Body::Node(node)));
             Some(Call {
                 call,

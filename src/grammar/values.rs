@@ -903,32 +903,6 @@ pub(crate) fn keyword_item(
     Node::seq(vec![stars, open, key, colon.clone(), value, close])
 }
 
-/// The name Python call text calls a tool by: its own name when Python can write it (an
-/// identifier, or dotted identifiers), else one alias with every other character replaced by
-/// `_` (`get-current-weather` → `get_current_weather`).
-pub fn python_name(name: &str) -> String {
-    if name.split('.').all(is_identifier) {
-        return name.to_string();
-    }
-    let mut alias: String = name
-        .chars()
-        .map(|c| {
-            if c == '_' || c.is_alphanumeric() {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if alias.starts_with(|c: char| c.is_numeric()) || alias.is_empty() {
-        alias.insert(0, '_');
-    }
-    if is_keyword(&alias) {
-        alias.push('_');
-    }
-    alias
-}
-
 /// Whether Python can write `name` as a keyword argument or a name: an identifier that is not
 /// a keyword.
 pub(crate) fn is_identifier(name: &str) -> bool {

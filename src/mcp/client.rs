@@ -14,8 +14,6 @@ pub struct McpOptions {
     pub connect_timeout: Duration,
     /// How long one tool call may take. Default: 60 s.
     pub call_timeout: Duration,
-    /// The longest observation (text for the model) of one result, in characters. Default: 4000.
-    pub max_observation_chars: usize,
     /// Print servers' progress notifications on stderr. Default: off.
     pub progress: bool,
 }
@@ -26,14 +24,13 @@ impl Default for McpOptions {
             namespaced: false,
             connect_timeout: Duration::from_secs(60),
             call_timeout: Duration::from_secs(60),
-            max_observation_chars: 4000,
             progress: false,
         }
     }
 }
 
-/// The last lines a server wrote on stderr, for error messages.
-const STDERR_TAIL_BYTES: usize = 2000;
+/// How much of the end of a stdio server's stderr is kept, in bytes, for error messages.
+pub const STDERR_TAIL_BYTES: usize = 2000;
 
 /// One live connection to a server.
 struct Connection {
@@ -41,7 +38,7 @@ struct Connection {
     /// Distinguishes connections, so a failed call drops only the one it used.
     id: u64,
     pid: Option<u32>,
-    stderr: Arc<StdMutex<String>>,
+    stderr: Arc<StdMutex<Vec<u8>>>,
 }
 
 impl Connection {
@@ -50,10 +47,11 @@ impl Connection {
     }
 }
 
-fn stderr_note(tail: &StdMutex<String>) -> String {
+fn stderr_note(tail: &StdMutex<Vec<u8>>) -> String {
+    // The tail may start inside a character: lossy, its broken start becomes `\u{FFFD}`.
     let text = tail
         .lock()
-        .map(|t| t.trim().to_string())
+        .map(|t| String::from_utf8_lossy(&t).trim().to_string())
         .unwrap_or_default();
     if text.is_empty() {
         String::new()
@@ -142,7 +140,7 @@ impl McpServer {
             server: self.name.clone(),
             progress: self.options.progress,
         };
-        let stderr = Arc::new(StdMutex::new(String::new()));
+        let stderr = Arc::new(StdMutex::new(Vec::new()));
         let timeout = self.options.connect_timeout;
         let (service, pid) = match &self.config {
             McpServerConfig::Stdio {
@@ -310,19 +308,20 @@ impl McpServer {
     }
 }
 
-/// Keep the last [`STDERR_TAIL_BYTES`] of a server's stderr.
-async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<StdMutex<String>>) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+/// Keep the last [`STDERR_TAIL_BYTES`] of a server's stderr, reading it in chunks: however
+/// long a line is (a server may write hundreds of megabytes without a newline), no more than
+/// the tail and one chunk is ever held.
+async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<StdMutex<Vec<u8>>>) {
+    use tokio::io::AsyncReadExt;
+    let mut chunk = vec![0u8; 8192];
+    loop {
+        let n = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
         let Ok(mut tail) = tail.lock() else { return };
-        tail.push_str(&line);
-        tail.push('\n');
-        if tail.len() > STDERR_TAIL_BYTES {
-            let mut cut = tail.len() - STDERR_TAIL_BYTES;
-            while !tail.is_char_boundary(cut) {
-                cut += 1;
-            }
-            tail.drain(..cut);
-        }
+        tail.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        let over = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+        tail.drain(..over);
     }
 }

@@ -21,14 +21,14 @@
 //! or are built in code ([`McpConfig::server`]).
 //!
 //! # Names
-//! MCP tool names need not be Python identifiers (`get-sum`). Each tool is exposed under
-//! an identifier derived from its name ([`python_name`]): every character other than an
-//! ASCII letter, digit or `_` becomes `_`, a leading digit gets a `_` in front, a Python
-//! keyword gets a `_` behind (`get-sum` → `get_sum`, `import` → `import_`). With
-//! [`McpOptions::namespaced`] the server's (equally mapped) name comes first:
-//! `everything.get_sum`. A name already taken (by another server's tool, or by anything in
-//! the manager's context) gets `_2`, `_3`, … appended. The call always uses the original name;
-//! [`McpTools::names`] lists the mapping.
+//! Each tool is registered under its own name on its server (`get-sum`): JSON calls, model
+//! formats and MCP clients of [`serve`] use it, and Python call text reaches it by its Python
+//! alias (`get_sum`, see [`python_alias`](crate::context::python_alias)). With
+//! [`McpOptions::namespaced`] the server's name comes first: `everything.get-sum` (alias
+//! `everything.get_sum`). A tool whose name no provider allows is left out and reported in
+//! [`McpTools::left_out`]; two servers with a tool of one name, or an MCP tool with the name
+//! of a tool the manager has already, are an error naming both (namespacing tells them apart):
+//! no tool is renamed behind the user's back. [`McpTools::names`] lists the names.
 //!
 //! # Results
 //! A tool's result keeps all its content ([`result_value`]):
@@ -39,7 +39,7 @@
 //!   a dict in its MCP form (`{"type": "image", "data": <base64>, "mimeType": ...}`).
 //!
 //! The observation for the model is the text of the blocks (non-text blocks summarized),
-//! at most [`McpOptions::max_observation_chars`] characters.
+//! bounded by the manager as every observation is ([`Limits::max_observation_chars`](crate::Limits::max_observation_chars)).
 //!
 //! # Failures
 //! A result with `isError`, a JSON-RPC error, a server that exits, and a call that takes longer
@@ -57,9 +57,9 @@ mod client;
 mod config;
 mod tools;
 
-pub use self::client::{McpOptions, McpServer};
+pub use self::client::{McpOptions, McpServer, STDERR_TAIL_BYTES};
 pub use self::config::{McpConfig, McpServerConfig};
-pub use self::tools::{observation, python_name, result_value, McpTool, McpToolName, McpTools};
+pub use self::tools::{observation, result_value, McpTool, McpToolName, McpTools};
 
 use indexmap::IndexMap;
 use rmcp::model::{
@@ -71,41 +71,22 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, ServiceExt};
 use serde_json::{json, Value as Json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
 
 use crate::dispatch::manager::ToolManagerBuilder;
 use crate::dispatch::tool::{Tool, ToolDefinition, ToolFuture, ToolOutput};
 use crate::error::{clip, Error, ErrorKind};
-use crate::syntax::PYTHON_KEYWORDS;
+use crate::resolve::context::{check_tool_name, valid_tool_name};
 use crate::value::Value;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_become_identifiers() {
-        for (mcp, py) in [
-            ("get-sum", "get_sum"),
-            ("read_text_file", "read_text_file"),
-            ("tools/list.v2", "tools_list_v2"),
-            ("9lives", "_9lives"),
-            ("class", "class_"),
-            ("None", "None_"),
-            ("__call__", "tool___call__"),
-            ("héllo", "h_llo"),
-            ("", "tool"),
-        ] {
-            assert_eq!(python_name(mcp), py);
-            assert!(crate::resolve::context::valid_name(py), "{py}");
-        }
-    }
 
     #[test]
     fn config_entries() {

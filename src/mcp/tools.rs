@@ -1,6 +1,6 @@
 //! An MCP server's tools as fexpr [`Tool`]s: [`McpTool`], their results as values and
-//! observations, their names as Python identifiers, and [`McpTools`], every configured
-//! server's tools at once.
+//! observations, and [`McpTools`], every configured server's tools at once, each under its
+//! own name.
 
 use super::*;
 
@@ -57,12 +57,12 @@ impl Tool for McpTool {
         }
         let server = self.server.clone();
         let original = self.original.clone();
-        let max = server.options.max_observation_chars;
         Box::pin(async move {
             let result = server.call_tool(&original, arguments).await?;
             let result = serde_json::to_value(&result)
                 .map_err(|e| server.failed(format_args!("unreadable result: {e}")))?;
-            let observation = observation(&result, max);
+            // Whole: the manager bounds observations (`Limits::max_observation_chars`).
+            let observation = observation(&result, usize::MAX);
             if result.get("isError").and_then(Json::as_bool) == Some(true) {
                 return Err(server.failed(format_args!("`{original}` failed: {observation}")));
             }
@@ -147,37 +147,6 @@ pub fn observation(result: &Json, max: usize) -> String {
     clip(&parts.join("\n"), max)
 }
 
-/// The Python identifier an MCP name is exposed as (see the [module docs](crate::mcp)).
-///
-/// ```
-/// use fexpr::mcp::python_name;
-/// assert_eq!(python_name("get-sum"), "get_sum");
-/// assert_eq!(python_name("read_text_file"), "read_text_file");
-/// assert_eq!(python_name("2fa.code"), "_2fa_code");
-/// assert_eq!(python_name("import"), "import_");
-/// assert_eq!(python_name("__init__"), "tool___init__");
-/// assert_eq!(python_name(""), "tool");
-/// ```
-pub fn python_name(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if out.is_empty() {
-        return "tool".into();
-    }
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, '_');
-    }
-    if PYTHON_KEYWORDS.contains(&out.as_str()) {
-        out.push('_');
-    }
-    if out.starts_with("__") && out.ends_with("__") {
-        out.insert_str(0, "tool_");
-    }
-    out
-}
-
 /// How one MCP tool is exposed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct McpToolName {
@@ -208,6 +177,8 @@ pub struct McpTools {
     listed: Vec<(Arc<McpServer>, Vec<rmcp::model::Tool>)>,
     /// The servers that could not be started or listed.
     failures: Vec<Error>,
+    /// The tools left out for a name no provider allows.
+    left_out: Vec<Error>,
     options: McpOptions,
 }
 
@@ -238,7 +209,7 @@ impl McpTools {
     /// let config = McpConfig::new()
     ///     .server("broken", McpServerConfig::stdio("/nonexistent/server", Vec::<String>::new()));
     /// let mcp = McpTools::connect_available(&config, McpOptions::default()).await;
-    /// assert!(mcp.names().is_empty());
+    /// assert!(mcp.names().unwrap().is_empty());
     /// assert!(mcp.failures()[0].message.starts_with("MCP server `broken`: cannot start"));
     /// # });
     /// ```
@@ -251,10 +222,20 @@ impl McpTools {
         let listings = futures_util::future::join_all(servers.iter().map(|s| s.list_tools())).await;
         let mut listed = Vec::new();
         let mut failures = Vec::new();
+        let mut left_out = Vec::new();
         let mut started = Vec::new();
         for (server, listing) in servers.into_iter().zip(listings) {
             match listing {
                 Ok(tools) => {
+                    for tool in &tools {
+                        let name = exposed_name(&options, &server, tool);
+                        if let Err(problem) = check_tool_name(&name) {
+                            left_out.push(server.failed(format_args!(
+                                "its tool `{}` is left out: the name is not allowed: {problem}",
+                                clip(&name, 140)
+                            )));
+                        }
+                    }
                     listed.push((server.clone(), tools));
                     started.push(server);
                 }
@@ -268,6 +249,7 @@ impl McpTools {
             servers: started,
             listed,
             failures,
+            left_out,
             options,
         }
     }
@@ -278,46 +260,77 @@ impl McpTools {
         &self.failures
     }
 
+    /// Why each tool of the servers that started was left out: a name no provider allows
+    /// ([`valid_tool_name`]). Each message names the server and the tool.
+    pub fn left_out(&self) -> &[Error] {
+        &self.left_out
+    }
+
     /// The servers.
     pub fn servers(&self) -> &[Arc<McpServer>] {
         &self.servers
     }
 
-    /// The tools, named so that no name is one for which `taken` is true or is used twice.
-    pub fn tools(&self, taken: impl Fn(&str) -> bool) -> Vec<McpTool> {
-        let mut used: HashSet<String> = HashSet::new();
+    /// The tools, each under its own name (`server.tool` with [`McpOptions::namespaced`]).
+    /// A tool whose name no provider allows ([`valid_tool_name`]) is left out, with its
+    /// error in [`McpTools::left_out`].
+    ///
+    /// # Errors
+    /// A `Config` error when two servers have a tool of one name, naming both (namespacing
+    /// tells them apart).
+    pub fn tools(&self) -> Result<Vec<McpTool>, Error> {
+        let mut first: HashMap<String, &str> = HashMap::new();
         let mut tools = Vec::new();
         for (server, listing) in &self.listed {
             for listed in listing {
-                let base = if self.options.namespaced {
-                    format!(
-                        "{}.{}",
-                        python_name(server.name()),
-                        python_name(&listed.name)
-                    )
-                } else {
-                    python_name(&listed.name)
-                };
-                let mut name = base.clone();
-                let mut n = 2;
-                while used.contains(&name) || taken(&name) {
-                    name = format!("{base}_{n}");
-                    n += 1;
+                let name = exposed_name(&self.options, server, listed);
+                if !valid_tool_name(&name) {
+                    continue;
                 }
-                used.insert(name.clone());
+                if let Some(other) = first.insert(name.clone(), server.name()) {
+                    return Err(Error::new(
+                        ErrorKind::Config,
+                        format!(
+                            "the tool `{}` is on MCP servers `{other}` and `{}`",
+                            clip(&name, 140),
+                            server.name()
+                        ),
+                    )
+                    .with_hint(format!(
+                        "namespace the MCP tools (`--mcp-namespaced`, `McpOptions::namespaced`) \
+                         to call them `{other}.{name}` and `{}.{name}`",
+                        server.name()
+                    )));
+                }
                 tools.push(McpTool::new(server.clone(), &name, listed));
             }
         }
-        tools
+        Ok(tools)
     }
 
-    /// Add every tool to `manager` under a name nothing in its context uses yet; returns the
-    /// mapping of names.
-    pub fn register(&self, manager: &mut ToolManagerBuilder) -> Vec<McpToolName> {
-        let tools = {
-            let names = manager.names();
-            self.tools(|name| names.get(name).is_some())
-        };
+    /// Add every tool to `manager`, each under its own name (`server.tool` with
+    /// [`McpOptions::namespaced`]); returns how each is named.
+    ///
+    /// # Errors
+    /// A `Config` error naming the tool and its server when the manager has a tool or
+    /// context entry of that name already, or when two servers have a tool of one name
+    /// ([`McpTools::tools`]). Nothing is added then.
+    pub fn register(&self, manager: &mut ToolManagerBuilder) -> Result<Vec<McpToolName>, Error> {
+        let tools = self.tools()?;
+        if let Some(taken) = tools
+            .iter()
+            .find(|t| manager.names().get(&t.definition.name).is_some())
+        {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "the tool `{}` of MCP server `{}` has the name of a tool the manager has already",
+                    clip(&taken.definition.name, 140),
+                    taken.server.name()
+                ),
+            )
+            .with_hint("rename the other tool, or namespace the MCP tools (`McpOptions::namespaced`)"));
+        }
         let mut names = Vec::new();
         for tool in tools {
             names.push(McpToolName {
@@ -327,20 +340,23 @@ impl McpTools {
             });
             manager.add_tool(Arc::new(tool));
         }
-        names
+        Ok(names)
     }
 
-    /// How the tools are named when no other name is taken (what [`McpTools::register`]
-    /// returns for an empty manager).
-    pub fn names(&self) -> Vec<McpToolName> {
-        self.tools(|_| false)
+    /// How the tools are named (what [`McpTools::register`] returns).
+    ///
+    /// # Errors
+    /// As [`McpTools::tools`].
+    pub fn names(&self) -> Result<Vec<McpToolName>, Error> {
+        Ok(self
+            .tools()?
             .into_iter()
             .map(|t| McpToolName {
                 exposed: t.definition.name.clone(),
                 server: t.server.name().to_string(),
                 original: t.original.clone(),
             })
-            .collect()
+            .collect())
     }
 
     /// Close every connection.
@@ -348,5 +364,27 @@ impl McpTools {
         for server in &self.servers {
             server.close().await;
         }
+    }
+}
+
+/// The name the tool `listed` of `server` is exposed as: its own, or `server.tool` with
+/// [`McpOptions::namespaced`] (the server's name with each character a tool name cannot hold
+/// made `_`).
+fn exposed_name(options: &McpOptions, server: &McpServer, listed: &rmcp::model::Tool) -> String {
+    if options.namespaced {
+        let server: String = server
+            .name()
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || matches!(c, '_' | '-' | ':') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("{server}.{}", listed.name)
+    } else {
+        listed.name.to_string()
     }
 }

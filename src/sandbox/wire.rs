@@ -12,15 +12,15 @@
 //! Everything the guest sends is decoded and checked by the host as untrusted input.
 
 use elsa::sync::FrozenMap;
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::error::{Error, ErrorKind};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
-use crate::resolve::context::{Context, Entry, Resolve};
+use crate::resolve::context::{self, Context, Entry, Resolve};
 use crate::syntax;
 use crate::value::Value;
 
@@ -51,8 +51,10 @@ pub enum SourceForm {
 /// entries its expression names.
 #[derive(Debug, Default)]
 pub struct ContextTable {
-    /// Each name's encoded [`Entry`].
-    entries: HashMap<Box<[u8]>, Box<[u8]>, foldhash::fast::RandomState>,
+    /// Each entry's own name with its encoded [`Entry`].
+    entries: IndexMap<String, Box<[u8]>, foldhash::fast::RandomState>,
+    /// The context's Python aliases, resolved as [`Context::get`] resolves them.
+    aliases: context::Aliases,
     /// Every name in order with whether it is a variable (all "did you mean" hints need),
     /// encoded: the answer for the empty key.
     names: Box<[u8]>,
@@ -67,20 +69,26 @@ impl ContextTable {
     pub fn new(context: &Context) -> Result<ContextTable, Error> {
         let entries = context
             .entries()
-            .map(|(name, entry)| Ok((name.as_bytes().into(), encode(entry)?.into())))
+            .map(|(name, entry)| Ok((name.to_owned(), encode(entry)?.into())))
             .collect::<Result<_, Error>>()?;
         let names = encode(&context.names())?.into();
-        Ok(ContextTable { entries, names })
+        Ok(ContextTable {
+            entries,
+            aliases: context.aliases().clone(),
+            names,
+        })
     }
 
     /// The answer to the guest's lookup of `key`: the encoded entry of the name `key` (its
-    /// UTF-8 bytes), or every name for the empty key (no name is empty); `None` for a name
-    /// the context does not have.
+    /// UTF-8 bytes: an entry's own name or a tool's Python alias, as [`Context::get`] finds
+    /// it), or every name for the empty key (no name is empty); `None` for a name the
+    /// context does not have.
     pub fn answer(&self, key: &[u8]) -> Option<&[u8]> {
         if key.is_empty() {
             return Some(&self.names);
         }
-        self.entries.get(key).map(|entry| &**entry)
+        let name = std::str::from_utf8(key).ok()?;
+        context::lookup(&self.entries, &self.aliases, name).map(|entry| &**entry)
     }
 }
 

@@ -593,11 +593,33 @@ impl fmt::Display for Type {
 /// `add(a: int, b: int = 1)`: the Python-style signature.
 impl fmt::Display for RecordType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.signature_as(&self.name).fmt(f)
+    }
+}
+
+/// A [`RecordType`]'s signature under another name ([`RecordType::signature_as`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SignatureAs<'a> {
+    record: &'a RecordType,
+    name: &'a str,
+}
+
+impl RecordType {
+    /// The signature (`name(a: int, b: str = 'x')`) written with `name` for the type's own
+    /// name: a tool's Python alias, say.
+    pub fn signature_as<'a>(&'a self, name: &'a str) -> SignatureAs<'a> {
+        SignatureAs { record: self, name }
+    }
+}
+
+impl fmt::Display for SignatureAs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let this = self.record;
         write!(f, "{}(", self.name)?;
         // A required field after one with a default is keyword-only in Python
         // (`def f(a: int = 1, *, b: int)`): the `*` keeps the signature valid.
         let (mut after_default, mut keyword_only) = (false, false);
-        for (i, field) in self.fields.iter().enumerate() {
+        for (i, field) in this.fields.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }

@@ -92,6 +92,14 @@ pub(super) enum Command {
         /// List only `run_calls` and `search_tools` (for very large tool sets), not each tool.
         #[arg(long)]
         only_run_calls: bool,
+        /// With `--listen`: the most HTTP sessions live at once; an `initialize` beyond it is
+        /// refused (503) until one ends.
+        #[arg(long, value_name = "N", default_value_t = fexpr::mcp::serve::ServeOptions::MAX_SESSIONS, requires = "listen")]
+        max_sessions: usize,
+        /// With `--listen`: seconds a session may stay without a message before it is closed
+        /// and its memory returned.
+        #[arg(long, value_name = "SECONDS", default_value_t = fexpr::mcp::serve::ServeOptions::SESSION_IDLE.as_secs_f64(), requires = "listen")]
+        session_idle: f64,
         #[command(flatten)]
         limits: LimitArgs,
     },

@@ -4,13 +4,39 @@
 use super::*;
 
 /// The tool definitions in the file of `--tools-json`; a file that cannot be read or
-/// understood is a usage error.
-pub(super) fn read_tools_json(path: &std::path::Path) -> Result<Vec<fexpr::ToolDefinition>, Stop> {
-    std::fs::read_to_string(path)
+/// understood, or holds no usable definition, is a usage error. A definition that cannot be
+/// used (a name no provider allows, say) is reported on stderr and left out: the others stay
+/// usable.
+pub(super) fn read_tools_json(
+    out: &mut Output,
+    path: &std::path::Path,
+) -> Result<Vec<fexpr::ToolDefinition>, Stop> {
+    let (defs, left_out) = std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
         .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not valid JSON ({e})")))
-        .and_then(|json| fexpr::tooldefs::from_json(&json).map_err(|e| e.message))
-        .map_err(|e| Stop::Usage(format!("--tools-json {}: {e}", path.display())))
+        .and_then(|json| {
+            fexpr::tooldefs::from_json_available(&json).map_err(|e| match e.hint {
+                Some(hint) => format!("{} ({hint})", e.message),
+                None => e.message,
+            })
+        })
+        .map_err(|e| Stop::Usage(format!("--tools-json {}: {e}", path.display())))?;
+    // Nothing usable at all: nothing to check or run against.
+    if let (true, Some(e)) = (defs.is_empty(), left_out.first()) {
+        return Err(Stop::Usage(format!(
+            "--tools-json {}: {}",
+            path.display(),
+            e.message
+        )));
+    }
+    for e in left_out {
+        out.note(format_args!(
+            "fexpr: --tools-json {}: {}; it is left out",
+            path.display(),
+            e.message
+        ))?;
+    }
+    Ok(defs)
 }
 
 /// A tool of `serve --tools-json`: a definition without code. A call to it is bound, checked

@@ -76,26 +76,51 @@ use check::{check, read_tools_json, CheckedCall};
 use exec::*;
 use output::{Output, Stop};
 
-/// The manager of `args` before its MCP servers are added: the toolset (`default` when no
-/// other source is given) and the definitions of `--tools-json`.
-fn tool_builder(args: &ToolArgs, default: Toolset) -> Result<ToolManagerBuilder, Stop> {
-    let mut builder = match args.toolset(default) {
+/// The tools of `args` before its MCP servers are added: the toolset (`default` when no
+/// other source is given) and the definitions of `--tools-json` (tools without code: a call is
+/// checked and answers its checked call), with where each came from, for messages naming a
+/// clash.
+fn tool_builder(
+    out: &mut Output,
+    args: &ToolArgs,
+    default: Toolset,
+) -> Result<(ToolManagerBuilder, Sources), Stop> {
+    let toolset = args.toolset(default);
+    let mut builder = match toolset {
         Toolset::None => ToolManager::builder(),
         Toolset::Demo => fexpr::demo::builder(),
     };
+    let mut sources: Sources = builder
+        .names()
+        .entries()
+        .map(|(name, _)| (name.to_string(), "--tools demo".to_string()))
+        .collect();
     if let Some(path) = &args.tools_json {
-        for def in read_tools_json(path)? {
+        let source = format!("--tools-json {}", path.display());
+        for def in read_tools_json(out, path)? {
+            if let Some(other) = sources.iter().find(|(n, _)| *n == def.name) {
+                return Err(Stop::Usage(format!(
+                    "the tool `{}` is defined twice: by {} and by {source}",
+                    def.name, other.1
+                )));
+            }
+            sources.push((def.name.clone(), source.clone()));
             builder.add_tool(std::sync::Arc::new(CheckedCall(def)));
         }
     }
-    Ok(builder)
+    Ok((builder, sources))
 }
 
-/// Connect to the MCP servers of `args` (if any) and add their tools to `manager`.
+/// Each name of the tools `--tools` and `--tools-json` gave, with the option that gave it.
+type Sources = Vec<(String, String)>;
+
+/// Connect to the MCP servers of `args` (if any) and add their tools to `manager`; `sources`
+/// names where the tools it has came from.
 async fn add_mcp(
     out: &mut Output,
     manager: &mut ToolManagerBuilder,
     args: &McpArgs,
+    sources: &Sources,
 ) -> Result<Option<McpTools>, Stop> {
     let Some(path) = &args.mcp_config else {
         return Ok(None);
@@ -132,8 +157,25 @@ async fn add_mcp(
     for e in mcp.failures() {
         out.note(format_args!("fexpr: {}; its tools are left out", e.message))?;
     }
+    for e in mcp.left_out() {
+        out.note(format_args!("fexpr: {}", e.message))?;
+    }
     out.flush()?;
-    let names = mcp.register(manager);
+    let usage = |e: Error| match &e.hint {
+        Some(hint) => Stop::Usage(format!("--mcp-config: {} ({hint})", e.message)),
+        None => Stop::Usage(format!("--mcp-config: {}", e.message)),
+    };
+    // A tool of another option with an MCP tool's name: an error naming both, never a rename.
+    for tool in mcp.names().map_err(usage)? {
+        if let Some((_, source)) = sources.iter().find(|(n, _)| *n == tool.exposed) {
+            return Err(Stop::Usage(format!(
+                "the tool `{}` is defined twice: by {source} and by MCP server `{}` of \
+                 --mcp-config (rename one, or add --mcp-namespaced to call it `{}.{}`)",
+                tool.exposed, tool.server, tool.server, tool.exposed
+            )));
+        }
+    }
+    let names = mcp.register(manager).map_err(usage)?;
     if progress {
         let _ = out.note(format_args!("fexpr: {} MCP tool(s) ready", names.len()));
         let _ = out.flush();
@@ -158,8 +200,9 @@ fn main() -> ExitCode {
             limits,
             exprs,
         } => limits.limits().and_then(|limits| {
-            let builder = tool_builder(&tools, Toolset::Demo)?.limits(limits);
-            with_tools(&mut out, builder, &tools.mcp, |out, _, m| {
+            let (builder, sources) = tool_builder(&mut out, &tools, Toolset::Demo)?;
+            let builder = builder.limits(limits);
+            with_tools(&mut out, (builder, sources), &tools.mcp, |out, _, m| {
                 let options = repair_options(strict, lenient, model_format);
                 check(out, &m, options, report.human(), exprs)
             })
@@ -175,16 +218,22 @@ fn main() -> ExitCode {
             limits,
             exprs,
         } => limits.limits().and_then(|limits| {
-            let manager = tool_builder(&tools, Toolset::None)?.limits(limits);
+            let (manager, sources) = tool_builder(&mut out, &tools, Toolset::None)?;
+            let manager = manager.limits(limits);
             let manager = if sandbox {
                 one_shot_sandbox(manager)
             } else {
                 manager
             };
-            with_tools(&mut out, manager, &tools.mcp, |out, runtime, m| {
-                let how = (repair_options(strict, lenient, model_format), expr);
-                exec(out, runtime, m, sandbox, how, report.human(), exprs)
-            })
+            with_tools(
+                &mut out,
+                (manager, sources),
+                &tools.mcp,
+                |out, runtime, m| {
+                    let how = (repair_options(strict, lenient, model_format), expr);
+                    exec(out, runtime, m, sandbox, how, report.human(), exprs)
+                },
+            )
         }),
         Command::Serve {
             tools,
@@ -192,36 +241,50 @@ fn main() -> ExitCode {
             sandbox,
             strict,
             only_run_calls,
+            max_sessions,
+            session_idle,
             limits,
         } => limits.limits().and_then(|limits| {
+            let session_idle = std::time::Duration::try_from_secs_f64(session_idle)
+                .map_err(|e| Stop::Usage(format!("--session-idle {session_idle}: {e}")))?;
             let options = fexpr::mcp::serve::ServeOptions {
                 only_run_calls,
                 sandboxed: sandbox,
                 repair: repair_options(strict, false, None),
+                max_sessions,
+                session_idle,
                 ..Default::default()
             };
             let transport = match listen {
                 Some(addr) => fexpr::mcp::serve::McpTransport::Http(addr),
                 None => fexpr::mcp::serve::McpTransport::Stdio,
             };
-            let manager = tool_builder(&tools, Toolset::Demo)?.limits(limits);
-            with_tools(&mut out, manager, &tools.mcp, |out, runtime, m| {
-                let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
-                    .map_err(|e| Stop::Usage(e.to_string()))?;
-                if let fexpr::mcp::serve::McpTransport::Http(addr) = &transport {
-                    out.note(format_args!("fexpr: serving MCP at http://{addr}/mcp"))?;
-                    out.flush()?;
-                }
-                runtime
-                    .block_on(gateway.serve(transport))
-                    .map_err(|e| Stop::Failed(e.message))
-            })
+            let (manager, sources) = tool_builder(&mut out, &tools, Toolset::Demo)?;
+            let manager = manager.limits(limits);
+            with_tools(
+                &mut out,
+                (manager, sources),
+                &tools.mcp,
+                |out, runtime, m| {
+                    let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
+                        .map_err(|e| Stop::Usage(e.to_string()))?;
+                    if let fexpr::mcp::serve::McpTransport::Http(addr) = &transport {
+                        out.note(format_args!("fexpr: serving MCP at http://{addr}/mcp"))?;
+                        out.flush()?;
+                    }
+                    runtime
+                        .block_on(gateway.serve(transport))
+                        .map_err(|e| Stop::Failed(e.message))
+                },
+            )
         }),
-        Command::Tools { tools, format } => tool_builder(&tools, Toolset::Demo).and_then(|b| {
-            with_tools(&mut out, b, &tools.mcp, |out, _, m| {
-                out.row(definitions(&m, format))
+        Command::Tools { tools, format } => {
+            tool_builder(&mut out, &tools, Toolset::Demo).and_then(|b| {
+                with_tools(&mut out, b, &tools.mcp, |out, _, m| {
+                    out.row(definitions(&m, format))
+                })
             })
-        }),
+        }
         Command::Grammar {
             tools,
             format,
@@ -233,7 +296,7 @@ fn main() -> ExitCode {
                 .format(format)
                 .markup(markup)
                 .tool_choice(tool_choice);
-            tool_builder(&tools, Toolset::Demo).and_then(|b| {
+            tool_builder(&mut out, &tools, Toolset::Demo).and_then(|b| {
                 with_tools(&mut out, b, &tools.mcp, |out, _, m| {
                     grammar(out, &m, &options, request)
                 })
@@ -247,7 +310,7 @@ fn main() -> ExitCode {
 /// `mcp_args` are added; the servers are closed however the command ends.
 fn with_tools(
     out: &mut Output,
-    mut builder: ToolManagerBuilder,
+    (mut builder, sources): (ToolManagerBuilder, Sources),
     mcp_args: &McpArgs,
     command: impl FnOnce(&mut Output, &tokio::runtime::Runtime, ToolManager) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
@@ -255,7 +318,7 @@ fn with_tools(
         .enable_all()
         .build()
         .map_err(|e| Stop::Failed(format!("cannot start the async runtime: {e}")))?;
-    let mcp = runtime.block_on(add_mcp(out, &mut builder, mcp_args))?;
+    let mcp = runtime.block_on(add_mcp(out, &mut builder, mcp_args, &sources))?;
     // A registration problem here is in the user's limits (the demo tools are checked by a
     // test): a usage error.
     let result = match builder.build() {

@@ -52,11 +52,27 @@ impl ToolDefinition {
         self
     }
 
-    /// `add(a: int, b: int) -> int`
+    /// The name Python call text calls the tool by: its
+    /// [`python_alias`](crate::context::python_alias) (`get-current-weather` →
+    /// `get_current_weather`; a name that is a Python name already is itself).
+    pub fn python_name(&self) -> String {
+        crate::resolve::context::python_alias(&self.name)
+    }
+
+    /// `add(a: int, b: int) -> int`, under the tool's [`python_name`](ToolDefinition::python_name).
+    ///
+    /// ```
+    /// let def = fexpr::ToolDefinition::new("get-current-weather", "", serde_json::json!({
+    ///     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+    /// assert_eq!(def.python_signature(), "get_current_weather(city: str)");
+    /// assert_eq!(def.openai()["function"]["name"], "get-current-weather");
+    /// ```
     pub fn python_signature(&self) -> String {
+        let name = self.python_name();
+        let signature = self.signature.signature_as(&name);
         match &self.return_type {
-            Type::Any => self.signature.to_string(),
-            t => format!("{} -> {t}", self.signature),
+            Type::Any => signature.to_string(),
+            t => format!("{signature} -> {t}"),
         }
     }
 

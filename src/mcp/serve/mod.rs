@@ -6,16 +6,21 @@
 //! goes through the manager's one request API ([`ToolManager::run`]) as an Anthropic
 //! `tool_use` block would: bound and checked against the tool's schema (repairs made and
 //! reported, a call that does not fit refused before anything runs), under the manager's
-//! [`Limits`](crate::Limits) (deadlines, result size, calls per request), with a call id and a
-//! bounded observation, and with [`ServeOptions::sandboxed`] evaluated in the wasm guest.
+//! [`Limits`](crate::Limits) (deadlines, result size, calls per request), with a call id,
+//! and with [`ServeOptions::sandboxed`] evaluated in the wasm guest.
 //! The tools may be anything a manager holds: Rust functions, Python tools, or the tools of
 //! upstream MCP servers ([`super::McpTools`]), which then get fexpr's checks before the
 //! upstream sees a byte; an upstream that dies or hangs is that call's error (its timeout), and
 //! is started again on the next call.
 //!
 //! # Results
-//! A call's result is its observation as text (what [`ToolManager::observation`] gives a
-//! model); a result that is a JSON object is also its `structuredContent`. `_meta.fexpr`
+//! A call's result passes through whole: a string is one text block; an upstream MCP tool's
+//! blocks (images, resources, several texts) are its blocks again; any other value is one
+//! text block of its JSON (`{"name": "get_weather", "kwargs": {...}}`), and also its
+//! `structuredContent` when it is a JSON object. Nothing is cut or summarized: the size of a
+//! result is bounded by [`Limits::max_output_bytes`](crate::Limits::max_output_bytes) (`fexpr
+//! serve --limit max_output_bytes=N`), and a result over it is the call's error, saying so.
+//! `_meta.fexpr`
 //! holds the call id, any repairs made and, sandboxed, the evaluation's receipt
 //! (`{"call_id": ..., "repairs": [...], "receipt": {...}}`). A refused
 //! or failed call is a tool error (`isError: true`) whose text is fexpr's message and hint,
@@ -39,6 +44,9 @@
 //! assert!(names.contains(&"add".to_string()) && names.contains(&"run_calls".to_string()));
 //! ```
 
+mod search;
+mod transport;
+
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -50,12 +58,15 @@ use rmcp::ServiceExt;
 use serde_json::{json, Value as Json};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::call::{fresh_call_id, FunctionOutput};
 use crate::dispatch::manager::ToolManager;
 use crate::dispatch::request::{Input, Request};
 use crate::error::{clip, Error, ErrorKind};
 use crate::front::repair::RepairOptions;
+use crate::resolve::context::python_alias;
+use crate::value::Value;
 
 /// The name of the tool that runs model text: a call, a list of calls, nested calls.
 pub const RUN_CALLS: &str = "run_calls";
@@ -66,6 +77,9 @@ pub const SEARCH_TOOLS: &str = "search_tools";
 const SEARCH_DEFAULT: usize = 10;
 /// The most tools one `search_tools` call returns.
 const SEARCH_MAX: usize = 50;
+/// The most distinct words of a `search_tools` query that are looked up; the rest are left
+/// out, and the answer says so.
+pub const SEARCH_QUERY_WORDS: usize = 32;
 
 /// What the gateway exposes and how it runs calls.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +93,19 @@ pub struct ServeOptions {
     pub repair: RepairOptions,
     /// The server's name in `initialize`. Default: `fexpr`.
     pub name: String,
+    /// Streamable HTTP: the most sessions live at once; an `initialize` beyond it is refused
+    /// (`503`, a JSON-RPC error saying so) until one ends. Default: 1,000.
+    pub max_sessions: usize,
+    /// Streamable HTTP: a session without a message for this long is closed and its memory
+    /// returned (its client must `initialize` again). Default: 300 s.
+    pub session_idle: Duration,
+}
+
+impl ServeOptions {
+    /// [`ServeOptions::max_sessions`]' default.
+    pub const MAX_SESSIONS: usize = 1000;
+    /// [`ServeOptions::session_idle`]'s default.
+    pub const SESSION_IDLE: Duration = Duration::from_secs(300);
 }
 
 impl Default for ServeOptions {
@@ -88,9 +115,15 @@ impl Default for ServeOptions {
             sandboxed: false,
             repair: RepairOptions::default(),
             name: "fexpr".into(),
+            max_sessions: ServeOptions::MAX_SESSIONS,
+            session_idle: ServeOptions::SESSION_IDLE,
         }
     }
 }
+
+/// How many bytes one JSON-RPC message may hold beyond `Limits::max_source_bytes` (the
+/// envelope around the arguments or the `run_calls` text).
+pub const MESSAGE_ENVELOPE_BYTES: usize = 64 << 10;
 
 /// Where a gateway listens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,6 +149,8 @@ struct Inner {
     options: ServeOptions,
     /// What `tools/list` answers.
     listed: Vec<rmcp::model::Tool>,
+    /// The tools' words, for `search_tools`.
+    index: search::Index,
 }
 
 impl McpGateway {
@@ -156,11 +191,13 @@ impl McpGateway {
         if options.only_run_calls {
             listed.push(search_tools_tool());
         }
+        let index = search::Index::new(manager.definitions());
         Ok(McpGateway {
             inner: Arc::new(Inner {
                 manager,
                 options,
                 listed,
+                index,
             }),
         })
     }
@@ -194,41 +231,95 @@ impl McpGateway {
         }
     }
 
-    /// Serve `transport` until the client (stdio) or the process (HTTP) ends.
+    /// The most bytes one JSON-RPC message (a stdio line, an HTTP body) may hold: the
+    /// manager's `max_source_bytes` and [`MESSAGE_ENVELOPE_BYTES`].
+    pub fn max_message_bytes(&self) -> usize {
+        self.inner
+            .manager
+            .limits()
+            .max_source_bytes
+            .saturating_add(MESSAGE_ENVELOPE_BYTES)
+    }
+
+    /// Serve `transport` until the client (stdio) or the process (HTTP) ends. Over stdio the
+    /// end of stdin ends the session at once: calls in flight (upstream calls too) are
+    /// cancelled.
     pub async fn serve(self, transport: McpTransport) -> Result<(), Error> {
-        let failed = |what: &str, e: &dyn std::fmt::Display| {
-            Error::new(ErrorKind::ToolFailed, format!("MCP server: {what}: {e}"))
-        };
         match transport {
             McpTransport::Stdio => {
-                let running = ServiceExt::serve(self, rmcp::transport::stdio())
+                self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
                     .await
-                    .map_err(|e| failed("the session did not start", &e))?;
-                running
-                    .waiting()
-                    .await
-                    .map_err(|e| failed("the session ended", &e))?;
-                Ok(())
             }
             McpTransport::Http(addr) => {
-                use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-                use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-                let service = StreamableHttpService::new(
-                    move || Ok(self.clone()),
-                    Arc::new(LocalSessionManager::default()),
-                    // Loopback `Host`s only (rmcp's default) and no request from a web page
-                    // (any `Origin` refused): only local programs reach the tools.
-                    StreamableHttpServerConfig::default().enforce_origin_validation(),
-                );
-                let router = axum::Router::new().nest_service("/mcp", service);
                 let listener = tokio::net::TcpListener::bind(addr)
                     .await
-                    .map_err(|e| failed(&format!("cannot listen on {addr}"), &e))?;
-                axum::serve(listener, router)
-                    .await
-                    .map_err(|e| failed("the HTTP server stopped", &e))
+                    .map_err(|e| serve_failed(&format!("cannot listen on {addr}"), &e))?;
+                self.serve_http(listener).await
             }
         }
+    }
+
+    /// Serve one client over a byte stream pair, one JSON-RPC message per line (what
+    /// [`McpTransport::Stdio`] does with stdin and stdout), until `input` ends.
+    ///
+    /// # Errors
+    /// A `ToolFailed` error when the session did not start (no `initialize`).
+    pub async fn serve_lines<R, W>(self, input: R, output: W) -> Result<(), Error>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let transport = transport::LineTransport::new(input, output, self.max_message_bytes());
+        let eof = transport.eof();
+        let running = ServiceExt::serve(self, transport)
+            .await
+            .map_err(|e| serve_failed("the session did not start", &e))?;
+        // The client is gone: what it started is cancelled, not waited for.
+        let token = running.cancellation_token();
+        let cancel = tokio::spawn(async move {
+            eof.notified().await;
+            token.cancel();
+        });
+        let ended = running.waiting().await;
+        cancel.abort();
+        ended.map_err(|e| serve_failed("the session ended", &e))?;
+        Ok(())
+    }
+
+    /// Serve streamable HTTP at `/mcp` on `listener` until the process ends: at most
+    /// [`ServeOptions::max_sessions`] sessions, each closed after
+    /// [`ServeOptions::session_idle`], request bodies within
+    /// [`max_message_bytes`](McpGateway::max_message_bytes).
+    ///
+    /// # Errors
+    /// A `ToolFailed` error when the HTTP server stops.
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), Error> {
+        use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+        let max_body = self.max_message_bytes();
+        let options = &self.inner.options;
+        let sessions = Arc::new(transport::Sessions::new(
+            options.max_sessions,
+            options.session_idle,
+        ));
+        let guard = Arc::new(transport::Guard {
+            sessions: sessions.clone(),
+            max_body,
+        });
+        let service = StreamableHttpService::new(
+            move || Ok(self.clone()),
+            sessions,
+            // Loopback `Host`s only (rmcp's default) and no request from a web page
+            // (any `Origin` refused): only local programs reach the tools.
+            StreamableHttpServerConfig::default()
+                .enforce_origin_validation()
+                .with_max_request_body_bytes(max_body),
+        );
+        let router = axum::Router::new().nest_service("/mcp", service).layer(
+            axum::middleware::from_fn_with_state(guard, transport::guard),
+        );
+        axum::serve(listener, router)
+            .await
+            .map_err(|e| serve_failed("the HTTP server stopped", &e))
     }
 
     /// A request with the gateway's repairs, natively or in the sandbox.
@@ -248,6 +339,16 @@ impl McpGateway {
     /// One tool called by name: the client's arguments read as an Anthropic `tool_use` block,
     /// so they are checked and repaired as a model's would be.
     async fn one_call(&self, name: &str, arguments: JsonObject) -> CallToolResult {
+        // The block names the tool by its Python alias, which resolves to the same tool (and
+        // its output carries the tool's own name): the JSON door reads a block by writing it
+        // as a Python call, which cannot spell every tool name.
+        let alias = self
+            .inner
+            .manager
+            .context()
+            .tool_name(name)
+            .map(python_alias);
+        let name = alias.as_deref().unwrap_or(name);
         let block =
             json!({"type": "tool_use", "id": fresh_call_id(), "name": name, "input": arguments});
         let response = self.request(Input::anthropic(block)).await;
@@ -268,24 +369,28 @@ impl McpGateway {
         }
     }
 
-    /// The MCP result of one output.
+    /// The MCP result of one output: the whole value (see the [module docs](self)).
     fn result(&self, output: &FunctionOutput) -> CallToolResult {
-        let manager = &self.inner.manager;
         let mut result = match &output.output {
-            Ok(value) => {
-                let mut result =
-                    CallToolResult::success(vec![ContentBlock::text(manager.observation(output))]);
-                let json = value.to_json();
-                if json.is_object() {
-                    result.structured_content = Some(json);
-                }
-                result
+            Ok(value) => value_result(value),
+            // The span would index the JSON fexpr made of the client's arguments: dropped. A
+            // limit is the server's: the hint says how its operator raises it.
+            Err(e) => {
+                let hint = e
+                    .limit
+                    .map(|kind| match kind.setting().strip_prefix("Limits::") {
+                        Some(field) => format!(
+                        "the server's limit: start it with `--limit {field}=N` (`fexpr serve`) \
+                         or raise `Limits::{field}`"
+                    ),
+                        None => format!("the server's limit: raise `{}`", kind.setting()),
+                    });
+                error_result(&Error {
+                    span: None,
+                    hint: hint.or_else(|| e.hint.clone()),
+                    ..e.clone()
+                })
             }
-            // The span would index the JSON fexpr made of the client's arguments: dropped.
-            Err(e) => error_result(&Error {
-                span: None,
-                ..e.clone()
-            }),
         };
         let mut fexpr = result
             .meta
@@ -329,21 +434,27 @@ impl McpGateway {
             );
         }
         let response = self.request(Input::model_output(text)).await;
-        let manager = &self.inner.manager;
         let mut text_rows = Vec::new();
         let mut rows = Vec::new();
         for output in &response.outputs {
-            let call = output
-                .parsed_input
-                .as_ref()
-                .map_or_else(|| clip(&output.input, 200), |f| clip(&f.to_expr(), 200));
-            let mut row = json!({"call_id": output.call_id, "call": call});
+            // The call as Python text: the tool by its alias (the output names it as it is).
+            let call = output.parsed_input.as_ref().map_or_else(
+                || clip(&output.input, 200),
+                |f| {
+                    let python = crate::call::Function {
+                        name: python_alias(&f.name),
+                        ..f.clone()
+                    };
+                    clip(&python.to_expr(), 200)
+                },
+            );
+            let mut row = json!({"call_id": output.call_id, "call": call, "name": output.name});
             let mut text_row = row.clone();
             if let (Some(map), Some(text_map)) = (row.as_object_mut(), text_row.as_object_mut()) {
                 match &output.output {
                     Ok(value) => {
                         map.insert("output".into(), value.to_json());
-                        text_map.insert("output".into(), json!(manager.observation(output)));
+                        text_map.insert("output".into(), value.to_json());
                     }
                     Err(e) => {
                         map.insert("error".into(), json!(e));
@@ -386,8 +497,9 @@ impl McpGateway {
         result
     }
 
-    /// `search_tools`: the tools whose name or description holds the query's words, best
-    /// first, as Python definitions.
+    /// `search_tools`: the tools whose name or description has words starting with the
+    /// query's words (at most [`SEARCH_QUERY_WORDS`] of them), best first, as Python
+    /// definitions, from an index made once.
     fn search_tools(&self, arguments: &JsonObject) -> CallToolResult {
         let Some(Json::String(query)) = arguments.get("query") else {
             return error_result(
@@ -407,38 +519,21 @@ impl McpGateway {
                 }
             },
         };
-        let words: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        let mut scored: Vec<(usize, &crate::ToolDefinition)> = self
-            .inner
-            .manager
-            .definitions()
-            .filter_map(|d| {
-                let name = d.name.to_lowercase();
-                let description = d.description.to_lowercase();
-                let score: usize = words
-                    .iter()
-                    .map(|w| {
-                        3 * usize::from(name.contains(w.as_str()))
-                            + usize::from(description.contains(w.as_str()))
-                    })
-                    .sum();
-                (score > 0 || words.is_empty()).then_some((score, d))
-            })
-            .collect();
-        scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
-        let found: Vec<String> = scored.iter().take(limit).map(|(_, d)| d.python()).collect();
-        let text = if found.is_empty() {
+        let found = self.inner.index.search(query, limit);
+        let mut text = if found.tools.is_empty() {
             format!(
                 "no tool matches {}; try other words",
                 clip(&json!(query).to_string(), 200)
             )
         } else {
-            found.join("\n\n")
+            found.tools.join("\n\n")
         };
+        if found.words_left_out > 0 {
+            text.push_str(&format!(
+                "\n\n(only the first {} words of the query were looked up; {} more were left out)",
+                SEARCH_QUERY_WORDS, found.words_left_out
+            ));
+        }
         CallToolResult::success(vec![ContentBlock::text(text)])
     }
 }
@@ -537,12 +632,53 @@ fn search_tools_tool() -> rmcp::model::Tool {
     )
 }
 
+/// A successful call's result, whole: a string as one text block; a result in MCP's own form
+/// (`{"content": [blocks], "structuredContent"?}`, what an upstream MCP tool with other
+/// blocks than one text gives) as those blocks; any other value as one text block of its JSON,
+/// and also as `structuredContent` when it is an object. Nothing is cut: the result's size is
+/// bounded by `Limits::max_output_bytes`, whose refusal is the call's error.
+fn value_result(value: &Value) -> CallToolResult {
+    if let Value::Str(text) = value {
+        return CallToolResult::success(vec![ContentBlock::text(text.as_str())]);
+    }
+    let json = value.to_json();
+    if let Some((blocks, structured)) = mcp_form(&json) {
+        let mut result = CallToolResult::success(blocks);
+        result.structured_content = structured;
+        return result;
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(json.to_string())]);
+    if json.is_object() {
+        result.structured_content = Some(json);
+    }
+    result
+}
+
+/// The blocks (and structured content) of a value in MCP's result form: an object with a
+/// `content` list of MCP content blocks and at most `structuredContent` beside it.
+fn mcp_form(json: &Json) -> Option<(Vec<ContentBlock>, Option<Json>)> {
+    let map = json.as_object()?;
+    if map
+        .keys()
+        .any(|k| k != "content" && k != "structuredContent")
+    {
+        return None;
+    }
+    let blocks = serde_json::from_value(map.get("content")?.clone()).ok()?;
+    Some((blocks, map.get("structuredContent").cloned()))
+}
+
 /// fexpr's error as text for a model: the message and the hint, no byte spans.
 fn error_text(e: &Error) -> String {
     match &e.hint {
         Some(hint) => format!("{:?} error: {}\nhint: {hint}", e.kind, e.message),
         None => format!("{:?} error: {}", e.kind, e.message),
     }
+}
+
+/// The gateway's own failure (it could not listen, a session did not start).
+fn serve_failed(what: &str, e: &dyn std::fmt::Display) -> Error {
+    Error::new(ErrorKind::ToolFailed, format!("MCP server: {what}: {e}"))
 }
 
 /// A tool error (`isError: true`) with fexpr's message and hint, and the whole error in

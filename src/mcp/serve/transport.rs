@@ -1,0 +1,495 @@
+//! How the gateway meets its clients: MCP over stdio, one bounded line per message, and over
+//! streamable HTTP with bounded sessions. Both answer every request that has an id, also one
+//! whose shape rmcp cannot read (`"params": [1]`), with a JSON-RPC error naming what is wrong.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::service::{RoleServer, TxJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{
+    ServerSseMessage, SessionId, SessionManager,
+};
+use rmcp::transport::Transport;
+use serde_json::{json, Value as Json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, Mutex, Notify};
+
+use crate::error::clip;
+
+/// The JSON-RPC error for the request `message` (its text), when it has an id and rmcp cannot
+/// read it (`error`: why): `-32602` when it has `params`, `-32600` otherwise. `None` for text
+/// that is not a JSON object with a number or string `id` (a notification, or not JSON): nothing
+/// can be answered to it, as the official SDKs do.
+fn shape_error(message: &[u8], error: &dyn std::fmt::Display) -> Option<Json> {
+    let value: Json = serde_json::from_slice(message).ok()?;
+    let id = value
+        .get("id")
+        .filter(|id| id.is_number() || id.is_string())?;
+    let method = value.get("method").and_then(Json::as_str).unwrap_or("");
+    let (code, why) = match value.get("params") {
+        Some(params) if !params.is_object() => (
+            -32602,
+            format!(
+                "invalid params for `{}`: `params` must be an object",
+                clip(method, 60)
+            ),
+        ),
+        Some(params) => (
+            -32602,
+            format!(
+                "invalid params for `{}`: {}",
+                clip(method, 60),
+                params_problem(method, params).unwrap_or_else(|| error.to_string())
+            ),
+        ),
+        None => (
+            -32600,
+            format!("invalid request `{}`: {error}", clip(method, 60)),
+        ),
+    };
+    Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": clip(&why, 400)}}))
+}
+
+/// What is wrong with the `params` of a request of a method the gateway serves (serde's
+/// message for that method's parameters: a missing or mistyped field).
+fn params_problem(method: &str, params: &Json) -> Option<String> {
+    use rmcp::model::{CallToolRequestParams, InitializeRequestParams, PaginatedRequestParams};
+    fn problem<T: serde::de::DeserializeOwned>(params: &Json) -> Option<String> {
+        serde_json::from_value::<T>(params.clone())
+            .err()
+            .map(|e| e.to_string())
+    }
+    match method {
+        "tools/call" => problem::<CallToolRequestParams>(params),
+        "tools/list" => problem::<PaginatedRequestParams>(params),
+        "initialize" => problem::<InitializeRequestParams>(params),
+        _ => None,
+    }
+}
+
+/// What the stdin reader hands on.
+enum Inbound {
+    Message(Box<ClientJsonRpcMessage>),
+    /// A JSON-RPC error to write back at once.
+    Reply(Vec<u8>),
+}
+
+/// MCP over a byte stream pair (the process's stdin and stdout), one JSON-RPC message per
+/// line: a line longer than `max_line` bytes is dropped while it is read (its bytes are never
+/// held), a line rmcp cannot read but which has an id is answered with a JSON-RPC error, and
+/// the end of the input ends the session at once: [`LineTransport::eof`] fires, and the gateway
+/// cancels what is in flight.
+pub(super) struct LineTransport<W> {
+    inbound: mpsc::Receiver<Inbound>,
+    out: Arc<Mutex<W>>,
+    eof: Arc<Notify>,
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> LineTransport<W> {
+    /// The transport reading `input` (in a task) and writing `output`.
+    pub(super) fn new<R>(input: R, output: W, max_line: usize) -> LineTransport<W>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+    {
+        let (tx, inbound) = mpsc::channel(16);
+        let eof = Arc::new(Notify::new());
+        let ended = eof.clone();
+        tokio::spawn(async move {
+            read_lines(BufReader::new(input), max_line, tx).await;
+            ended.notify_one();
+        });
+        LineTransport {
+            inbound,
+            out: Arc::new(Mutex::new(output)),
+            eof,
+        }
+    }
+
+    /// Fires when the input ended (the client closed it, or it failed).
+    pub(super) fn eof(&self) -> Arc<Notify> {
+        self.eof.clone()
+    }
+}
+
+/// Read `input` line by line into `tx` until it ends, each line at most `max_line` bytes.
+async fn read_lines<R: AsyncRead + Unpin>(
+    mut input: BufReader<R>,
+    max_line: usize,
+    tx: mpsc::Sender<Inbound>,
+) {
+    let mut line = Vec::new();
+    // Set while the rest of a line over `max_line` is skipped.
+    let mut skipping = false;
+    loop {
+        let (used, ended) = match input.fill_buf().await {
+            Ok([]) | Err(_) => return,
+            Ok(buf) => {
+                let newline = buf.iter().position(|b| *b == b'\n');
+                let used = newline.map_or(buf.len(), |i| i + 1);
+                if !skipping {
+                    let part = buf.get(..newline.unwrap_or(buf.len())).unwrap_or_default();
+                    if line.len().saturating_add(part.len()) > max_line {
+                        line = Vec::new();
+                        skipping = true;
+                        eprintln!(
+                            "fexpr: a message over {max_line} bytes was dropped (the limit is \
+                             max_source_bytes + 64 KiB)"
+                        );
+                    } else {
+                        line.extend_from_slice(part);
+                    }
+                }
+                (used, newline.is_some())
+            }
+        };
+        input.consume(used);
+        if !ended {
+            continue;
+        }
+        if std::mem::take(&mut skipping) {
+            continue;
+        }
+        let text = std::mem::take(&mut line);
+        let text = text.strip_suffix(b"\r").unwrap_or(&text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let item = match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
+            Ok(message) => Inbound::Message(Box::new(message)),
+            Err(e) => match shape_error(text, &e) {
+                Some(reply) => Inbound::Reply(reply.to_string().into_bytes()),
+                None => continue,
+            },
+        };
+        if tx.send(item).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Write `bytes` and a newline to `out`, whole, and flush.
+async fn write_line<W: AsyncWrite + Unpin>(out: &Mutex<W>, bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = out.lock().await;
+    out.write_all(bytes).await?;
+    out.write_all(b"\n").await?;
+    out.flush().await
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<W> {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), std::io::Error>> + Send + 'static {
+        let out = self.out.clone();
+        async move {
+            let bytes = serde_json::to_vec(&item)?;
+            write_line(&out, &bytes).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            match self.inbound.recv().await? {
+                Inbound::Message(message) => return Some(*message),
+                // A client that cannot be written to is gone: the end of the session.
+                Inbound::Reply(reply) => write_line(&self.out, &reply).await.ok()?,
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), std::io::Error> {
+        self.inbound.close();
+        Ok(())
+    }
+}
+
+/// rmcp's in-memory sessions with a cap on how many live at once. Each session also ends
+/// after its idle time (rmcp's `keep_alive`), and rmcp then closes it here, which drops it and
+/// its memory.
+pub(super) struct Sessions {
+    inner: LocalSessionManager,
+    max: usize,
+    live: AtomicUsize,
+}
+
+/// Why a session was not made or used.
+#[derive(Debug)]
+pub(super) enum SessionsError {
+    /// As many sessions as allowed are live.
+    Full(usize),
+    /// rmcp's own.
+    Local(LocalSessionManagerError),
+}
+
+impl std::fmt::Display for SessionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionsError::Full(max) => write!(f, "{max} sessions are live, the most allowed"),
+            SessionsError::Local(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SessionsError {}
+
+impl From<LocalSessionManagerError> for SessionsError {
+    fn from(e: LocalSessionManagerError) -> SessionsError {
+        SessionsError::Local(e)
+    }
+}
+
+impl Sessions {
+    /// At most `max` live sessions, each closed after `idle` without a message.
+    pub(super) fn new(max: usize, idle: std::time::Duration) -> Sessions {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(idle);
+        Sessions {
+            inner,
+            max,
+            live: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many sessions live now.
+    pub(super) fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// Whether no more session can be made now.
+    fn full(&self) -> bool {
+        self.live() >= self.max
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionsError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), SessionsError> {
+        // Taken before the session exists, so that concurrent `initialize`s cannot pass the cap.
+        let taken = self
+            .live
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.max).then_some(n + 1)
+            });
+        if taken.is_err() {
+            return Err(SessionsError::Full(self.max));
+        }
+        match self.inner.create_session().await {
+            Ok(made) => Ok(made),
+            Err(e) => {
+                self.live.fetch_sub(1, Ordering::SeqCst);
+                Err(e.into())
+            }
+        }
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<rmcp::model::ServerJsonRpcMessage, SessionsError> {
+        Ok(self.inner.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, SessionsError> {
+        Ok(self.inner.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), SessionsError> {
+        // A session is closed by its DELETE and again when its worker ends: whichever call
+        // takes it out of the map counts it.
+        let handle = self.inner.sessions.write().await.remove(id);
+        if let Some(handle) = handle {
+            self.live.fetch_sub(1, Ordering::SeqCst);
+            // An error means the worker ended already: nothing is left to close.
+            let _ = handle.close().await;
+        }
+        Ok(())
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
+        Ok(self.inner.create_stream(id, message).await?)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), SessionsError> {
+        Ok(self.inner.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
+        Ok(self.inner.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
+        Ok(self.inner.resume(id, last_event_id).await?)
+    }
+}
+
+/// What the HTTP guard needs: the sessions (for the cap's answer) and the largest body.
+pub(super) struct Guard {
+    pub(super) sessions: Arc<Sessions>,
+    pub(super) max_body: usize,
+}
+
+/// In front of rmcp's HTTP service: a session `DELETE` answers `200 OK` (rmcp says `202`,
+/// which the official SDKs log as a failed termination); a POST rmcp cannot read but which has
+/// an id gets a JSON-RPC error for that id (rmcp answers `415` with text); an `initialize`
+/// refused for the session cap gets `503` with a JSON-RPC error saying so.
+pub(super) async fn guard(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let method = request.method().clone();
+    if method == http::Method::DELETE {
+        let mut response = next.run(request).await;
+        if response.status() == http::StatusCode::ACCEPTED {
+            *response.status_mut() = http::StatusCode::OK;
+        }
+        return response;
+    }
+    if method != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let new_session = !parts.headers.contains_key("mcp-session-id");
+    let bytes = match axum::body::to_bytes(body, guard.max_body).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return (
+                http::StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is over {} bytes", guard.max_body),
+            )
+                .into_response()
+        }
+    };
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    let status = response.status();
+    if status == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        if let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
+            if let Some(reply) = shape_error(&bytes, &e) {
+                return json_response(http::StatusCode::BAD_REQUEST, &reply);
+            }
+        }
+    }
+    if status == http::StatusCode::INTERNAL_SERVER_ERROR && new_session && guard.sessions.full() {
+        let id = serde_json::from_slice::<Json>(&bytes)
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .unwrap_or(Json::Null);
+        let max = guard.sessions.max;
+        let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": format!(
+            "the server has {max} live sessions, the most it allows: end one (HTTP DELETE) or \
+             wait for an idle one to expire (`fexpr serve --max-sessions`, `--session-idle`)")}});
+        return json_response(http::StatusCode::SERVICE_UNAVAILABLE, &reply);
+    }
+    response
+}
+
+/// A response of `status` with the JSON `body`.
+fn json_response(status: http::StatusCode, body: &Json) -> Response {
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn a_request_rmcp_cannot_read_is_answered_for_its_id() {
+        let bad = br#"{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": [1]}"#;
+        let e = serde_json::from_slice::<ClientJsonRpcMessage>(bad).unwrap_err();
+        let reply = shape_error(bad, &e).unwrap();
+        assert_eq!(reply["id"], 7);
+        assert_eq!(reply["error"]["code"], -32602);
+        assert_eq!(
+            reply["error"]["message"],
+            "invalid params for `tools/call`: `params` must be an object"
+        );
+        // The message names what the method's parameters lack.
+        let no_name =
+            br#"{"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"x": 1}}"#;
+        let reply = shape_error(no_name, &e).unwrap();
+        assert_eq!(reply["id"], "a");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("missing field `name`"),
+            "{reply}"
+        );
+        // No id, or not JSON: nothing to answer.
+        let note = br#"{"jsonrpc": "2.0", "method": "tools/call", "params": [1]}"#;
+        assert!(shape_error(note, &e).is_none());
+        assert!(shape_error(b"{not json", &e).is_none());
+    }
+
+    #[tokio::test]
+    async fn lines_are_bounded_answered_and_end_with_the_input() {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let mut transport = LineTransport::new(server_read, server_write, 100);
+        let eof = transport.eof();
+        let (mut client_read, mut client_write) = tokio::io::split(client);
+        let mut input = Vec::new();
+        input.extend_from_slice(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1]}"#);
+        input.push(b'\n');
+        input.extend_from_slice(&[b'x'; 300]); // over the bound, without a newline yet
+        input.extend_from_slice(b"\n\n");
+        input.extend_from_slice(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+        input.push(b'\n');
+        client_write.write_all(&input).await.unwrap();
+        let message = transport.receive().await.unwrap();
+        assert!(
+            serde_json::to_string(&message)
+                .unwrap()
+                .contains("\"ping\""),
+            "{message:?}"
+        );
+        let mut reply = vec![0u8; 4096];
+        let n = client_read.read(&mut reply).await.unwrap();
+        let reply: Json = serde_json::from_slice(reply.get(..n).unwrap().trim_ascii()).unwrap();
+        assert_eq!(reply["id"], 7);
+        assert_eq!(reply["error"]["code"], -32602);
+        // The client closes its side: the input ends.
+        client_write.shutdown().await.unwrap();
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(5), transport.receive());
+        assert!(ended.await.unwrap().is_none());
+        tokio::time::timeout(std::time::Duration::from_secs(5), eof.notified())
+            .await
+            .unwrap();
+    }
+}
