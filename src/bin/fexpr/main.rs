@@ -52,6 +52,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use fexpr::check::{Checked, Verdict};
 use fexpr::diagnostic::Diagnostic;
 use fexpr::manager::ToolManagerBuilder;
+use fexpr::mcp::serve::McpTransport;
 use fexpr::mcp::{McpConfig, McpOptions, McpTools};
 use fexpr::sandbox::{Sandbox, SandboxConfig};
 use fexpr::{Error, ErrorKind, FunctionOutput, Input, LimitKind, Span, ToolManager};
@@ -255,10 +256,6 @@ fn main() -> ExitCode {
                 session_idle,
                 ..Default::default()
             };
-            let transport = match listen {
-                Some(addr) => fexpr::mcp::serve::McpTransport::Http(addr),
-                None => fexpr::mcp::serve::McpTransport::Stdio,
-            };
             let (manager, sources) = tool_builder(&mut out, &tools, Toolset::Demo)?;
             let manager = manager.limits(limits);
             with_tools(
@@ -268,13 +265,26 @@ fn main() -> ExitCode {
                 |out, runtime, m| {
                     let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
                         .map_err(|e| Stop::Usage(e.to_string()))?;
-                    if let fexpr::mcp::serve::McpTransport::Http(addr) = &transport {
-                        out.note(format_args!("fexpr: serving MCP at http://{addr}/mcp"))?;
-                        out.flush()?;
-                    }
-                    runtime
-                        .block_on(gateway.serve(transport))
-                        .map_err(|e| Stop::Failed(e.message))
+                    let served = match listen {
+                        None => runtime.block_on(gateway.serve(McpTransport::Stdio)),
+                        Some(addr) => {
+                            // The address is told once the listener is bound, and as bound: a
+                            // client (or a test that asked for port 0) connects to it.
+                            let listener = runtime
+                                .block_on(tokio::net::TcpListener::bind(addr))
+                                .and_then(|l| Ok((l.local_addr()?, l)))
+                                .map_err(|e| {
+                                    Stop::Failed(format!("cannot listen on {addr}: {e}"))
+                                })?;
+                            out.note(format_args!(
+                                "fexpr: serving MCP at http://{}/mcp",
+                                listener.0
+                            ))?;
+                            out.flush()?;
+                            runtime.block_on(gateway.serve_http(listener.1))
+                        }
+                    };
+                    served.map_err(|e| Stop::Failed(e.message))
                 },
             )
         }),
