@@ -44,7 +44,8 @@ def serve(
         manager: the tools (and context) to serve.
         listen: ``"HOST:PORT"`` to serve streamable HTTP at ``http://HOST:PORT/mcp`` (until
             Ctrl-C) instead of stdio. Only loopback ``Host`` headers and no ``Origin`` (no web
-            page) are accepted.
+            page) are accepted. Once listening, ``fexpr: serving MCP at URL`` is written to
+            ``sys.stderr`` with the address as bound (port ``0`` picks a free one).
         only_run_calls: list only ``run_calls`` and ``search_tools``, not each tool (for very
             large tool sets).
         sandboxed: evaluate every call's arguments inside the wasm sandbox.

@@ -27,14 +27,15 @@ pub fn serve_mcp(
     sandboxed: bool,
     strict: bool,
 ) -> PyResult<()> {
-    let transport = match listen {
-        None => McpTransport::Stdio,
-        Some(addr) => McpTransport::Http(addr.parse().map_err(|e| {
-            PyValueError::new_err(format!(
-                "listen={addr:?}: not an address such as 127.0.0.1:8000 ({e})"
-            ))
-        })?),
-    };
+    let listen: Option<std::net::SocketAddr> = listen
+        .map(|addr| {
+            addr.parse().map_err(|e| {
+                PyValueError::new_err(format!(
+                    "listen={addr:?}: not an address such as 127.0.0.1:8000 ({e})"
+                ))
+            })
+        })
+        .transpose()?;
     let options = ServeOptions {
         only_run_calls,
         sandboxed,
@@ -47,7 +48,24 @@ pub fn serve_mcp(
     };
     let gateway = McpGateway::new(manager.get().engine().as_ref().clone(), options)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let serving = pyo3_async_runtimes::tokio::get_runtime().spawn(gateway.serve(transport));
+    let runtime = pyo3_async_runtimes::tokio::get_runtime();
+    let serving = match listen {
+        None => runtime.spawn(gateway.serve(McpTransport::Stdio)),
+        Some(addr) => {
+            // The address is told once the listener is bound, and as bound (port 0 picks one).
+            let listener = py
+                .detach(|| runtime.block_on(tokio::net::TcpListener::bind(addr)))
+                .and_then(|l| Ok((l.local_addr()?, l)))
+                .map_err(|e| PyRuntimeError::new_err(format!("cannot listen on {addr}: {e}")))?;
+            let stderr = py.import("sys")?.getattr("stderr")?;
+            stderr.call_method1(
+                "write",
+                (format!("fexpr: serving MCP at http://{}/mcp\n", listener.0),),
+            )?;
+            stderr.call_method0("flush")?;
+            runtime.spawn(gateway.serve_http(listener.1))
+        }
+    };
     loop {
         if serving.is_finished() {
             break;

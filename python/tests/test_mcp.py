@@ -5,8 +5,10 @@ fails without it)."""
 import json
 import os
 import pathlib
+import queue
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -81,6 +83,7 @@ SDK_CLIENT = pathlib.Path(__file__).with_name("mcp_sdk_client.py")
 
 NAMED_SERVER = """
 import sys
+import threading
 import fexpr.mcp
 from fexpr import FunctionTool, ToolManager
 
@@ -98,14 +101,6 @@ fexpr.mcp.serve(ToolManager(tools=tools), **({"listen": listen} if listen else {
 """
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def sdk_session(sdk: str, transport: str, calls: list) -> dict:
     python = SDKS[sdk]
     assert python.exists(), f"{python} is not installed: run scripts/ci-mcp.sh"
@@ -121,26 +116,28 @@ def sdk_session(sdk: str, transport: str, calls: list) -> dict:
             capture_output=True, text=True, timeout=120, env=env,
         )
     else:
-        import socket
-        import time
-
-        port = free_port()
+        # Port 0, and the URL the server prints once it listens: a port picked beforehand
+        # could be taken by another test, or answered by a TCP self-connect.
         served = subprocess.Popen(
-            [sys.executable, "-c", NAMED_SERVER, f"127.0.0.1:{port}"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [sys.executable, "-c", NAMED_SERVER, "127.0.0.1:0"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    assert served.poll() is None, "the server exited"
-                    assert time.monotonic() < deadline, "the server did not listen"
-                    time.sleep(0.1)
+            urls: queue.Queue = queue.Queue()
+
+            def drain() -> None:
+                # The URL line, then the rest, so that the server never blocks on stderr.
+                for line in served.stderr:
+                    if line.startswith("fexpr: serving MCP at "):
+                        urls.put(line.removeprefix("fexpr: serving MCP at ").strip())
+
+            threading.Thread(target=drain, daemon=True).start()
+            try:
+                url = urls.get(timeout=120)
+            except queue.Empty:
+                raise AssertionError(f"the server did not say where it listens ({served.poll()=})") from None
             out = subprocess.run(
-                [*client, "http", f"http://127.0.0.1:{port}/mcp"],
+                [*client, "http", url],
                 capture_output=True, text=True, timeout=120, env=env,
             )
         finally:
