@@ -1,6 +1,7 @@
 //! The adversarial corpus through the binary's expression door:
 //! `fexpr exec --expr --tools demo [--sandbox] -` with the case on stdin, in an empty working
-//! directory. Each run must exit 0 within 10 s (or 3x the case's own `within`), print one JSON error object per call (the
+//! directory. Each run must exit 0 within 60 s (or 30x the case's own `within`: hang
+//! detectors that a loaded machine cannot trip), print one JSON error object per call (the
 //! expected kind, no output value), keep the peak resident memory of the child under 1 GiB, and
 //! leave the working directory empty. Invalid UTF-8 on stdin is an error object too. Cases of
 //! the `json` form go the same way (the CLI reads them as JSON); `model_output` cases are not
@@ -23,10 +24,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const CASES: &str = include_str!("adversarial/cases.jsonl");
-const TIMEOUT: Duration = Duration::from_secs(10);
-/// How much longer than a case's own `within` the binary may take (process start, a debug
-/// build, a loaded machine); the library test holds the case to `within` itself.
-const CLI_SLACK: f64 = 3.0;
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// How much longer than a case's own `within` (its time in-process on a quiet machine) the
+/// binary may take: process start, a debug build, a loaded 2-core machine. Quadratic work on
+/// the `dos` cases' 100,000 items takes minutes, so the bound still catches it.
+const CLI_SLACK: f64 = 30.0;
 const MAX_RSS_BYTES: u64 = 1 << 30;
 
 #[derive(Deserialize)]

@@ -353,8 +353,10 @@ fn builtin_bombs_end_quickly() {
         let started = std::time::Instant::now();
         let result = run(&limits, text);
         let elapsed = started.elapsed();
+        // A hang detector (each bomb unchecked takes minutes or more), loose enough for a
+        // debug build on a loaded machine.
         assert!(
-            elapsed < std::time::Duration::from_secs(2),
+            elapsed < std::time::Duration::from_secs(30),
             "{text}: {elapsed:?}"
         );
         if let Ok(v) = result {

@@ -80,8 +80,9 @@ fn bombs_end_in_structured_errors_in_both_modes_with_the_host_small() {
         let outputs = common::run_expr(&manager, bomb);
         assert_eq!(outputs.len(), 1);
         expect_error(&outputs[0], ErrorKind::Limit, &["limit exceeded"]);
+        // A hang detector (each bomb unchecked takes minutes), loose for a loaded machine.
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            started.elapsed() < Duration::from_secs(30),
             "{:?} took {:?}",
             fexpr::error::clip(bomb, 40),
             started.elapsed()
@@ -120,7 +121,8 @@ fn the_deadline_covers_slow_tools() {
     let started = Instant::now();
     let out = one_sandboxed(&manager, "slow(seconds=30)", &limits);
     expect_error(&out, ErrorKind::Limit, &["deadline"]);
-    assert!(started.elapsed() < Duration::from_secs(10));
+    // Well under the tool's 30 s: the deadline ended it, however loaded the machine.
+    assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(out.receipt.expect("a receipt").host_calls, 1);
     // Within the deadline the same tool answers.
     let out = one_sandboxed(&manager, "slow(seconds=0.01)", &limits);

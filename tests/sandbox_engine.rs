@@ -302,7 +302,9 @@ async fn infinite_loop_with_huge_fuel_hits_the_deadline() {
     let took = started.elapsed();
     expect_error(&outcome, ErrorKind::Limit, &["deadline", "100ms"]);
     assert!(took >= Duration::from_millis(100), "{took:?}");
-    assert!(took < Duration::from_secs(1), "{took:?}");
+    // The loop never ends by itself: any bound tells the deadline worked; this one is loose
+    // enough for a loaded machine.
+    assert!(took < Duration::from_secs(10), "{took:?}");
     assert!(outcome.receipt.fuel_used > 0);
 }
 
@@ -438,7 +440,8 @@ async fn deadline_cancels_a_slow_host_call() {
     let started = Instant::now();
     let outcome = sandbox.run(b"zz", &limits, host).await;
     expect_error(&outcome, ErrorKind::Limit, &["deadline"]);
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // Well under the host call's 30 s, however loaded the machine.
+    assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(outcome.receipt.host_calls, 1, "started, then cancelled");
     // The sandbox is still fine.
     let outcome = sandbox.run(b"ok", &Limits::default(), reverse()).await;
