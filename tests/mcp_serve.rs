@@ -939,7 +939,8 @@ fn http_sessions_are_capped_expire_when_idle_and_end_on_delete() {
 }
 
 /// A request rmcp cannot read (`"params": [1]`) still gets a reply for its id, over stdio and
-/// over HTTP; a message over the size bound is dropped without holding it.
+/// over HTTP; a message over the size bound is dropped without holding it, and answered when its
+/// id is among its first bytes.
 #[test]
 fn a_request_of_the_wrong_shape_gets_a_reply() {
     let bad = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": [1]});
@@ -950,6 +951,17 @@ fn a_request_of_the_wrong_shape_gets_a_reply() {
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
     // Over the bound (1 MiB + 64 KiB by default): dropped while read; the next one is served.
     gateway.send_line(&"x".repeat(2 << 20));
+    // With an id: a JSON-RPC error for it.
+    let text = "x".repeat(2 << 20);
+    gateway.send(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "search", "arguments": {"query": text}}}),
+    );
+    let refused = gateway.read();
+    assert_eq!(refused["id"], 9, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("max_source_bytes"), "{message}");
     gateway.send(
         &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
         "name": "add", "arguments": {"a": 1, "b": 2}}}),

@@ -16,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
 use rmcp::transport::Transport;
+use serde::de::IgnoredAny;
 use serde_json::{json, Value as Json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -84,7 +85,8 @@ enum Inbound {
 
 /// MCP over a byte stream pair (the process's stdin and stdout), one JSON-RPC message per
 /// line: a line longer than `max_line` bytes is dropped while it is read (its bytes are never
-/// held), a line rmcp cannot read but which has an id is answered with a JSON-RPC error, and
+/// held) and answered with a JSON-RPC error when its `id` is among its first 4 KiB, a line
+/// rmcp cannot read but which has an id is answered with a JSON-RPC error, and
 /// the end of the input ends the session at once: [`LineTransport::eof`] fires, and the gateway
 /// cancels what is in flight.
 pub(super) struct LineTransport<W> {
@@ -128,6 +130,8 @@ async fn read_lines<R: AsyncRead + Unpin>(
     let mut line = Vec::new();
     // Set while the rest of a line over `max_line` is skipped.
     let mut skipping = false;
+    // The first bytes of a line being skipped: where its `id` is, to answer it.
+    let mut head = Vec::new();
     loop {
         let (used, ended) = match input.fill_buf().await {
             Ok([]) | Err(_) => return,
@@ -137,7 +141,12 @@ async fn read_lines<R: AsyncRead + Unpin>(
                 if !skipping {
                     let part = buf.get(..newline.unwrap_or(buf.len())).unwrap_or_default();
                     if line.len().saturating_add(part.len()) > max_line {
-                        line = Vec::new();
+                        head = std::mem::take(&mut line);
+                        head.truncate(OVER_LONG_HEAD);
+                        let rest = OVER_LONG_HEAD.saturating_sub(head.len());
+                        head.extend_from_slice(
+                            part.get(..rest.min(part.len())).unwrap_or_default(),
+                        );
                         skipping = true;
                         eprintln!(
                             "fexpr: a message over {max_line} bytes was dropped (the limit is \
@@ -155,6 +164,20 @@ async fn read_lines<R: AsyncRead + Unpin>(
             continue;
         }
         if std::mem::take(&mut skipping) {
+            // Answered when its id is among its first bytes (where clients write it).
+            let Some(id) = leading_id(&std::mem::take(&mut head)) else {
+                continue;
+            };
+            let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message":
+                format!("invalid request: the message is over {max_line} bytes (the limit is \
+                         max_source_bytes + 64 KiB)")}});
+            if tx
+                .send(Inbound::Reply(reply.to_string().into_bytes()))
+                .await
+                .is_err()
+            {
+                return;
+            }
             continue;
         }
         let text = std::mem::take(&mut line);
@@ -172,6 +195,41 @@ async fn read_lines<R: AsyncRead + Unpin>(
         if tx.send(item).await.is_err() {
             return;
         }
+    }
+}
+
+/// How many first bytes of a line over the bound are kept to find its `id`.
+const OVER_LONG_HEAD: usize = 4096;
+
+/// The `id` (a number or a string) of the JSON object that `head` begins, when `head` holds it
+/// as a key of the object itself (not of a nested value): how a message too long to read is
+/// answered. A JSON object's keys may come in any order; clients write `id` first or second.
+fn leading_id(head: &[u8]) -> Option<Json> {
+    let mut rest = head.trim_ascii_start().strip_prefix(b"{")?;
+    loop {
+        // A key: a JSON string.
+        rest = rest.trim_ascii_start();
+        let mut keys = serde_json::Deserializer::from_slice(rest).into_iter::<String>();
+        let key = keys.next()?.ok()?;
+        rest = rest
+            .get(keys.byte_offset()..)?
+            .trim_ascii_start()
+            .strip_prefix(b":")?;
+        rest = rest.trim_ascii_start();
+        if key == "id" {
+            let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<Json>();
+            let id = values.next()?.ok()?;
+            // Whole only when something follows it (a number cut at the head's end is not).
+            let whole = rest.len() > values.byte_offset();
+            return Some(id).filter(|id| whole && (id.is_number() || id.is_string()));
+        }
+        // Skip the value (only a small one fits in the head; a large one ends the search).
+        let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<IgnoredAny>();
+        values.next()?.ok()?;
+        rest = rest
+            .get(values.byte_offset()..)?
+            .trim_ascii_start()
+            .strip_prefix(b",")?;
     }
 }
 
@@ -457,6 +515,27 @@ mod tests {
         assert!(shape_error(b"{not json", &e).is_none());
     }
 
+    #[test]
+    fn the_id_of_a_message_is_found_in_its_first_bytes() {
+        assert_eq!(
+            leading_id(br#" {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"#),
+            Some(json!(3))
+        );
+        assert_eq!(
+            leading_id(br#"{"method":"x","meta":{"id":1},"id":"a-1","params":"#),
+            Some(json!("a-1"))
+        );
+        // No id, an id in a nested value only, a number cut at the end, a value too long.
+        assert_eq!(
+            leading_id(br#"{"jsonrpc": "2.0", "method": "x", "params": {"id": 1"#),
+            None
+        );
+        assert_eq!(leading_id(br#"{"jsonrpc": "2.0", "id": 12"#), None);
+        assert_eq!(leading_id(br#"{"params": {"text": "abc"#), None);
+        assert_eq!(leading_id(br#"{"id": null, "method": "x"}"#), None);
+        assert_eq!(leading_id(b"[1, 2"), None);
+    }
+
     #[tokio::test]
     async fn lines_are_bounded_answered_and_end_with_the_input() {
         let (client, server) = tokio::io::duplex(1 << 16);
@@ -469,6 +548,10 @@ mod tests {
         input.push(b'\n');
         input.extend_from_slice(&[b'x'; 300]); // over the bound, without a newline yet
         input.extend_from_slice(b"\n\n");
+        // Over the bound with an id: answered.
+        input.extend_from_slice(br#"{"jsonrpc": "2.0", "id": "big", "params": {"x": ""#);
+        input.extend_from_slice(&[b'x'; 300]);
+        input.extend_from_slice(b"\"}}\n");
         input.extend_from_slice(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
         input.push(b'\n');
         client_write.write_all(&input).await.unwrap();
@@ -479,11 +562,30 @@ mod tests {
                 .contains("\"ping\""),
             "{message:?}"
         );
-        let mut reply = vec![0u8; 4096];
-        let n = client_read.read(&mut reply).await.unwrap();
-        let reply: Json = serde_json::from_slice(reply.get(..n).unwrap().trim_ascii()).unwrap();
-        assert_eq!(reply["id"], 7);
-        assert_eq!(reply["error"]["code"], -32602);
+        // Both replies were written before the ping was received.
+        let mut replies = Vec::new();
+        while replies.iter().filter(|b| **b == b'\n').count() < 2 {
+            let mut chunk = vec![0u8; 4096];
+            let n = client_read.read(&mut chunk).await.unwrap();
+            replies.extend_from_slice(chunk.get(..n).unwrap());
+        }
+        let replies: Vec<Json> = replies
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(replies[0]["id"], 7);
+        assert_eq!(replies[0]["error"]["code"], -32602);
+        assert_eq!(replies[1]["id"], "big");
+        assert_eq!(replies[1]["error"]["code"], -32600);
+        assert!(
+            replies[1]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("over 100 bytes"),
+            "{}",
+            replies[1]
+        );
         // The client closes its side: the input ends.
         client_write.shutdown().await.unwrap();
         let ended = tokio::time::timeout(std::time::Duration::from_secs(5), transport.receive());
