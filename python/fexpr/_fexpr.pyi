@@ -286,5 +286,7 @@ def serve_mcp(
     only_run_calls: bool = False,
     sandboxed: bool = False,
     strict: bool = False,
+    max_sessions: int = ...,
+    session_idle: float = ...,
 ) -> None:
     """Serve ``manager``'s tools as an MCP server (``fexpr.mcp.serve``)."""

@@ -37,6 +37,8 @@ def serve(
     only_run_calls: bool = False,
     sandboxed: bool = False,
     strict: bool = False,
+    max_sessions: int = 1000,
+    session_idle: float = 300.0,
 ) -> None:
     """Serve ``manager``'s tools as an MCP server; blocks until the client closes stdin.
 
@@ -50,10 +52,14 @@ def serve(
             large tool sets).
         sandboxed: evaluate every call's arguments inside the wasm sandbox.
         strict: no schema-aware repairs: a call that does not fit exactly is refused.
+        max_sessions: with ``listen``, the most HTTP sessions live at once; an ``initialize``
+            beyond it is refused (HTTP 503) until one ends (as ``fexpr serve --max-sessions``).
+        session_idle: with ``listen``, seconds a session may stay without a message before it
+            is closed and its memory returned (as ``fexpr serve --session-idle``).
 
     Raises:
-        ValueError: ``listen`` is not an address, or a tool is named ``run_calls`` or
-            ``search_tools``.
+        ValueError: ``listen`` is not an address, ``session_idle`` is not a non-negative
+            number of seconds, or a tool is named ``run_calls`` or ``search_tools``.
         RuntimeError: the server could not start (the address is in use).
         KeyboardInterrupt: Ctrl-C while serving.
     """
@@ -63,4 +69,6 @@ def serve(
         only_run_calls=only_run_calls,
         sandboxed=sandboxed,
         strict=strict,
+        max_sessions=max_sessions,
+        session_idle=session_idle,
     )

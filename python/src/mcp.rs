@@ -18,7 +18,9 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 /// `http://LISTEN/mcp`, until the client closes stdin (stdio) or a signal handler raises
 /// (Ctrl-C's `KeyboardInterrupt`), with the GIL released while it waits.
 #[pyfunction]
-#[pyo3(signature = (manager, listen=None, only_run_calls=false, sandboxed=false, strict=false))]
+#[pyo3(signature = (manager, listen=None, only_run_calls=false, sandboxed=false, strict=false,
+    max_sessions=ServeOptions::MAX_SESSIONS, session_idle=ServeOptions::SESSION_IDLE.as_secs_f64()))]
+#[allow(clippy::too_many_arguments)]
 pub fn serve_mcp(
     py: Python<'_>,
     manager: &Bound<'_, Manager>,
@@ -26,7 +28,14 @@ pub fn serve_mcp(
     only_run_calls: bool,
     sandboxed: bool,
     strict: bool,
+    max_sessions: usize,
+    session_idle: f64,
 ) -> PyResult<()> {
+    let session_idle = Duration::try_from_secs_f64(session_idle).map_err(|_| {
+        PyValueError::new_err(format!(
+            "session_idle must be a non-negative number of seconds, not {session_idle}"
+        ))
+    })?;
     let listen: Option<std::net::SocketAddr> = listen
         .map(|addr| {
             addr.parse().map_err(|e| {
@@ -44,6 +53,8 @@ pub fn serve_mcp(
         } else {
             RepairOptions::default()
         },
+        max_sessions,
+        session_idle,
         ..ServeOptions::default()
     };
     let gateway = McpGateway::new(manager.get().engine().as_ref().clone(), options)

@@ -71,6 +71,72 @@ def test_bad_arguments_are_errors():
     manager = ToolManager(tools=[])
     with pytest.raises(ValueError, match="not an address"):
         fexpr.mcp.serve(manager, listen="nowhere")
+    with pytest.raises(ValueError, match="session_idle must be a non-negative number"):
+        fexpr.mcp.serve(manager, listen="127.0.0.1:0", session_idle=-1)
+
+
+def serve_http(script: str, *args: str) -> tuple[subprocess.Popen, str]:
+    """``script`` (which serves with ``listen`` from ``sys.argv[1]``) started on port 0, and the
+    URL it says it serves at once it listens; its stderr is drained so it never blocks."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # Port 0, and the URL the server prints once it listens: a port picked beforehand could
+    # be taken by another test, or answered by a TCP self-connect.
+    served = subprocess.Popen(
+        [sys.executable, "-c", script, "127.0.0.1:0", *args],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    urls: queue.Queue = queue.Queue()
+
+    def drain() -> None:
+        for line in served.stderr:
+            if line.startswith("fexpr: serving MCP at "):
+                urls.put(line.removeprefix("fexpr: serving MCP at ").strip())
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        return served, urls.get(timeout=120)
+    except queue.Empty:
+        served.kill()
+        served.wait()
+        raise AssertionError(f"the server did not say where it listens ({served.poll()=})") from None
+
+
+def post_initialize(url: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}}).encode()
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            reply.read()
+            return reply.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_http_sessions_are_capped():
+    script = """
+import sys
+import fexpr.mcp
+from fexpr import ToolManager
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+fexpr.mcp.serve(ToolManager(tools=[add]), listen=sys.argv[1], max_sessions=1, session_idle=60)
+"""
+    served, url = serve_http(script)
+    try:
+        assert post_initialize(url) == 200
+        # The one session is live: a second is refused until it ends.
+        assert post_initialize(url) == 503
+    finally:
+        served.kill()
+        served.wait()
 
 
 # The official Python `mcp` SDK, 1.x and 2.x (each in its own venv, made by scripts/ci-mcp.sh),
@@ -116,26 +182,8 @@ def sdk_session(sdk: str, transport: str, calls: list) -> dict:
             capture_output=True, text=True, timeout=120, env=env,
         )
     else:
-        # Port 0, and the URL the server prints once it listens: a port picked beforehand
-        # could be taken by another test, or answered by a TCP self-connect.
-        served = subprocess.Popen(
-            [sys.executable, "-c", NAMED_SERVER, "127.0.0.1:0"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )
+        served, url = serve_http(NAMED_SERVER)
         try:
-            urls: queue.Queue = queue.Queue()
-
-            def drain() -> None:
-                # The URL line, then the rest, so that the server never blocks on stderr.
-                for line in served.stderr:
-                    if line.startswith("fexpr: serving MCP at "):
-                        urls.put(line.removeprefix("fexpr: serving MCP at ").strip())
-
-            threading.Thread(target=drain, daemon=True).start()
-            try:
-                url = urls.get(timeout=120)
-            except queue.Empty:
-                raise AssertionError(f"the server did not say where it listens ({served.poll()=})") from None
             out = subprocess.run(
                 [*client, "http", url],
                 capture_output=True, text=True, timeout=120, env=env,
