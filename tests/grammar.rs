@@ -639,9 +639,10 @@ fn left_out_tools_and_bad_tool_choices_are_said() {
 /// Names and keys Python cannot write (issue 36): a tool called through its alias
 /// (`get-current-weather` as `get_current_weather`), a key after `**` in a dict display
 /// (`convert(**{"from": "USD"}, amount=3)`). The grammar writes them today; the checker
-/// accepts them once issue 36 is merged: run with `--ignored` then.
+/// accepts the names (issue 36's first part, merged) and the keys once issue 36's keys part
+/// lands (`**{...}` is refused until then): run with `--ignored` then.
 #[test]
-#[ignore = "needs issue 36 (names and keys as the definitions give them) in the checker"]
+#[ignore = "needs issue 36's keys part (`**{...}` keys as the schema gives them) in the checker"]
 fn names_and_keys_need_issue_36() {
     let defs = json!([{"type": "function", "function": {"name": "get-current-weather",
         "description": "w", "parameters": {"type": "object", "properties": {
