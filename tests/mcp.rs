@@ -440,31 +440,66 @@ fn schemas_become_signatures() {
     });
 }
 
+/// The everything server over streamable HTTP, once it says it listens, and its port. The
+/// server takes no port 0, so a free port is picked, and picked again when the server could not
+/// bind it (another test took it meanwhile); "listening" is the server's own word, printed once
+/// bound (a successful connect is not: on Linux a connect to an unused local port can succeed
+/// by TCP self-connect).
+fn everything_over_http() -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    for _ in 0..5 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut server = Command::new(everything_bin())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = server.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Whether it listens, then the rest of stderr drained so that it never blocks.
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let said = if line.contains("listening on port") {
+                    Some(true)
+                } else if line.contains("Failed to start") || line.contains("error while starting")
+                {
+                    Some(false)
+                } else {
+                    None
+                };
+                if let Some(listens) = said {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(listens);
+                    }
+                }
+            }
+        });
+        // A hang detector only: the server starts within a second or two when the machine is idle.
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(true) => return (server, port),
+            _ => {
+                let _ = server.kill();
+                let _ = server.wait();
+            }
+        }
+    }
+    panic!("the everything server did not listen on any of 5 free ports");
+}
+
 #[test]
 fn streamable_http() {
     if !servers_present("http") {
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = Command::new(everything_bin())
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the HTTP server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (mut server, port) = everything_over_http();
     let text = format!(
         r#"{{"mcpServers": {{"web": {{"url": "http://127.0.0.1:{port}/mcp", "headers": {{"X-Test": "1"}}}}}}}}"#
     );
