@@ -161,10 +161,25 @@ fn exec_stream(
         let (text, failure) = (text.clone(), failure.clone());
         std::thread::spawn(move || read_stdin(max_bytes, &tx, &text, &failure));
     }
-    let chunks = futures_util::stream::unfold(Some(rx), |rx| async move {
-        let mut rx = rx?;
-        let (chunk, ended) = rx.recv().await?;
-        Some((chunk, (!ended).then_some(rx)))
+    // Lines that are provider streaming events (JSON lines, SSE `data:` lines) go to the
+    // stream as events; the rest is text, passed on as it arrives.
+    let lines = fexpr::stream::WireLines::default();
+    let start = (Some(rx), lines, std::collections::VecDeque::new());
+    let chunks = futures_util::stream::unfold(start, |(mut rx, mut lines, mut queue)| async move {
+        loop {
+            if let Some(chunk) = queue.pop_front() {
+                return Some((chunk, (rx, lines, queue)));
+            }
+            let mut open = rx?;
+            let (text, ended) = open.recv().await.unwrap_or_default();
+            queue.extend(lines.push(&text));
+            rx = if ended || text.is_empty() {
+                queue.extend(lines.finish());
+                None
+            } else {
+                Some(open)
+            };
+        }
     });
     let request = manager.stream(Box::pin(chunks)).repair(options);
     let request = if sandbox {
