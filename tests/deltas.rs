@@ -637,3 +637,22 @@ fn exec_reads_json_lines() {
         (Some("multiply"), Some("Syntax"))
     );
 }
+
+/// Servers that repeat the id and the name in every fragment, or send a call whole in one
+/// fragment without an `index`, are read as the same calls.
+#[test]
+fn repeated_names_and_whole_calls_are_read() {
+    let manager = fexpr::demo::manager();
+    let repeated = vec![
+        frag(0, Some("call_r"), Some("add"), ""),
+        frag(0, Some("call_r"), Some("add"), "{\"a\": 4,"),
+        frag(0, Some("call_r"), Some("add"), " \"b\": 4}"),
+        chat(json!({"tool_calls": [{"id": "call_w", "type": "function",
+            "function": {"name": "multiply", "arguments": "{\"a\": 3, \"b\": 3}"}}]})),
+        finish(),
+    ];
+    assert_eq!(
+        summary(&events(&manager, repeated, None)),
+        [ok("call_r", "add", 8), ok("call_w", "multiply", 9)]
+    );
+}

@@ -471,7 +471,11 @@ def _event(value: Any, depth: int) -> Any:
         return [_event(v, depth + 1) for v in value]
     dump = getattr(value, "model_dump", None)
     if callable(dump):
-        return _event(dump(), depth + 1)
+        try:
+            dumped = dump(mode="json")  # pydantic: JSON-ready values
+        except TypeError:
+            dumped = dump()
+        return _event(dumped, depth + 1)
     fields = getattr(value, "__dict__", None)
     if isinstance(fields, dict):
         return {k: _event(v, depth + 1) for k, v in fields.items() if not k.startswith("_")}

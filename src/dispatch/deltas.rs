@@ -591,6 +591,12 @@ impl Deltas {
             Some("thinking" | "redacted_thinking") => {}
             Some(kind) if kind.starts_with("server_") || kind.ends_with("_tool_use") => {
                 self.calls.retain(|c| c.key != key);
+                // Counted with the calls: the stream's blocks stay bounded.
+                if self.calls.len() >= limits.max_calls {
+                    let error =
+                        Error::limit(LimitKind::Calls, limits.max_calls, self.calls.len() + 1);
+                    return steps.push(row(kind, "", None, error));
+                }
                 self.calls.push(Call {
                     key,
                     id: String::new(),
@@ -669,12 +675,7 @@ impl Deltas {
         steps: &mut Vec<Step>,
     ) -> Option<usize> {
         let id = id.map_or_else(crate::call::fresh_call_id, str::to_string);
-        let calls = self
-            .calls
-            .iter()
-            .filter(|c| c.phase != Phase::Server)
-            .count()
-            + 1;
+        let calls = self.calls.len() + 1;
         if calls > limits.max_calls {
             let error = Error::limit(LimitKind::Calls, limits.max_calls, calls);
             steps.push(row(name, "", Some(&id), error));
@@ -721,13 +722,16 @@ impl Deltas {
         true
     }
 
-    /// A name fragment for call `i`: appended before the arguments begin; after, the same
-    /// name again is accepted (some servers repeat it) and any other is an error. `false` when
-    /// the call failed.
+    /// A name fragment for call `i`: the same name again is nothing (some servers repeat it in
+    /// every fragment); another is appended before the arguments begin, and an error after.
+    /// `false` when the call failed.
     fn name(&mut self, i: usize, name: &str, limits: &Limits, steps: &mut Vec<Step>) -> bool {
         let Some(call) = self.calls.get(i) else {
             return false;
         };
+        if call.name == name {
+            return true;
+        }
         if call.args.text.trim().is_empty() && call.args.depth == 0 {
             let (id, current) = (call.id.clone(), call.name.clone());
             if !self.take_bytes(name.len(), limits, &current, &id, steps) {
@@ -737,9 +741,6 @@ impl Deltas {
             if let Some(call) = self.calls.get_mut(i) {
                 call.name.push_str(name);
             }
-            return true;
-        }
-        if call.name == name {
             return true;
         }
         let error = Error::new(
