@@ -24,7 +24,8 @@
 //! fragment for a call never opened, arguments that are not (or never become) one JSON object,
 //! a name fragment after the arguments began. A call whose arguments are incomplete when its
 //! block, its choice or the stream ends is reported cut off, under its own name and id.
-//! Limits: [`Limits::max_calls`] bounds the calls of the whole stream (and so the calls open
+//! The outputs' errors carry no span (a call's arguments are in no text the stream was
+//! given). Limits: [`Limits::max_calls`] bounds the calls of the whole stream (and so the calls open
 //! at once), [`Limits::max_source_bytes`] the bytes of names and arguments gathered and each
 //! event read from the wire, [`Limits::max_depth`] the nesting of the arguments.
 //!
@@ -791,8 +792,9 @@ impl Deltas {
     fn after(&self, name: &str, rest: &str, steps: &mut Vec<Step>) {
         let text = rest.trim();
         if !text.is_empty() {
+            // No span: the text is in no text the stream was given.
             steps.push(Step::Ignored(Ignored {
-                span: Span::new(0, u32::try_from(text.len()).unwrap_or(u32::MAX)),
+                span: Span::new(0, 0),
                 reason: IgnoreReason::JsonData,
                 text: clip(&format!("after the arguments of `{name}`: {text}"), 80),
             }));

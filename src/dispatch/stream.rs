@@ -334,14 +334,25 @@ impl<S> State<S> {
                         Reading::default(),
                     );
                     if let Some(error) = plan.error {
+                        let error = Error {
+                            span: None,
+                            ..error
+                        };
                         let mut row = FunctionOutput::failed(call.name, text, error);
                         row.call_id = call.id;
                         self.queue.push_back(StreamEvent::Output(Box::new(row)));
                         continue;
                     }
                     for planned in plan.calls {
-                        let future = start(self, planned);
-                        self.running.push(future);
+                        // Its spans would index the call's own JSON, which is not the text the
+                        // stream was given: the error stands without one.
+                        let future = start(self, planned).map(|(at, mut out)| {
+                            if let Err(error) = out.output.as_mut() {
+                                error.span = None;
+                            }
+                            (at, out)
+                        });
+                        self.running.push(Box::pin(future));
                     }
                     for ignored in plan.ignored {
                         self.queue.push_back(StreamEvent::Ignored(ignored));
