@@ -656,3 +656,25 @@ fn repeated_names_and_whole_calls_are_read() {
         [ok("call_r", "add", 8), ok("call_w", "multiply", 9)]
     );
 }
+
+/// The `delta` of each chunk given alone (`chunk.choices[0].delta`) is read as the chunk.
+#[test]
+fn bare_deltas_are_read_as_chunks() {
+    let manager = fexpr::demo::manager();
+    let delta = |v: Json| StreamChunk::Event(v);
+    let chunks = vec![
+        delta(json!({"role": "assistant", "content": "On it.", "tool_calls": null})),
+        delta(
+            json!({"content": null, "tool_calls": [{"index": 0, "id": "call_d", "type": "function",
+            "function": {"name": "add", "arguments": "{\"a\": 2,"}}]}),
+        ),
+        delta(
+            json!({"content": null, "tool_calls": [{"index": 0, "function": {"arguments": " \"b\": 2}"}}]}),
+        ),
+    ];
+    let got = events(&manager, chunks, None);
+    assert_eq!(summary(&got), [ok("call_d", "add", 4)]);
+    assert!(got
+        .iter()
+        .any(|e| matches!(e, StreamEvent::Ignored(i) if i.text == "On it.")));
+}

@@ -261,3 +261,13 @@ def test_streamed_replies_make_valid_anthropic_tool_results():
     again = manager.anthropic_blocks(list(manager.stream(iter(typed))))
     assert sorted(b["tool_use_id"] for b in again) == ["toolu_1", "toolu_2"]
     assert anthropic is not None
+
+
+def test_bare_sdk_deltas_are_read():
+    """``chunk.choices[0].delta for chunk in stream``: each delta alone, as the SDK's model."""
+    pytest.importorskip("openai")
+    from openai.types.chat.chat_completion_chunk import ChoiceDelta
+
+    deltas = [ChoiceDelta.model_validate(c["choices"][0]["delta"]) for c in _chat_stream()]
+    outs = sorted(_outputs(_manager().stream(iter(deltas))), key=lambda o: o.call_id)
+    assert [(o.call_id, o.output) for o in outs] == [("call_a", 42), ("call_w", "sunny in Paris")]

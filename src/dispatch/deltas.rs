@@ -10,7 +10,7 @@
 //!
 //! - OpenAI Chat Completions chunks: `choices[0].delta.tool_calls` fragments by `index` (the
 //!   first carries `id` and `function.name`, the next ones more `function.arguments`),
-//!   `delta.content` (text), `finish_reason` (every open call ends);
+//!   `delta.content` (text), `finish_reason` (every open call ends); or the `delta` alone;
 //! - OpenAI Responses events: `response.output_item.added` with a `function_call` item
 //!   (`call_id`, `name`), `response.function_call_arguments.delta` / `.done`,
 //!   `response.output_item.done`, `response.output_text.delta` (text);
@@ -346,6 +346,15 @@ impl Deltas {
             return self.chat(event, choices, limits, steps);
         }
         let Some(kind) = get_str(event, "type") else {
+            // A chunk's `choices[0].delta` given alone (`chunk.choices[0].delta for chunk in
+            // stream`): read as the delta of the first choice.
+            if event.get("tool_calls").is_some()
+                || event.get("role").is_some()
+                || event.get("content").is_some()
+            {
+                let choices = json!([{"index": 0, "delta": event}]);
+                return self.chat(event, &choices, limits, steps);
+            }
             return steps.push(unknown(event, "it has neither `choices` nor `type`"));
         };
         match kind {
