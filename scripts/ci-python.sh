@@ -28,6 +28,8 @@ PACKAGES=(
     "ray==2.60.0" # python/tests/test_fanout.py: a local Ray instance
     "hypothesis==6.170.15" # python/tests/test_conversion_properties.py
     "mypy==2.4.1" # stubtest: fexpr/_fexpr.pyi against the compiled module
+    # python/tests/test_stream_deltas.py: the SDKs' own event objects and message types
+    "openai==3.57.0" "anthropic==2.14.0"
 )
 # bfcl-eval without its dependencies (every LLM provider's SDK): its multi-turn classes need
 # only mpmath (python/tests/test_bfcl.py).

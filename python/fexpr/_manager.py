@@ -246,8 +246,21 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         model_format: Optional[str] = None,
     ) -> Iterator[Any]:
         """Run model text that arrives in ``chunks`` (any iterable of ``str``: a model's
-        streaming text deltas), yielding each call's ``FunctionOutput`` the moment that call
-        finishes, then the text not used (``Ignored``). A call starts as soon as its own text
+        streaming text deltas, or of providers' streaming events), yielding each call's
+        ``FunctionOutput`` the moment that call finishes, then the text not used (``Ignored``).
+
+        Structured tool-call deltas are read too, mixed with text: OpenAI Chat Completions
+        chunks (``choices[0].delta.tool_calls`` fragments by ``index``; ``delta.content`` is
+        text), OpenAI Responses API events (``response.output_item.added``,
+        ``response.function_call_arguments.delta``) and Anthropic Messages events
+        (``content_block_start`` with a ``tool_use`` block, ``input_json_delta``; ``text_delta``
+        is text) — as the SDKs' objects (anything with ``model_dump()``, or plain attributes) or
+        as dicts decoded from the wire. Each such call starts the moment its arguments are one
+        complete JSON object, checked as a whole message's call is, and its output keeps the
+        provider's id as ``call_id`` (``openai_messages``/``anthropic_blocks`` make the
+        replies). An event fexpr cannot read, or arguments that cannot be a JSON object, give
+        an output with the error; a call cut off by the end of the stream is reported under its
+        own name. A call starts as soon as its own text
         is complete and the next chunk is not there yet (a list or tuple of chunks is all there:
         it is read whole); the final reading is that of the whole text. A call that started and
         that later text puts inside other code keeps its one output; the output of that code
@@ -276,14 +289,14 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
                 model_format=model_format,
             )
         )
-        if isinstance(chunks, (list, tuple)):
+        if isinstance(chunks, (list, tuple)) and all(isinstance(chunk, str) for chunk in chunks):
             # All of it is at hand: one last chunk, read whole as text that arrives together is.
-            handle.push("".join(_text(chunk) for chunk in chunks), True)
+            handle.push("".join(chunks), True)
             chunks = []
         try:
             try:
                 for chunk in chunks:
-                    if not handle.push(_text(chunk)):
+                    if not _push(handle, chunk):
                         break  # the stream stopped (over a limit): its events say why
                     yield from _ready(handle)
             except GeneratorExit:
@@ -310,7 +323,23 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         lenient: bool = False,
         model_format: Optional[str] = None,
     ) -> AsyncIterator[Any]:
-        """``stream`` over an async iterable of ``str`` (``async for``): events as they happen."""
+        """``stream`` over an async iterable (``async for``) of ``str`` or providers' streaming
+        events (an ``AsyncOpenAI`` or ``AsyncAnthropic`` stream as it comes): events as they
+        happen::
+
+            >>> import asyncio
+            >>> def add(a: int, b: int) -> int:
+            ...     return a + b
+            >>> async def chunks():
+            ...     yield {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1",
+            ...         "type": "function", "function": {"name": "add", "arguments": '{"a": 1, '}}]}}]}
+            ...     yield {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            ...         "function": {"arguments": '"b": 2}'}}]}, "finish_reason": "tool_calls"}]}
+            >>> async def main():
+            ...     return [(out.call_id, out.output) async for out in ToolManager(tools=[add]).astream(chunks())]
+            >>> asyncio.run(main())
+            [('call_1', 3)]
+        """
         handle = self._stream(
             _fexpr.Options(
                 sandboxed=sandboxed,
@@ -330,7 +359,7 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         try:
             try:
                 async for chunk in chunks:
-                    if not handle.push(_text(chunk)):
+                    if not _push(handle, chunk):
                         break  # the stream stopped (over a limit): its events say why
                     for event in _ready(handle):
                         yield event
@@ -415,11 +444,47 @@ def _outputs(result: Any) -> list[Any]:
     return outputs
 
 
-def _text(chunk: Any) -> str:
-    """``chunk`` if it is model text; a ``TypeError`` (which fails the stream) if not."""
-    if not isinstance(chunk, str):
-        raise TypeError(f"a chunk of model text is a str, not {type(chunk).__name__}: {chunk!r:.60}")
-    return chunk
+def _push(handle: Any, chunk: Any) -> bool:
+    """Push ``chunk`` into a stream's ``handle``: text as text, anything else as a provider's
+    streaming event; ``False`` when the stream takes no more."""
+    if isinstance(chunk, str):
+        return handle.push(chunk)
+    return handle.push_event(json.dumps(_event(chunk, 0), default=_event_default))
+
+
+def _event(value: Any, depth: int) -> Any:
+    """A streaming event as plain JSON data: a dict as it is, an SDK object (a pydantic model:
+    ``model_dump()``) dumped, another object by its attributes; a ``TypeError`` (which fails
+    the stream) for what is not an event (bytes, numbers, ``None``)."""
+    if depth == 0 and (value is None or isinstance(value, (bytes, bytearray, int, float, bool, list, tuple))):
+        raise TypeError(
+            f"a chunk is model text (a str) or a provider's streaming event (a dict or an SDK object), "
+            f"not {type(value).__name__}: {value!r:.60}"
+        )
+    if depth > 64:
+        raise TypeError("a streaming event nests deeper than 64 levels")
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _event(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_event(v, depth + 1) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            dumped = dump(mode="json")  # pydantic: JSON-ready values
+        except TypeError:
+            dumped = dump()
+        return _event(dumped, depth + 1)
+    fields = getattr(value, "__dict__", None)
+    if isinstance(fields, dict):
+        return {k: _event(v, depth + 1) for k, v in fields.items() if not k.startswith("_")}
+    raise TypeError(f"a streaming event holds {type(value).__name__}, which is not JSON data: {value!r:.60}")
+
+
+def _event_default(value: Any) -> Any:
+    """What ``json.dumps`` cannot write in an event: refused (the stream fails)."""
+    raise TypeError(f"a streaming event holds {type(value).__name__}, which is not JSON data")
 
 
 def _failure(exc: BaseException) -> str:

@@ -1,5 +1,6 @@
 //! Model text run as it arrives, from Python: `ToolManager.stream(chunks)` (any iterable of
-//! str) and `astream` (any async iterable, such as an OpenAI streaming response's text deltas)
+//! str, or providers' streaming events) and `astream` (any async iterable, such as an OpenAI
+//! streaming response)
 //! push each chunk into the engine's stream ([`fexpr::ToolManager::stream`]) and hand back each
 //! event as it happens: a call's `FunctionOutput` the moment the call finishes, then the text
 //! not used (`Ignored`). The engine runs on the binding's runtime; waiting for an event releases
@@ -16,8 +17,9 @@ use crate::convert::Records;
 use crate::output::{self, Ignored};
 use crate::request::RequestState;
 
-/// What the engine's stream reads: a chunk of text or the source's failure.
-type Item = Result<String, fexpr::Error>;
+/// What the engine's stream reads: a chunk of text, a provider's streaming event (its JSON) or
+/// the source's failure.
+type Item = Result<fexpr::stream::StreamChunk, fexpr::Error>;
 
 /// The engine's stream of chunks, fed by [`Stream::push`] and [`Stream::fail`].
 type Chunks = std::pin::Pin<Box<dyn futures_util::Stream<Item = Item> + Send>>;
@@ -79,6 +81,21 @@ impl Stream {
         }
     }
 
+    /// Send `chunk` to the engine's stream: `False` when it takes no more.
+    fn send(&self, chunk: fexpr::stream::StreamChunk, last: bool) -> PyResult<bool> {
+        let mut guard = self
+            .chunks
+            .lock()
+            .map_err(|_| PyValueError::new_err("the stream failed"))?;
+        let sent = guard
+            .as_ref()
+            .is_some_and(|tx| tx.send((Ok(chunk), last)).is_ok());
+        if last || !sent {
+            guard.take();
+        }
+        Ok(sent)
+    }
+
     fn event(&self, py: Python<'_>, event: StreamEvent) -> PyResult<Py<PyAny>> {
         match event {
             StreamEvent::Output(out) => Ok(Py::new(
@@ -102,17 +119,15 @@ impl Stream {
     /// was closed): the caller stops feeding it and reads the rest of the events.
     #[pyo3(signature = (chunk, last=false))]
     fn push(&self, chunk: &str, last: bool) -> PyResult<bool> {
-        let mut guard = self
-            .chunks
-            .lock()
-            .map_err(|_| PyValueError::new_err("the stream failed"))?;
-        let sent = guard
-            .as_ref()
-            .is_some_and(|tx| tx.send((Ok(chunk.to_string()), last)).is_ok());
-        if last || !sent {
-            guard.take();
-        }
-        Ok(sent)
+        self.send(fexpr::stream::StreamChunk::Text(chunk.to_string()), last)
+    }
+
+    /// Add a provider's streaming event, as its JSON text (an OpenAI Chat Completions chunk, a
+    /// Responses API event, an Anthropic Messages event: `fexpr::stream::StreamChunk::Wire`);
+    /// `last` and the result as for `push`.
+    #[pyo3(signature = (event, last=false))]
+    fn push_event(&self, event: &str, last: bool) -> PyResult<bool> {
+        self.send(fexpr::stream::StreamChunk::Wire(event.to_string()), last)
     }
 
     /// The chunk source failed (it raised, gave something that is not text, or was
@@ -131,7 +146,7 @@ impl Stream {
     fn close(&self) {
         if let Ok(mut guard) = self.chunks.lock() {
             if let Some(tx) = guard.take() {
-                let _ = tx.send((Ok(String::new()), true));
+                let _ = tx.send((Ok(fexpr::stream::StreamChunk::Text(String::new())), true));
             }
         }
     }

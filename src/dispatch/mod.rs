@@ -6,6 +6,7 @@
 
 mod compat;
 pub mod definitions;
+pub mod deltas;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod manager;

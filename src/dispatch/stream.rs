@@ -27,12 +27,15 @@ use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
 use futures_util::FutureExt;
 
 use crate::call::FunctionOutput;
+use crate::dispatch::deltas::{Deltas, Step};
+pub use crate::dispatch::deltas::{StreamChunk, WireLines};
 use crate::dispatch::manager::ToolManager;
 use crate::dispatch::request::{not_run, Run};
 use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
-use crate::front::check::Planned;
+use crate::front::check::{plan_to_run, Planned};
 use crate::front::repair::RepairOptions;
+use crate::front::route::Reading;
 use crate::front::stream::StreamReader;
 use crate::front::Ignored;
 use crate::limits::Limits;
@@ -47,27 +50,51 @@ pub enum StreamEvent {
     Ignored(Ignored),
 }
 
-/// One item of a stream of model text: a chunk of the text (`String`), or, from a source that
-/// can fail (`Result<String, Error>`), the failure that ends it.
+/// One item of a stream of model text: a chunk of the text (`String`), a provider's streaming
+/// event ([`StreamChunk`], or a `serde_json::Value`: see [`deltas`](crate::dispatch::deltas)),
+/// or, from a source that can fail (`Result<String, Error>`, `Result<StreamChunk, Error>`),
+/// the failure that ends it.
 ///
 /// A failure ends the stream with nothing further run: a call that had already started
 /// finishes and gives its output; every other call of the text read so far gets an output
 /// saying it did not run and why (the failure's message), a cut-off one its own error; the
 /// text not used is reported as at the end of any stream.
 pub trait Chunk: Send + 'static {
-    /// The text, or why there is no more.
-    fn into_text(self) -> Result<String, Error>;
+    /// The text or event, or why there is no more.
+    fn into_part(self) -> Result<StreamChunk, Error>;
 }
 
 impl Chunk for String {
-    fn into_text(self) -> Result<String, Error> {
-        Ok(self)
+    fn into_part(self) -> Result<StreamChunk, Error> {
+        Ok(StreamChunk::Text(self))
     }
 }
 
 impl Chunk for Result<String, Error> {
-    fn into_text(self) -> Result<String, Error> {
+    fn into_part(self) -> Result<StreamChunk, Error> {
+        self.map(StreamChunk::Text)
+    }
+}
+
+impl Chunk for StreamChunk {
+    fn into_part(self) -> Result<StreamChunk, Error> {
+        Ok(self)
+    }
+}
+
+impl Chunk for Result<StreamChunk, Error> {
+    fn into_part(self) -> Result<StreamChunk, Error> {
         self
+    }
+}
+
+impl Chunk for serde_json::Value {
+    /// A provider's event ([`StreamChunk::Event`]); a JSON string is text.
+    fn into_part(self) -> Result<StreamChunk, Error> {
+        Ok(match self {
+            serde_json::Value::String(text) => StreamChunk::Text(text),
+            event => StreamChunk::Event(event),
+        })
     }
 }
 
@@ -141,6 +168,10 @@ struct State<S> {
     waiting: Vec<Planned>,
     /// Bytes of tool results so far, for the whole stream ([`Limits::max_eval_bytes`]).
     results: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The structured tool-call deltas gathered so far.
+    deltas: Deltas,
+    /// How each call is read and repaired.
+    repair: RepairOptions,
 }
 
 impl<S> StreamRequest<S>
@@ -187,6 +218,8 @@ where
             early: Vec::new(),
             waiting: Vec::new(),
             results: std::sync::Arc::default(),
+            deltas: Deltas::default(),
+            repair: self.repair,
         };
         Box::pin(futures_util::stream::unfold(state, next_event))
     }
@@ -271,9 +304,63 @@ enum Either<C> {
 impl<S> State<S> {
     /// A chunk from the source: its text read, or its failure ending the stream.
     fn take(&mut self, chunk: impl Chunk) {
-        match chunk.into_text() {
-            Ok(text) => self.push(&text),
+        match chunk.into_part() {
+            Ok(StreamChunk::Text(text)) => self.push(&text),
+            Ok(StreamChunk::Event(event)) => {
+                let steps = self.deltas.push(&event, &self.limits);
+                self.steps(steps);
+            }
+            Ok(StreamChunk::Wire(text)) => {
+                let steps = self.deltas.push_wire(&text, &self.limits);
+                self.steps(steps);
+            }
             Err(error) => self.stop(error),
+        }
+    }
+
+    /// What the deltas gave: text read as text, each complete call started now (through the
+    /// checks of a whole message), rows and text not used reported.
+    fn steps(&mut self, steps: Vec<Step>) {
+        for step in steps {
+            match step {
+                Step::Text(text) => self.push(&text),
+                Step::Call(call) => {
+                    let text = call.to_json_text();
+                    let plan = plan_to_run(
+                        &text,
+                        self.manager.context(),
+                        &self.limits,
+                        &self.repair,
+                        Reading::default(),
+                    );
+                    if let Some(error) = plan.error {
+                        let error = Error {
+                            span: None,
+                            ..error
+                        };
+                        let mut row = FunctionOutput::failed(call.name, text, error);
+                        row.call_id = call.id;
+                        self.queue.push_back(StreamEvent::Output(Box::new(row)));
+                        continue;
+                    }
+                    for planned in plan.calls {
+                        // Its spans would index the call's own JSON, which is not the text the
+                        // stream was given: the error stands without one.
+                        let future = start(self, planned).map(|(at, mut out)| {
+                            if let Err(error) = out.output.as_mut() {
+                                error.span = None;
+                            }
+                            (at, out)
+                        });
+                        self.running.push(Box::pin(future));
+                    }
+                    for ignored in plan.ignored {
+                        self.queue.push_back(StreamEvent::Ignored(ignored));
+                    }
+                }
+                Step::Row(row) => self.queue.push_back(StreamEvent::Output(row)),
+                Step::Ignored(ignored) => self.queue.push_back(StreamEvent::Ignored(ignored)),
+            }
         }
     }
 
@@ -284,6 +371,8 @@ impl<S> State<S> {
     fn stop(&mut self, error: Error) {
         self.chunks = None;
         self.waiting.clear();
+        let steps = self.deltas.stop(&error);
+        self.steps(steps);
         let Some(reader) = self.reader.take() else {
             return;
         };
@@ -342,6 +431,8 @@ impl<S> State<S> {
     /// text), as [`Input::model_output`](crate::Input::model_output) does.
     fn end_of_input(&mut self) {
         self.chunks = None;
+        let steps = self.deltas.finish(&self.limits);
+        self.steps(steps);
         // What waited to start is read again, whole, below.
         self.waiting.clear();
         let Some(reader) = self.reader.take() else {

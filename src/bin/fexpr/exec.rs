@@ -161,10 +161,37 @@ fn exec_stream(
         let (text, failure) = (text.clone(), failure.clone());
         std::thread::spawn(move || read_stdin(max_bytes, &tx, &text, &failure));
     }
-    let chunks = futures_util::stream::unfold(Some(rx), |rx| async move {
-        let mut rx = rx?;
-        let (chunk, ended) = rx.recv().await?;
-        Some((chunk, (!ended).then_some(rx)))
+    // Lines that are provider streaming events (JSON lines, SSE `data:` lines) go to the
+    // stream as events; the rest is text, passed on as it arrives.
+    // The spans of what is read as text index the text chunks alone (`shown`), not the
+    // event lines between them.
+    let lines = fexpr::stream::WireLines::default();
+    let shown: Arc<Mutex<String>> = Arc::default();
+    let start = (Some(rx), lines, std::collections::VecDeque::new());
+    let into = shown.clone();
+    let chunks = futures_util::stream::unfold(start, move |(mut rx, mut lines, mut queue)| {
+        let into = into.clone();
+        async move {
+            loop {
+                if let Some(chunk) = queue.pop_front() {
+                    if let fexpr::stream::StreamChunk::Text(text) = &chunk {
+                        into.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push_str(text);
+                    }
+                    return Some((chunk, (rx, lines, queue)));
+                }
+                let mut open = rx?;
+                let (text, ended) = open.recv().await.unwrap_or_default();
+                queue.extend(lines.push(&text));
+                rx = if ended || text.is_empty() {
+                    queue.extend(lines.finish());
+                    None
+                } else {
+                    Some(open)
+                };
+            }
+        }
     });
     let request = manager.stream(Box::pin(chunks)).repair(options);
     let request = if sandbox {
@@ -182,7 +209,7 @@ fn exec_stream(
         if failed() {
             break;
         }
-        let text = text.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let text = shown.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match event {
             StreamEvent::Output(mut output) => {
                 let output = &mut *output;
