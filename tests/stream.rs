@@ -285,3 +285,119 @@ fn exec_prints_a_row_before_the_input_ends() {
     assert_eq!(second["output"], 6);
     assert!(child.wait().unwrap().success());
 }
+
+/// Texts whose start already rules out what follows as a call, each followed by a list of
+/// calls written item by item (the call-position cases of streaming).
+const CODE_BEFORE: &[&str] = &[
+    "\"\"\"\n",
+    "x = (\n",
+    "{'k':\n",
+    "if False:\n    ",
+    "def f(): return ",
+    "print(\n",
+    "```python\nimport os\n",
+    "x = 1\n",
+    "<think>\n",
+    "# comment\nsearch(query='''\n",
+];
+
+/// Every corpus text, and the call-position cases of streaming.
+fn early_corpus() -> Vec<String> {
+    let mut texts = corpus_texts();
+    let markup =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/markup_in_data.jsonl");
+    for line in std::fs::read_to_string(markup).unwrap().lines() {
+        if !line.starts_with('#') {
+            let case: Json = serde_json::from_str(line).unwrap();
+            texts.push(case["text"].as_str().unwrap().to_string());
+        }
+    }
+    for before in CODE_BEFORE {
+        texts.push(format!(
+            "{before}[multiply(a=9, b=9), add(a=1, b=2), multiply(a=2, b=3)]\n"
+        ));
+        texts.push(format!("{before}multiply(a=9, b=9)\nadd(a=1, b=2)\n"));
+    }
+    texts
+}
+
+/// Whether the whole reading of `prefix` runs a call starting at `start` as `call` would run.
+fn prefix_runs(prefix: &str, call: &fexpr::front::check::Planned, options: &RepairOptions) -> bool {
+    let manager = fexpr::demo::manager();
+    let read = plan(prefix, manager.context(), manager.limits(), options);
+    read.calls.iter().any(|c| {
+        c.verdict.valid && c.verdict.span.start == call.verdict.span.start && c.run == call.run
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// No call starts early that the whole reading of the text before it (plus the call: to
+    /// the end of its line, or its list closed after it) would not run.
+    #[test]
+    fn no_call_starts_early_that_the_text_before_it_rules_out(
+        which in 0usize..10_000,
+        cut_seed in 0u64..1_000_000,
+        n in 1usize..40,
+    ) {
+        let texts = early_corpus();
+        let text = &texts[which % texts.len()];
+        let manager = fexpr::demo::manager();
+        let (ctx, limits) = (manager.context(), manager.limits());
+        let options = RepairOptions::default();
+        let mut reader = StreamReader::new(options);
+        for piece in pieces(text, &cuts(cut_seed, n)) {
+            for call in reader.push(&piece, ctx, limits).unwrap() {
+                let so_far = reader.text();
+                let end = call.verdict.span.end as usize;
+                let line = so_far[end..].find('\n').map_or(so_far.len(), |p| end + p + 1);
+                let item = so_far[end..].find(',').map(|p| &so_far[..end + p]);
+                let runs = prefix_runs(&so_far[..line], &call, &options)
+                    || item.is_some_and(|item| {
+                        prefix_runs(&format!("{item}]"), &call, &options)
+                            || prefix_runs(&format!("{item})"), &call, &options)
+                    });
+                proptest::prop_assert!(runs, "{text:?}: {call:?} started early after {so_far:?}");
+            }
+        }
+    }
+}
+
+/// Calls separated by prose are counted over the whole stream: no more than `max_calls` start
+/// early, and the rows of the ones that started say why the whole text does not run them.
+#[test]
+fn max_calls_counts_the_whole_stream() {
+    let manager = fexpr::demo::manager();
+    let mut limits = manager.limits().clone();
+    limits.max_calls = 5;
+    let mut reader = StreamReader::new(RepairOptions::default());
+    let mut started = 0;
+    for i in 0..12 {
+        let piece = format!("add(a={i}, b=1)\nThat was step {i}.\n");
+        for c in piece.chars() {
+            started += reader
+                .push(&c.to_string(), manager.context(), &limits)
+                .unwrap()
+                .len();
+        }
+    }
+    assert!(started <= 5, "{started} calls started under max_calls=5");
+    let whole = reader.finish(manager.context(), &limits);
+    assert!(whole.calls.iter().all(|c| c.run.is_none()));
+}
+
+/// A GLM call whose format may still go on (no `</tool_call>` yet) does not start before more
+/// text or the end of the stream.
+#[test]
+fn a_glm_call_waits_for_its_end() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let mut reader = StreamReader::new(RepairOptions::default());
+    let text = "<tool_call>add\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n";
+    assert!(reader.push(text, ctx, limits).unwrap().is_empty());
+    let more = "<arg_key>b</arg_key>\n<arg_value>2</arg_value>\n</tool_call>\n";
+    let started = reader.push(more, ctx, limits).unwrap();
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0].verdict.kwargs.len(), 2);
+}

@@ -281,6 +281,15 @@ impl<S> State<S> {
                 ))));
         }
         let mut taken = Vec::new();
+        // Why the whole text does not run a call, by its start.
+        let refused: Vec<(u32, String)> = plan
+            .calls
+            .iter()
+            .filter_map(|c| {
+                let e = c.verdict.error.as_ref()?;
+                Some((c.verdict.span.start, e.message.clone()))
+            })
+            .collect();
         for call in plan.calls {
             let at = call.verdict.span.start;
             if call.verdict.valid && early.iter().any(|(start, ..)| *start == at) {
@@ -299,12 +308,21 @@ impl<S> State<S> {
         // made its unit other code): it ran, and a row says so.
         for (at, id, name, input) in early {
             if !taken.contains(&at) {
+                let why = refused
+                    .iter()
+                    .find(|(start, _)| *start == at)
+                    .map_or("the text after it made its unit other code", |(_, m)| {
+                        m.as_str()
+                    });
                 let mut row = FunctionOutput::failed(
                     name,
                     input,
                     Error::new(
                         crate::error::ErrorKind::Unsupported,
-                        "this call started while the text was arriving, and the text after it made its unit other code: read whole, the text would not have run it",
+                        format!(
+                            "this call started while the text was arriving; read whole, the text would not have run it: {}",
+                            clip(why, 200)
+                        ),
                     ),
                 );
                 row.call_id = id;

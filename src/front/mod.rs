@@ -73,6 +73,7 @@ pub mod diagnostic;
 pub mod formats;
 pub mod json_form;
 pub mod json_input;
+pub mod lex;
 mod markup;
 mod model;
 mod python;
@@ -84,6 +85,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{clip, Error, LimitKind, Span};
 use crate::limits::Limits;
+use crate::syntax::lex::{dotted_ident_end, is_ident_start};
 use crate::syntax::{Expr, ExprKind, PYTHON_KEYWORDS};
 
 pub use json_form::MAX_JSON_NESTING;
@@ -508,30 +510,8 @@ fn is_dotted_identifier(s: &str) -> bool {
     s.split('.').all(is_identifier)
 }
 
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_'
-}
-
 fn is_ident_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'.'
-}
-
-/// The end of the dotted identifier starting at `i` (`a.b_c.d`), not counting a trailing dot.
-fn dotted_ident_end(b: &[u8], i: usize) -> usize {
-    let mut j = i;
-    loop {
-        if j >= b.len() || !is_ident_start(b[j]) {
-            return j;
-        }
-        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
-            j += 1;
-        }
-        if b.get(j) == Some(&b'.') && b.get(j + 1).is_some_and(|c| is_ident_start(*c)) {
-            j += 1;
-        } else {
-            return j;
-        }
-    }
 }
 
 fn span(start: usize, end: usize) -> Span {
