@@ -52,6 +52,10 @@ fn read(text: &str, out: &mut Out) {
     let mut src = Src::new(text);
     let mut pos = 0;
     while let Some((start, _)) = src.find_any(pos, &[OPEN]) {
+        if let Some(end) = super::qwen_xml::json_body_end(text, start + OPEN.len()) {
+            pos = end;
+            continue;
+        }
         match call(text, start, out) {
             Some(end) => pos = end,
             None => break,

@@ -141,13 +141,9 @@ impl<'a> Src<'a> {
     }
 
     /// The same, but for the markers opening with one of `except` (which the format reads
-    /// itself), and with no block opened by a chat template (a format whose template opens
-    /// none: a lone closing marker is text).
+    /// itself).
     pub(super) fn except(text: &'a str, except: &[&str]) -> Src<'a> {
-        let mut src = Src::with(text, &[], except);
-        src.think.clear();
-        src.done = 0;
-        src
+        Src::with(text, &[], except)
     }
 
     fn with(text: &'a str, ends: &'static [&'static str], except: &[&str]) -> Src<'a> {

@@ -155,6 +155,8 @@ pub(super) fn list_items(source: &str) -> Option<Vec<(usize, usize)>> {
         _ => return None,
     };
     let mut stack: Vec<u8> = Vec::new();
+    // The list's own level: 0 once a stray closer closed its bracket early.
+    let mut level = 1;
     let mut items = Vec::new();
     let mut from = 1;
     let mut i = 0;
@@ -175,8 +177,11 @@ pub(super) fn list_items(source: &str) -> Option<Vec<(usize, usize)>> {
                     from = b.len();
                     break;
                 }
+                if stack.is_empty() {
+                    level = 0;
+                }
             }
-            b',' if stack.len() <= 1 => {
+            b',' if stack.len() == level => {
                 items.push((from, i));
                 from = i + 1;
             }

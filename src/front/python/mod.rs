@@ -672,6 +672,13 @@ impl Reader<'_> {
                         let what = what_is(source).unwrap_or_else(|| "a compound statement".into());
                         Stmt::Header(code_error(&what, ErrorKind::Unsupported, whole))
                     }
+                    // Code whose bracket or string carries it over lines (`x = (`, a `'''`
+                    // left open): the lines it holds are inside it, never calls of their own.
+                    _ if source.contains('\n') => Stmt::Other(code_error(
+                        "code whose open bracket or string runs over lines, and does not parse",
+                        ErrorKind::Unsupported,
+                        whole,
+                    )),
                     _ => Stmt::Prose,
                 }
             }
