@@ -202,6 +202,9 @@ pub enum IgnoreReason {
     /// Python code that holds no call to a tool (`x = 1`, `import os`, a docstring): not a
     /// call, nothing runs.
     Code,
+    /// A comment beside calls that run (`add(a=1)  # then divide(a=1, b=0)`): never read for
+    /// calls.
+    Comment,
 }
 
 /// Find the calls the model asked to run in `text`, read strictly. `is_tool` says which callee

@@ -272,7 +272,7 @@ impl Reader<'_> {
             }
             // Comments beside the calls that run: not calls, reported.
             for c in unit.comments {
-                self.ignore(c, IgnoreReason::Code);
+                self.ignore(c, IgnoreReason::Comment);
             }
             return;
         };
