@@ -227,10 +227,11 @@ enum Mode {
 ///
 /// ```
 /// use fexpr::front::lex::Scanner;
-/// let mut s = Scanner::default();
-/// s.read("x = \"\"\"\n[add(a=1, b=2), ");
+/// let (mut s, mut text) = (Scanner::default(), String::from("x = \"\"\"\n[add(a=1, b=2), "));
+/// s.read(&text);
 /// assert_eq!(s.lines_end(), 0); // inside a string: no line of code is complete
-/// s.read("\"\"\"\n[add(a=1, b=2), mul");
+/// text.push_str("\"\"\"\n[add(a=1, b=2), mul");
+/// s.read(&text);
 /// assert_eq!((s.lines_end(), s.open_list()), (28, Some((28, 42))));
 /// ```
 #[derive(Clone, Debug)]

@@ -76,6 +76,22 @@ pub struct StreamReader {
     /// What the last early reads covered (the end of the complete lines, the last complete
     /// item of an open list): nothing new, nothing is read again.
     read_to: (usize, usize),
+    /// The open list read last (its bracket and its last complete item's `,`).
+    list_at: Option<(usize, usize)>,
+    /// The open list whose items so far were all read as calls that run (its bracket, its
+    /// last `,` read, and the calls of the text up to it): its next items are read alone.
+    list_read: Option<(usize, usize, usize)>,
+}
+
+/// What an early read covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Piece {
+    /// The complete lines since the settled point.
+    Lines,
+    /// Those lines and an open list's complete items, closed.
+    List,
+    /// New items of an open list read before, with the count of calls before them.
+    Items(usize),
 }
 
 impl StreamReader {
@@ -91,6 +107,8 @@ impl StreamReader {
             over: None,
             scanner: Scanner::default(),
             read_to: (0, 0),
+            list_at: None,
+            list_read: None,
         }
     }
 
@@ -138,28 +156,48 @@ impl StreamReader {
             .scanner
             .open_list()
             .filter(|(open, _)| *open >= lines_end && !self.scanner.in_reasoning());
+        if self.budget == Some(0) {
+            return Ok(Vec::new());
+        }
         let (read_lines, read_list) = self.read_to;
-        let mut pieces: Vec<(String, bool)> = Vec::new();
-        if lines_end > read_lines && lines_end > self.settled {
-            pieces.push((self.text[self.settled..lines_end].to_string(), true));
+        // Each piece: its text, where it starts in the text, and what it is.
+        let mut pieces: Vec<(String, usize, Piece)> = Vec::new();
+        // A piece longer than an early read may cover is not even copied.
+        let fits = |from: usize, to: usize| to.saturating_sub(from) < MAX_EARLY_READ;
+        if lines_end > read_lines && lines_end > self.settled && fits(self.settled, lines_end) {
+            let piece = self.text[self.settled..lines_end].to_string();
+            pieces.push((piece, self.settled, Piece::Lines));
         }
         if let Some((open, comma)) = list.filter(|(_, comma)| *comma > read_list) {
-            // The pending lines and the list's complete items, closed: the list read with
-            // everything before it that is still open.
-            let close = if self.text.as_bytes().get(open) == Some(&b'(') {
-                ')'
-            } else {
-                ']'
-            };
-            pieces.push((format!("{}{close}", &self.text[self.settled..comma]), false));
+            match self.list_read {
+                // The list so far was read as calls in call position: its new items, read
+                // alone as a list, are calls there too.
+                Some((o, prev, count)) if o == open && prev < comma && fits(prev, comma) => {
+                    let piece = format!("[{}]", &self.text[prev + 1..comma]);
+                    pieces.push((piece, prev, Piece::Items(count)));
+                }
+                // The pending lines and the list's complete items, closed: the list read with
+                // everything before it that is still open.
+                _ if fits(self.settled, comma) => {
+                    let close = if self.text.as_bytes().get(open) == Some(&b'(') {
+                        ')'
+                    } else {
+                        ']'
+                    };
+                    let piece = format!("{}{close}", &self.text[self.settled..comma]);
+                    pieces.push((piece, self.settled, Piece::List));
+                }
+                _ => {}
+            }
+            self.list_read = None;
+            self.list_at = Some((open, comma));
         }
         self.read_to = (lines_end, list.map_or(read_list, |(_, comma)| comma));
         let mut budget = self
             .budget
             .unwrap_or(limits.max_source_bytes.saturating_mul(REREAD_FACTOR));
-        let base = self.settled;
         let mut out = Vec::new();
-        for (piece, lines) in pieces {
+        for (piece, base, kind) in pieces {
             if piece.len() > MAX_EARLY_READ {
                 continue;
             }
@@ -173,10 +211,26 @@ impl StreamReader {
                 continue;
             }
             // A piece of whole lines whose last line is prose closes every unit in it.
-            let closed = lines && ends_in_prose(&read, &piece);
+            let closed = kind == Piece::Lines && ends_in_prose(&read, &piece);
             // `max_calls` bounds the whole text: the calls before the piece count too.
-            let count = self.settled_calls.saturating_add(read.calls.len());
-            if count <= limits.max_calls {
+            let before = match kind {
+                Piece::Items(count) => count,
+                _ => self.settled_calls,
+            };
+            let count = before.saturating_add(read.calls.len());
+            let all_run = read
+                .calls
+                .iter()
+                .all(|c| c.verdict.valid && c.run.is_some());
+            if kind != Piece::Lines && all_run && count <= limits.max_calls {
+                self.list_read = self.list_at.map(|(open, comma)| (open, comma, count));
+            }
+            if count > limits.max_calls {
+                // The text so far holds more calls than allowed: nothing more starts early.
+                self.budget = Some(0);
+                return Ok(out);
+            }
+            {
                 for mut call in read.calls.iter().cloned() {
                     let start = base as u32 + call.verdict.span.start;
                     if call.verdict.valid
