@@ -401,3 +401,22 @@ fn a_glm_call_waits_for_its_end() {
     assert_eq!(started.len(), 1, "{started:?}");
     assert_eq!(started[0].verdict.kwargs.len(), 2);
 }
+
+/// A bracket left open in prose carries nothing over lines (only code's brackets do): the
+/// call on the next line still starts early.
+#[test]
+fn a_bracket_left_open_in_prose_does_not_hold_the_stream() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let mut reader = StreamReader::new(RepairOptions::default());
+    assert!(reader
+        .push("Here it is (see below\n", ctx, limits)
+        .unwrap()
+        .is_empty());
+    let started = reader.push("add(a=1, b=2)\n", ctx, limits).unwrap();
+    assert_eq!(started.len(), 1, "{started:?}");
+    // In code, an open bracket holds the lines after it.
+    let mut reader = StreamReader::new(RepairOptions::default());
+    reader.push("x = (\n", ctx, limits).unwrap();
+    assert!(reader.push("add(a=1, b=2)\n", ctx, limits).unwrap().is_empty());
+}

@@ -25,7 +25,10 @@
 
 use crate::error::Span;
 use crate::front::formats::reasoning::{Marker, MARKERS};
-use crate::syntax::lex::{continues_word, is_prefix_word, string_end};
+use crate::syntax::lex::{
+    continues_word, dotted_ident_end, is_ident_start, is_prefix_word, string_end,
+};
+use crate::syntax::PYTHON_KEYWORDS;
 
 /// Gemma 4's string delimiter.
 const GEMMA4_QUOTE: &str = "<|\"|>";
@@ -66,11 +69,26 @@ fn opens_string(b: &[u8], i: usize) -> bool {
     whole && is_prefix_word(b.get(w..i).unwrap_or_default())
 }
 
-/// Whether the `#` at `i` opens a comment: not right after a word (`C#`) or `&` (`&#39;`).
+/// Whether the `#` at `i` opens a comment as Python's would: not right after a word (`C#`) or
+/// `&` (`&#39;`), and where prose would not write one (`Step #1`): first on its line, after a
+/// closing bracket or quote, or followed by a blank.
 fn opens_comment(b: &[u8], i: usize) -> bool {
-    !(i > 0
+    if i > 0
         && b.get(i - 1)
-            .is_some_and(|p| continues_word(*p) || *p == b'&'))
+            .is_some_and(|p| continues_word(*p) || *p == b'&')
+    {
+        return false;
+    }
+    let before = b
+        .get(i.saturating_sub(64)..i)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .find(|c| !matches!(c, b' ' | b'\t'));
+    matches!(
+        before,
+        None | Some(b'\n' | b')' | b']' | b'}' | b'\'' | b'"')
+    ) || b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace())
 }
 
 /// The end of the inline code (a run of one or two backticks, or a longer one not opening its
@@ -203,6 +221,31 @@ pub(crate) fn opened_by_template(
     None
 }
 
+/// Whether the line whose first non-blank byte is at `i` starts like code, as the unit reader
+/// decides where brackets carry a line: a bracket, a quote, a decorator, a keyword, or a
+/// (dotted) name followed at once by `(`, `[`, `.` or `:`, or by `=`; `None` when the bytes that
+/// decide it have not arrived.
+fn starts_code(b: &[u8], i: usize) -> Option<bool> {
+    let c = *b.get(i)?;
+    if matches!(c, b'[' | b'(' | b'{' | b'@' | b'"' | b'\'') {
+        return Some(true);
+    }
+    if !is_ident_start(c) {
+        return Some(false);
+    }
+    let end = dotted_ident_end(b, i);
+    let after = *b.get(end)?;
+    let word = std::str::from_utf8(b.get(i..end)?).unwrap_or_default();
+    if PYTHON_KEYWORDS.contains(&word) || matches!(after, b'(' | b'[' | b'.' | b':') {
+        return Some(true);
+    }
+    let j = end + b.get(end..)?.iter().take_while(|c| **c == b' ').count();
+    match b.get(j)? {
+        b'=' => Some(*b.get(j + 1)? != b'='),
+        _ => Some(false),
+    }
+}
+
 /// Where a [`Scanner`] stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -245,6 +288,9 @@ pub struct Scanner {
     lines_end: usize,
     /// Whether the current line holds only blanks so far.
     blank: bool,
+    /// Whether the current line starts like code: only then do its brackets carry it over
+    /// lines (in prose, `(see below` opens nothing).
+    code: bool,
     /// The bracket that opened the current line's list, and its last complete item's `,`.
     list: Option<(usize, Option<usize>)>,
 }
@@ -257,6 +303,7 @@ impl Default for Scanner {
             depth: 0,
             lines_end: 0,
             blank: true,
+            code: false,
             list: None,
         }
     }
@@ -285,6 +332,12 @@ impl Scanner {
                         }
                         if markers.iter().any(|m| m.open.as_bytes().starts_with(rest)) {
                             return;
+                        }
+                    }
+                    if self.blank && self.depth == 0 && !c.is_ascii_whitespace() {
+                        match starts_code(b, i) {
+                            Some(code) => self.code = code,
+                            None => return,
                         }
                     }
                     match c {
@@ -320,10 +373,11 @@ impl Scanner {
                             }
                             self.pos += 1;
                         }
-                        b'\n' if self.depth == 0 => {
+                        b'\n' if self.depth == 0 || !self.code => {
                             self.pos += 1;
                             self.lines_end = self.pos;
                             self.list = None;
+                            self.depth = 0;
                         }
                         _ => self.pos += 1,
                     }
@@ -433,8 +487,9 @@ mod tests {
         assert_eq!(data("x = '''a\n'b'''\ny"), ["'''a\n'b'''"]);
         assert_eq!(data("cut = \"\"\"never\nends"), ["\"\"\"never\nends"]);
         assert_eq!(data("one 'line\nnext"), ["'line"]);
-        // Apostrophes, `C#` and entities are prose.
-        assert!(data("Let's see: users' data, 5\" and C# &#39;").is_empty());
+        // Apostrophes, `C#`, `#1` and entities are prose.
+        assert!(data("Let's see: users' data, 5\" and C# &#39; step #1").is_empty());
+        assert_eq!(data("f(x)# c\n  # d"), ["# c", "# d"]);
         assert_eq!(data("I'll use `add`</think>"), ["`add`"]);
         assert!(data("a lone ` tick").is_empty());
         assert!(data("```python\nx\n```").is_empty());
@@ -442,6 +497,19 @@ mod tests {
             data("call:f{a:<|\"|>x 'y<|\"|>} <escape>z<escape>"),
             ["<|\"|>x 'y<|\"|>", "<escape>z<escape>"]
         );
+    }
+
+    #[test]
+    fn markup_in_a_string_is_kept_exactly() {
+        use crate::front::{extract, IgnoreReason};
+        let call = "search(query=\"a <|eot_id|> b [TOOL_CALLS] <tool_call></think>\")";
+        let text = format!("{call}  # then <think> divide(a=1, b=0)");
+        let found = extract(&text, &crate::Limits::default(), &|n| n == "search");
+        assert_eq!(found.calls.len(), 1, "{found:?}");
+        assert_eq!(found.calls[0].source, call);
+        assert!(found.calls[0].parsed.is_ok(), "{found:?}");
+        let reasons: Vec<IgnoreReason> = found.ignored.iter().map(|i| i.reason).collect();
+        assert_eq!(reasons, [IgnoreReason::Comment]);
     }
 
     #[test]

@@ -631,7 +631,13 @@ impl Reader<'_> {
             Err(e) => {
                 // A list of calls whose brackets do not pair: each call on its own, so one
                 // broken call does not take the others with it.
-                if e.kind == ErrorKind::Syntax && !unclosed {
+                // (Counted, its brackets may look open; it ends with its list's closer.)
+                let closed = !unclosed
+                    || matches!(
+                        (source.as_bytes().first(), source.as_bytes().last()),
+                        (Some(b'['), Some(b']')) | (Some(b'('), Some(b')'))
+                    );
+                if e.kind == ErrorKind::Syntax && closed {
                     if let Some(items) = list_items(source) {
                         return self.classify_items(p, source, &items);
                     }
