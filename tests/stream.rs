@@ -418,5 +418,8 @@ fn a_bracket_left_open_in_prose_does_not_hold_the_stream() {
     // In code, an open bracket holds the lines after it.
     let mut reader = StreamReader::new(RepairOptions::default());
     reader.push("x = (\n", ctx, limits).unwrap();
-    assert!(reader.push("add(a=1, b=2)\n", ctx, limits).unwrap().is_empty());
+    assert!(reader
+        .push("add(a=1, b=2)\n", ctx, limits)
+        .unwrap()
+        .is_empty());
 }

@@ -198,12 +198,19 @@ pub(crate) fn opened_by_template(
             .flat_map(|m| m.closes.iter())
     };
     let piece = text.get(from..to)?;
-    if !closes().any(|c| piece.contains(c)) {
+    // Every closing marker holds a `/` or a `|`: one pass rules most texts out.
+    if !piece.bytes().any(|c| c == b'/' || c == b'|') || !closes().any(|c| piece.contains(c)) {
         return None;
     }
     let mut i = from;
     while i < to {
-        if let Some(end) = data_end(b, i) {
+        // Reasoning is prose: a quote left open on its line there is an apostrophe or a
+        // quotation mark, not a string that would hide the closing marker.
+        let open_quote = matches!(b.get(i), Some(b'\'' | b'"')) && {
+            let triple = b.get(i + 1) == b.get(i) && b.get(i + 2) == b.get(i);
+            !triple && !string_end(b, i).1
+        };
+        if let Some(end) = data_end(b, i).filter(|_| !open_quote) {
             i = end.max(i + 1);
             continue;
         }
@@ -514,6 +521,11 @@ mod tests {
 
     #[test]
     fn reasoning_blocks_and_the_template() {
+        // `opened_by_template`'s first test relies on it.
+        assert!(MARKERS
+            .iter()
+            .flat_map(|m| m.closes)
+            .all(|c| c.contains('/') || c.contains('|')));
         let all = markers(&[]);
         let text = "a <think>x \"</think> b";
         let s = reasoning_at(text, 2, &all, &[]).unwrap();
@@ -524,6 +536,9 @@ mod tests {
         let s = opened_by_template(text, 0, text.len(), &all).unwrap();
         assert_eq!(&text[s.range()], "I'll use `add`</think>");
         assert!(opened_by_template("search(query=\"</think>\")", 0, 24, &all).is_none());
+        let text = "so I'll say \"done</think>\nadd(a=1)";
+        let s = opened_by_template(text, 0, text.len(), &all).unwrap();
+        assert_eq!(&text[s.range()], "so I'll say \"done</think>");
         assert!(opened_by_template("<think>a</think>", 0, 16, &all).is_none());
     }
 }
