@@ -34,6 +34,11 @@ use crate::syntax::PYTHON_KEYWORDS;
 const GEMMA4_QUOTE: &str = "<|\"|>";
 /// FunctionGemma's string delimiter.
 const ESCAPE: &str = "<escape>";
+/// How far back (or, for a line's first word, forward) a decision looks, in bytes: bounded, so
+/// that a reader moving forward stays linear.
+const LOOK: usize = 256;
+/// The longest inline code looked for, in bytes.
+const MAX_INLINE_CODE: usize = 4096;
 
 /// Where the data that starts at `i` ends (exclusive), or `None` when no data starts there: a
 /// string, a comment, inline code or a format's quoted value (see the [module docs](self)).
@@ -80,7 +85,7 @@ fn opens_comment(b: &[u8], i: usize) -> bool {
         return false;
     }
     let before = b
-        .get(i.saturating_sub(64)..i)
+        .get(i.saturating_sub(LOOK)..i)
         .unwrap_or_default()
         .iter()
         .rev()
@@ -99,26 +104,30 @@ fn inline_code_end(b: &[u8], i: usize) -> Option<usize> {
         return None;
     }
     let run = b.get(i..)?.iter().take_while(|c| **c == b'`').count();
+    // Looked at a bounded stretch back (a long run of blanks counts as the line's start).
     let line_start = b
-        .get(..i)?
+        .get(i.saturating_sub(LOOK)..i)?
         .iter()
         .rev()
-        .take_while(|c| **c != b'\n')
-        .all(|c| c.is_ascii_whitespace());
+        .find(|c| !matches!(c, b' ' | b'\t'))
+        .is_none_or(|c| *c == b'\n');
     if run >= 3 && line_start {
         return None;
     }
-    let stop = line_end(b, i);
+    // Inline code is short: its close is looked for within a bounded stretch of its line.
+    let stop = (i + run + MAX_INLINE_CODE).min(b.len());
     let mut j = i + run;
     while j < stop {
-        if b.get(j) == Some(&b'`') {
-            let close = b.get(j..stop)?.iter().take_while(|c| **c == b'`').count();
-            if close == run {
-                return Some(j + run);
+        match b.get(j) {
+            Some(b'`') => {
+                let close = b.get(j..stop)?.iter().take_while(|c| **c == b'`').count();
+                if close == run {
+                    return Some(j + run);
+                }
+                j += close;
             }
-            j += close;
-        } else {
-            j += 1;
+            Some(b'\n') | None => return None,
+            Some(_) => j += 1,
         }
     }
     None
@@ -240,15 +249,28 @@ fn starts_code(b: &[u8], i: usize) -> Option<bool> {
     if !is_ident_start(c) {
         return Some(false);
     }
-    let end = dotted_ident_end(b, i);
+    // A name longer than any a line of code starts with is prose (and bounds the look).
+    let near = b.get(..(i + LOOK).min(b.len()))?;
+    let end = dotted_ident_end(near, i);
+    if end - i >= LOOK - 1 {
+        return Some(false);
+    }
     let after = *b.get(end)?;
     let word = std::str::from_utf8(b.get(i..end)?).unwrap_or_default();
     if PYTHON_KEYWORDS.contains(&word) || matches!(after, b'(' | b'[' | b'.' | b':') {
         return Some(true);
     }
-    let j = end + b.get(end..)?.iter().take_while(|c| **c == b' ').count();
-    match b.get(j)? {
-        b'=' => Some(*b.get(j + 1)? != b'='),
+    let blanks = b
+        .get(end..)?
+        .iter()
+        .take(LOOK)
+        .take_while(|c| **c == b' ')
+        .count();
+    if blanks == LOOK {
+        return Some(false);
+    }
+    match b.get(end + blanks)? {
+        b'=' => Some(*b.get(end + blanks + 1)? != b'='),
         _ => Some(false),
     }
 }

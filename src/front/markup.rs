@@ -98,28 +98,30 @@ fn split(text: &str, a: usize, markers: &[&'static Marker], out: &mut Vec<Region
     };
     while i < b {
         let c = bytes[i];
+        // Reasoning, then data: part of the plain text around it, never markup.
+        if matches!(c, b'<' | b'[' | 0xE2) {
+            if let Some(s) = lex::reasoning_at(text, i, markers, &[]) {
+                plain_until(out, plain, i);
+                out.push(Region::Reasoning(s));
+                i = (s.end as usize).max(i + 1);
+                plain = i;
+                blank_before = true;
+                continue;
+            }
+        }
+        if matches!(c, b'\'' | b'"' | b'#' | b'`' | b'<') {
+            if let Some(end) = lex::data_end(bytes, i) {
+                i = end.max(i + 1);
+                blank_before = false;
+                line_start = false;
+                continue;
+            }
+        }
         match c {
             b'\n' => {
                 blank_before = true;
                 line_start = true;
                 i += 1;
-                continue;
-            }
-            b'<' | b'[' | 0xE2 if lex::reasoning_at(text, i, markers, &[]).is_some() => {
-                if let Some(s) = lex::reasoning_at(text, i, markers, &[]) {
-                    plain_until(out, plain, i);
-                    out.push(Region::Reasoning(s));
-                    i = (s.end as usize).max(i + 1);
-                    plain = i;
-                    blank_before = true;
-                    continue;
-                }
-            }
-            b'\'' | b'"' | b'#' | b'`' | b'<' if lex::data_end(bytes, i).is_some() => {
-                // Data: part of the plain text around it, never markup.
-                i = lex::data_end(bytes, i).map_or(i + 1, |end| end.max(i + 1));
-                blank_before = false;
-                line_start = false;
                 continue;
             }
             b'`' if line_start && text[i..b].starts_with("```") => {
