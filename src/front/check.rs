@@ -116,7 +116,9 @@ pub struct Planned {
     /// The verdict, as [`check_text`] gives it.
     pub verdict: Verdict,
     /// The call as written (after repairs): positional arguments in `args`, keywords in
-    /// `kwargs`, an argument that could not be read as the [`UNREADABLE`] marker.
+    /// `kwargs`, an argument that could not be read as the [`UNREADABLE`] marker. Empty
+    /// (`Function::default()`, no name) when the call could not be read at all (a syntax
+    /// error, a cut-off call): the verdict's `input` holds it as written.
     pub call: Function,
     /// The source to evaluate to run the call (repaired): set when the verdict is valid, or
     /// when the only objection is that an argument is itself a tool call (running evaluates
@@ -355,8 +357,8 @@ fn plan_call(
     let mut expr = match parsed {
         Ok(expr) => expr,
         Err(e) => {
+            // Not read: no call as written (`call` stays empty), the source holds it.
             planned.verdict.error = Some(place.locate_error(e));
-            planned.call.name.clone_from(&name);
             planned.verdict.name = name;
             planned.verdict.input = source;
             return planned;

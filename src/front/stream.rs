@@ -11,14 +11,15 @@
 //! every line before it that is still open (a unit, a fence, a bracket: after `x = (`,
 //! `if False:` or `import os` in the same fence, nothing starts). The text's lexical state
 //! ([`Scanner`]) is kept as it grows, so a line inside a string, a comment, a bracket or
-//! reasoning is never read as complete. A call starts early only while the calls of the text so
-//! far are within [`Limits::max_calls`], and a model format's call its format may still go on
-//! with (a GLM call before its `</tool_call>`) only once text follows it. The runner
-//! ([`crate::dispatch::stream`]) starts it only once no more text is at hand (the model is still
-//! writing): text that arrives together, such as a whole response, is read whole first. Text
-//! that arrives after a call started cannot un-run it: if it turns the call's unit into code
-//! (`[add(a=1), x + 1]`), the final reading rejects the unit, and the runner reports the call
-//! that started in a row of its own.
+//! reasoning (an unclosed block too) is never read as complete. A call starts early only while
+//! the calls of the text so far are within [`Limits::max_calls`], and a model format's call its
+//! format may still go on with (a GLM call before its `</tool_call>`) only once text follows
+//! it. The runner ([`crate::dispatch::stream`]) starts it only once no more text is at hand
+//! (the model is still writing): text that arrives together, such as a whole response, is read
+//! whole first. Text that arrives after a call started cannot un-run it: if it turns the call's
+//! unit into code (`[add(a=1), x + 1]`) or leaves it cut off, the final reading rejects the
+//! unit, and the runner's row for it says which of its calls had started and ran (each of
+//! those has its one output row, never a second).
 //!
 //! **Work is bounded.** The scanner reads each byte once; an early read happens only when a line
 //! or an item was completed, covers only the text since the last prose line (the units still
