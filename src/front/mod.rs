@@ -59,7 +59,7 @@
 //! assert_eq!(names, ["get_weather", "get_time"]);
 //! assert_eq!(&text[found.calls[1].span.range()], "get_time(tz='CET')");
 //! let reasons: Vec<IgnoreReason> = found.ignored.iter().map(|i| i.reason).collect();
-//! assert_eq!(reasons, [IgnoreReason::Prose, IgnoreReason::Fence, IgnoreReason::Fence, IgnoreReason::ChatToken]);
+//! assert_eq!(reasons, [IgnoreReason::Prose, IgnoreReason::Fence, IgnoreReason::Comment, IgnoreReason::Fence, IgnoreReason::ChatToken]);
 //!
 //! // A mention in a sentence, a call in a comment, a call inside other code: none is taken.
 //! let text = "I will not call get_weather(city='Oslo') today.\n# get_time(tz='CET')\nx = get_time(tz='UTC')";
