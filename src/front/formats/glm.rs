@@ -172,6 +172,7 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
             key_span: span(ka, kz),
             value: slice(text, value_start, value_end),
             value_span: span(value_start, value_end),
+            quoted: false,
         });
         i = value_end + END_VALUE.len();
         whole = i;

@@ -308,6 +308,11 @@ pub struct TextArg {
     pub value: String,
     /// Where the value is.
     pub value_span: Span,
+    /// Whether the model wrote the value as a string (DeepSeek DSML's `string="true"`, Gemma
+    /// 4's `<|"|>…<|"|>`, FunctionGemma's `<escape>…<escape>`): a string as written, whatever
+    /// its parameter's type, as those formats' own parsers read it.
+    #[serde(default)]
+    pub quoted: bool,
 }
 
 /// What [`read`] found: the calls, and what else the format wrote.

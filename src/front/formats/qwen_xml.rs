@@ -185,6 +185,7 @@ fn call(
             key_span: span(key_start, key_close),
             value: slice(text, a, z),
             value_span: span(a, z),
+            quoted: false,
         });
         i = next;
     };
