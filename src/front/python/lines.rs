@@ -148,8 +148,9 @@ pub(super) fn call_attempt(source: &str, unclosed: bool) -> Option<String> {
 
 /// The items of the list or tuple of calls `source` tries to be, when its brackets do not
 /// pair (`[f(limits=[-1, 2)], other(x=1)]`): each item's range, cut at the commas of the
-/// list's own level, a closing bracket closing what it matches (and the brackets it skips);
-/// `None` when `source` is not a bracket with at least two items that each start like a call.
+/// list's own level where a call starts, a closing bracket closing what it matches (and the
+/// brackets it skips); `None` when `source` is not a bracket whose first item starts like a
+/// call and that holds at least two.
 pub(super) fn list_items(source: &str) -> Option<Vec<(usize, usize)>> {
     let b = source.as_bytes();
     let close = match b.first() {
@@ -200,20 +201,27 @@ pub(super) fn list_items(source: &str) -> Option<Vec<(usize, usize)>> {
     if from < b.len() {
         items.push((from, b.len()));
     }
-    let items: Vec<(usize, usize)> = items
-        .into_iter()
-        .filter_map(|(a, z)| {
-            let piece = &source[a..z];
-            let lead = piece.len() - piece.trim_start().len();
-            let (a, z) = (a + lead, a + lead + piece.trim().len());
-            (a < z).then_some((a, z))
-        })
-        .collect();
-    let call_like = |&(a, z): &(usize, usize)| {
+    let call_like = |(a, z): (usize, usize)| {
         let name_end = dotted_ident_end(b, a);
         name_end > a && name_end < z && b[name_end] == b'('
     };
-    (items.len() >= 2 && items.iter().all(call_like)).then_some(items)
+    // A piece that does not start like a call is the rest of the item before it, cut at a
+    // comma its stray closer left at the list's level (`f(a=[1, 2), b=1)`).
+    let mut calls: Vec<(usize, usize)> = Vec::new();
+    for (a, z) in items {
+        let piece = &source[a..z];
+        let lead = piece.len() - piece.trim_start().len();
+        let (a, z) = (a + lead, a + lead + piece.trim().len());
+        if a >= z {
+            continue;
+        }
+        match calls.last_mut() {
+            _ if call_like((a, z)) => calls.push((a, z)),
+            Some(last) => last.1 = z,
+            None => return None,
+        }
+    }
+    (calls.len() >= 2).then_some(calls)
 }
 
 /// The name of the call that starts the last item of the list opened before `first` (its
