@@ -578,3 +578,93 @@ fn exec_reports_a_cut_off_list_under_the_cut_off_name() {
     assert_eq!(rest[0]["error"]["kind"], "Syntax");
     assert_ne!(rest[0]["call_id"], first["call_id"]);
 }
+
+/// `max_calls` is counted over the whole stream: of 8 calls separated by prose under
+/// `max_calls=5`, the first 5 start while the text arrives and no more; read whole, none runs,
+/// and every row says so with the limit, naming the ones that had started and ran.
+#[test]
+fn max_calls_over_a_stream_gives_the_limit_as_the_reason() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args([
+            "exec",
+            "--tools",
+            "demo",
+            "--format",
+            "json",
+            "--limit",
+            "max_calls=5",
+            "-",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let mut rows: Vec<Json> = Vec::new();
+    for i in 1..=8 {
+        write!(stdin, "add(a={i}, b=1)\nThat was step {i}.\n").unwrap();
+        stdin.flush().unwrap();
+        if i <= 5 {
+            // Within the limit so far: the call starts before the rest arrives.
+            let row = rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the call's row while stdin is still open");
+            rows.push(serde_json::from_str(&row).unwrap());
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    rows.extend(rx.iter().map(|l| serde_json::from_str::<Json>(&l).unwrap()));
+    let ran: Vec<&Json> = rows.iter().filter(|r| r["output"].is_i64()).collect();
+    let limited: Vec<&Json> = rows
+        .iter()
+        .filter(|r| r["error"]["kind"] == "Limit")
+        .collect();
+    assert_eq!(ran.len(), 5, "{rows:?}");
+    assert_eq!(limited.len(), 8, "{rows:?}");
+    let started = limited
+        .iter()
+        .filter(|r| r["error"]["message"].as_str().unwrap().contains("started"))
+        .count();
+    assert_eq!(started, 5, "{limited:?}");
+}
+
+/// After text that leaves what follows out of call position (an open string, bracket, dead
+/// branch, definition, `print(`, an import in the same fence, reasoning, a comment's string),
+/// an item of a list of calls does not start early, nor a line of calls, whatever the pieces.
+#[test]
+fn nothing_starts_early_after_text_that_rules_it_out() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    for before in CODE_BEFORE {
+        for rest in ["[multiply(a=9, b=9), ", "multiply(a=9, b=9)\n"] {
+            for by_char in [false, true] {
+                let mut reader = StreamReader::new(RepairOptions::default());
+                let mut started = reader.push(before, ctx, limits).unwrap();
+                if by_char {
+                    for c in rest.chars() {
+                        started.extend(reader.push(&c.to_string(), ctx, limits).unwrap());
+                    }
+                } else {
+                    started.extend(reader.push(rest, ctx, limits).unwrap());
+                }
+                assert!(started.is_empty(), "{before:?} then {rest:?}: {started:?}");
+            }
+        }
+    }
+    // After prose, the same text starts its call early.
+    for rest in ["[multiply(a=9, b=9), ", "multiply(a=9, b=9)\n"] {
+        let mut reader = StreamReader::new(RepairOptions::default());
+        reader.push("Sure.\n", ctx, limits).unwrap();
+        assert_eq!(reader.push(rest, ctx, limits).unwrap().len(), 1, "{rest:?}");
+    }
+}
