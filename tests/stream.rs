@@ -668,3 +668,46 @@ fn nothing_starts_early_after_text_that_rules_it_out() {
         assert_eq!(reader.push(rest, ctx, limits).unwrap().len(), 1, "{rest:?}");
     }
 }
+
+/// Every format's markup inside data or reasoning (`tests/data/markup_in_data.jsonl`) read in
+/// pieces, and char by char: no call starts early that the case does not run, and the final
+/// reading is the whole text's.
+#[test]
+fn markup_in_data_never_starts_streamed() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let options = RepairOptions::default();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/markup_in_data.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let cases: Vec<Json> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(cases.len() > 400, "{} cases", cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        let (id, text) = (case["id"].as_str().unwrap(), case["text"].as_str().unwrap());
+        let runs: Vec<&str> = case["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        let whole = plan(text, ctx, limits, &options);
+        let by_char: Vec<String> = text.chars().map(String::from).collect();
+        for pieces in [pieces(text, &cuts(i as u64, 9)), by_char] {
+            let mut reader = StreamReader::new(options);
+            for piece in &pieces {
+                for call in reader.push(piece, ctx, limits).unwrap() {
+                    assert!(
+                        runs.contains(&call.verdict.name.as_str()),
+                        "{id}: {} started early",
+                        call.verdict.name
+                    );
+                }
+            }
+            assert_eq!(reader.finish(ctx, limits), whole, "{id}");
+        }
+    }
+}
