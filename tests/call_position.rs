@@ -1,5 +1,5 @@
-//! Call position: a call runs only where the text presents it as the model's action. The corpus
-//! `tests/data/call_position.jsonl` lists model text and the tool calls that must run (none for
+//! Call position: a call runs only where the text presents it as the model's action. The corpora
+//! `tests/data/call_position.jsonl` and `tests/data/markup_in_data.jsonl` list model text and the tool calls that must run (none for
 //! comments, strings, dead code, definitions, code around calls, mentions in a sentence and
 //! ambiguous JSON). Every case runs natively, sandboxed, through `check` (its valid verdicts are
 //! exactly the calls that run) and through `fexpr exec --tools demo -`; the tools count what
@@ -49,8 +49,14 @@ struct Case {
     runs: Vec<String>,
 }
 
+/// The call-position corpus, and the generated corpus of every format's markup inside data
+/// and reasoning (`scripts/gen-markup-in-data.py`: nothing in the data runs).
 fn cases() -> Vec<Case> {
-    let corpus = include_str!("data/call_position.jsonl");
+    let corpus = [
+        include_str!("data/call_position.jsonl"),
+        include_str!("data/markup_in_data.jsonl"),
+    ]
+    .concat();
     corpus
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))

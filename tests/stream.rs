@@ -289,6 +289,144 @@ fn exec_prints_a_row_before_the_input_ends() {
     assert!(child.wait().unwrap().success());
 }
 
+/// Texts whose start already rules out what follows as a call, each followed by a list of
+/// calls written item by item (the call-position cases of streaming).
+const CODE_BEFORE: &[&str] = &[
+    "\"\"\"\n",
+    "x = (\n",
+    "{'k':\n",
+    "if False:\n    ",
+    "def f(): return ",
+    "print(\n",
+    "```python\nimport os\n",
+    "x = 1\n",
+    "<think>\n",
+    "# comment\nsearch(query='''\n",
+];
+
+/// Every corpus text, and the call-position cases of streaming.
+fn early_corpus() -> Vec<String> {
+    let mut texts = corpus_texts();
+    let markup =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/markup_in_data.jsonl");
+    for line in std::fs::read_to_string(markup).unwrap().lines() {
+        if !line.starts_with('#') {
+            let case: Json = serde_json::from_str(line).unwrap();
+            texts.push(case["text"].as_str().unwrap().to_string());
+        }
+    }
+    for before in CODE_BEFORE {
+        texts.push(format!(
+            "{before}[multiply(a=9, b=9), add(a=1, b=2), multiply(a=2, b=3)]\n"
+        ));
+        texts.push(format!("{before}multiply(a=9, b=9)\nadd(a=1, b=2)\n"));
+    }
+    texts
+}
+
+/// Whether the whole reading of `prefix` runs a call starting at `start` as `call` would run.
+fn prefix_runs(prefix: &str, call: &fexpr::front::check::Planned, options: &RepairOptions) -> bool {
+    let manager = fexpr::demo::manager();
+    let read = plan(prefix, manager.context(), manager.limits(), options);
+    read.calls.iter().any(|c| {
+        c.verdict.valid && c.verdict.span.start == call.verdict.span.start && c.run == call.run
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// No call starts early that the whole reading of the text before it (plus the call: to
+    /// the end of its line, or its list closed after it) would not run.
+    #[test]
+    fn no_call_starts_early_that_the_text_before_it_rules_out(
+        which in 0usize..10_000,
+        cut_seed in 0u64..1_000_000,
+        n in 1usize..40,
+    ) {
+        let texts = early_corpus();
+        let text = &texts[which % texts.len()];
+        let manager = fexpr::demo::manager();
+        let (ctx, limits) = (manager.context(), manager.limits());
+        let options = RepairOptions::default();
+        let mut reader = StreamReader::new(options);
+        for piece in pieces(text, &cuts(cut_seed, n)) {
+            for call in reader.push(&piece, ctx, limits).unwrap() {
+                let so_far = reader.text();
+                let end = call.verdict.span.end as usize;
+                let line = so_far[end..].find('\n').map_or(so_far.len(), |p| end + p + 1);
+                let item = so_far[end..].find(',').map(|p| &so_far[..end + p]);
+                let runs = prefix_runs(&so_far[..line], &call, &options)
+                    || item.is_some_and(|item| {
+                        prefix_runs(&format!("{item}]"), &call, &options)
+                            || prefix_runs(&format!("{item})"), &call, &options)
+                    });
+                proptest::prop_assert!(runs, "{text:?}: {call:?} started early after {so_far:?}");
+            }
+        }
+    }
+}
+
+/// Calls separated by prose are counted over the whole stream: no more than `max_calls` start
+/// early, and the rows of the ones that started say why the whole text does not run them.
+#[test]
+fn max_calls_counts_the_whole_stream() {
+    let manager = fexpr::demo::manager();
+    let mut limits = manager.limits().clone();
+    limits.max_calls = 5;
+    let mut reader = StreamReader::new(RepairOptions::default());
+    let mut started = 0;
+    for i in 0..12 {
+        let piece = format!("add(a={i}, b=1)\nThat was step {i}.\n");
+        for c in piece.chars() {
+            started += reader
+                .push(&c.to_string(), manager.context(), &limits)
+                .unwrap()
+                .len();
+        }
+    }
+    assert!(started <= 5, "{started} calls started under max_calls=5");
+    let whole = reader.finish(manager.context(), &limits);
+    assert!(whole.calls.iter().all(|c| c.run.is_none()));
+}
+
+/// A GLM call whose format may still go on (no `</tool_call>` yet) does not start before more
+/// text or the end of the stream.
+#[test]
+fn a_glm_call_waits_for_its_end() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let mut reader = StreamReader::new(RepairOptions::default());
+    let text = "<tool_call>add\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n";
+    assert!(reader.push(text, ctx, limits).unwrap().is_empty());
+    let more = "<arg_key>b</arg_key>\n<arg_value>2</arg_value>\n</tool_call>\n";
+    let started = reader.push(more, ctx, limits).unwrap();
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0].verdict.kwargs.len(), 2);
+}
+
+/// A bracket left open in prose carries nothing over lines (only code's brackets do): the
+/// call on the next line still starts early.
+#[test]
+fn a_bracket_left_open_in_prose_does_not_hold_the_stream() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let mut reader = StreamReader::new(RepairOptions::default());
+    assert!(reader
+        .push("Here it is (see below\n", ctx, limits)
+        .unwrap()
+        .is_empty());
+    let started = reader.push("add(a=1, b=2)\n", ctx, limits).unwrap();
+    assert_eq!(started.len(), 1, "{started:?}");
+    // In code, an open bracket holds the lines after it.
+    let mut reader = StreamReader::new(RepairOptions::default());
+    reader.push("x = (\n", ctx, limits).unwrap();
+    assert!(reader
+        .push("add(a=1, b=2)\n", ctx, limits)
+        .unwrap()
+        .is_empty());
+}
+
 /// The events of `events` that are outputs.
 fn outputs(events: &[StreamEvent]) -> Vec<&fexpr::FunctionOutput> {
     events
@@ -439,4 +577,137 @@ fn exec_reports_a_cut_off_list_under_the_cut_off_name() {
     assert_eq!(rest[0]["name"], "multiply");
     assert_eq!(rest[0]["error"]["kind"], "Syntax");
     assert_ne!(rest[0]["call_id"], first["call_id"]);
+}
+
+/// `max_calls` is counted over the whole stream: of 8 calls separated by prose under
+/// `max_calls=5`, the first 5 start while the text arrives and no more; read whole, none runs,
+/// and every row says so with the limit, naming the ones that had started and ran.
+#[test]
+fn max_calls_over_a_stream_gives_the_limit_as_the_reason() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args([
+            "exec",
+            "--tools",
+            "demo",
+            "--format",
+            "json",
+            "--limit",
+            "max_calls=5",
+            "-",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let mut rows: Vec<Json> = Vec::new();
+    for i in 1..=8 {
+        write!(stdin, "add(a={i}, b=1)\nThat was step {i}.\n").unwrap();
+        stdin.flush().unwrap();
+        if i <= 5 {
+            // Within the limit so far: the call starts before the rest arrives.
+            let row = rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the call's row while stdin is still open");
+            rows.push(serde_json::from_str(&row).unwrap());
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    rows.extend(rx.iter().map(|l| serde_json::from_str::<Json>(&l).unwrap()));
+    let ran: Vec<&Json> = rows.iter().filter(|r| r["output"].is_i64()).collect();
+    let limited: Vec<&Json> = rows
+        .iter()
+        .filter(|r| r["error"]["kind"] == "Limit")
+        .collect();
+    assert_eq!(ran.len(), 5, "{rows:?}");
+    assert_eq!(limited.len(), 8, "{rows:?}");
+    let started = limited
+        .iter()
+        .filter(|r| r["error"]["message"].as_str().unwrap().contains("started"))
+        .count();
+    assert_eq!(started, 5, "{limited:?}");
+}
+
+/// After text that leaves what follows out of call position (an open string, bracket, dead
+/// branch, definition, `print(`, an import in the same fence, reasoning, a comment's string),
+/// an item of a list of calls does not start early, nor a line of calls, whatever the pieces.
+#[test]
+fn nothing_starts_early_after_text_that_rules_it_out() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    for before in CODE_BEFORE {
+        for rest in ["[multiply(a=9, b=9), ", "multiply(a=9, b=9)\n"] {
+            for by_char in [false, true] {
+                let mut reader = StreamReader::new(RepairOptions::default());
+                let mut started = reader.push(before, ctx, limits).unwrap();
+                if by_char {
+                    for c in rest.chars() {
+                        started.extend(reader.push(&c.to_string(), ctx, limits).unwrap());
+                    }
+                } else {
+                    started.extend(reader.push(rest, ctx, limits).unwrap());
+                }
+                assert!(started.is_empty(), "{before:?} then {rest:?}: {started:?}");
+            }
+        }
+    }
+    // After prose, the same text starts its call early.
+    for rest in ["[multiply(a=9, b=9), ", "multiply(a=9, b=9)\n"] {
+        let mut reader = StreamReader::new(RepairOptions::default());
+        reader.push("Sure.\n", ctx, limits).unwrap();
+        assert_eq!(reader.push(rest, ctx, limits).unwrap().len(), 1, "{rest:?}");
+    }
+}
+
+/// Every format's markup inside data or reasoning (`tests/data/markup_in_data.jsonl`) read in
+/// pieces, and char by char: no call starts early that the case does not run, and the final
+/// reading is the whole text's.
+#[test]
+fn markup_in_data_never_starts_streamed() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let options = RepairOptions::default();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/markup_in_data.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let cases: Vec<Json> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(cases.len() > 400, "{} cases", cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        let (id, text) = (case["id"].as_str().unwrap(), case["text"].as_str().unwrap());
+        let runs: Vec<&str> = case["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        let whole = plan(text, ctx, limits, &options);
+        let by_char: Vec<String> = text.chars().map(String::from).collect();
+        for pieces in [pieces(text, &cuts(i as u64, 9)), by_char] {
+            let mut reader = StreamReader::new(options);
+            for piece in &pieces {
+                for call in reader.push(piece, ctx, limits).unwrap() {
+                    assert!(
+                        runs.contains(&call.verdict.name.as_str()),
+                        "{id}: {} started early",
+                        call.verdict.name
+                    );
+                }
+            }
+            assert_eq!(reader.finish(ctx, limits), whole, "{id}");
+        }
+    }
 }

@@ -208,6 +208,7 @@ impl From<&Ignored> for Diagnostic {
             IgnoreReason::Duplicate => "a repeated copy of the calls before it",
             IgnoreReason::Mention => "a call mentioned in a sentence, not asked for: not run",
             IgnoreReason::Code => "code that holds no call",
+            IgnoreReason::Comment => "a comment, not read for calls",
         };
         Diagnostic {
             severity: Severity::Note,

@@ -5,7 +5,8 @@
 //! [`super::python`].
 
 use crate::error::Span;
-use crate::front::{span, IgnoreReason};
+use crate::front::formats::reasoning::Marker;
+use crate::front::{lex, span, IgnoreReason};
 
 /// Chat-template tokens recognised (and reported as [`IgnoreReason::ChatToken`]) wherever they
 /// appear outside a call. Any other `<|…|>` token is recognised too.
@@ -57,37 +58,39 @@ pub(super) enum Region {
 }
 
 /// Cut `text[a..b]` into regions, in order, appended to `out` (blank plain stretches may be
-/// left out).
+/// left out). Read by the lexical reading ([`super::lex`]): markup inside data (a string, a
+/// comment, inline code) or inside reasoning is not markup.
 pub(super) fn regions_in(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
-    let Some(piece) = text.get(a..b) else {
+    // Everything below looks no further than `b`.
+    let Some(text) = text.get(..b) else {
         return;
     };
-    let mut pos = a;
-    for r in reasoning_spans(piece) {
-        let (start, end) = (a + r.start as usize, a + r.end as usize);
-        split(text, pos, start, out);
-        out.push(Region::Reasoning(span(start, end)));
-        pos = end;
+    if text.get(a..).is_none() {
+        return;
     }
-    split(text, pos, b, out);
+    let markers = lex::markers(&[]);
+    let mut from = a;
+    if let Some(s) = lex::opened_by_template(text, a, b, &markers) {
+        out.push(Region::Reasoning(s));
+        from = s.end as usize;
+    }
+    split(text, from, &markers, out);
 }
 
-/// Regions of `text[a..b]`, which holds no reasoning.
+/// Regions of `text[a..]`, past any block the chat template opened.
 ///
-/// Long (about 100 lines) for a reason: one pass over the bytes, whose arms (fence, explicit
-/// form, chat token, tag) share the line's state (`blank_before`, `line_start`, `quoted`);
-/// split into functions, each arm would take and give back all of it.
-fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
+/// Long (about 120 lines) for a reason: one pass over the bytes, whose arms (data, reasoning,
+/// fence, explicit form, chat token, tag) share the line's state (`blank_before`,
+/// `line_start`); split into functions, each arm would take and give back all of it.
+fn split(text: &str, a: usize, markers: &[&'static Marker], out: &mut Vec<Region>) {
     let bytes = text.as_bytes();
+    let b = text.len();
     let mut plain = a;
     let mut i = a;
     // Nothing but blanks (or markup) since the line started.
     let mut blank_before = true;
     // Nothing but blanks since the line started (markup included): where a fence may open.
     let mut line_start = true;
-    // A quote seen on this line since the line (or the last markup) started: a tag after it may
-    // be inside a string, and is not taken as an explicit call form.
-    let mut quoted = false;
     let plain_until = |out: &mut Vec<Region>, from: usize, to: usize| {
         if text.get(from..to).is_some_and(|s| !s.trim().is_empty()) {
             out.push(Region::Plain(span(from, to)));
@@ -95,11 +98,29 @@ fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
     };
     while i < b {
         let c = bytes[i];
+        // Reasoning, then data: part of the plain text around it, never markup.
+        if matches!(c, b'<' | b'[' | 0xE2) {
+            if let Some(s) = lex::reasoning_at(text, i, markers, &[]) {
+                plain_until(out, plain, i);
+                out.push(Region::Reasoning(s));
+                i = (s.end as usize).max(i + 1);
+                plain = i;
+                blank_before = true;
+                continue;
+            }
+        }
+        if matches!(c, b'\'' | b'"' | b'#' | b'`' | b'<') {
+            if let Some(end) = lex::data_end(bytes, i) {
+                i = end.max(i + 1);
+                blank_before = false;
+                line_start = false;
+                continue;
+            }
+        }
         match c {
             b'\n' => {
                 blank_before = true;
                 line_start = true;
-                quoted = false;
                 i += 1;
                 continue;
             }
@@ -127,7 +148,7 @@ fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
             }
             b'<' | b'[' => {
                 let rest = &text[i..b];
-                if !quoted {
+                {
                     if let Some((open, closes, needed)) =
                         EXPLICIT.iter().find(|(o, _, _)| rest.starts_with(o))
                     {
@@ -156,7 +177,6 @@ fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
                     i += len;
                     plain = i;
                     blank_before = true;
-                    quoted = false;
                     continue;
                 }
                 if c == b'<' {
@@ -175,7 +195,6 @@ fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
                     }
                 }
             }
-            b'"' | b'\'' | b'`' => quoted = true,
             _ => {}
         }
         if !c.is_ascii_whitespace() {
@@ -235,23 +254,24 @@ fn fence_close(text: &str, body: usize, b: usize) -> Option<(usize, usize)> {
 
 /// Where the body of an explicit form starting at `body` ends, and where its closing token
 /// ends. A body that is JSON is matched as JSON first, so a closing tag inside one of its
-/// strings does not end it.
+/// strings does not end it; in any other body, a closing tag inside data (a string, a comment)
+/// does not end it either.
 fn explicit_close(text: &str, body: usize, b: usize, closes: &[&str]) -> (usize, usize) {
     let rest = &text[body..b];
     let lead = rest.len() - rest.trim_start().len();
-    let from = match rest.trim_start().as_bytes().first() {
+    let mut i = match rest.trim_start().as_bytes().first() {
         Some(b'{' | b'[') => json_end(text.as_bytes(), body + lead, b).unwrap_or(body),
         _ => body,
     };
-    closes
-        .iter()
-        .filter_map(|c| {
-            text[from..b]
-                .find(c)
-                .map(|p| (from + p, from + p + c.len()))
-        })
-        .min()
-        .unwrap_or((b, b))
+    let bytes = text.as_bytes();
+    while i < b {
+        let rest = &bytes[i..b];
+        if let Some(close) = closes.iter().find(|c| rest.starts_with(c.as_bytes())) {
+            return (i, i + close.len());
+        }
+        i = lex::data_end(bytes, i).map_or(i + 1, |end| end.max(i + 1));
+    }
+    (b, b)
 }
 
 /// Whether `text[body..end]` is, past blanks, one whole bracketed value (a JSON object or a
@@ -267,33 +287,7 @@ fn whole_value(text: &str, body: usize, end: usize) -> bool {
 /// The end (exclusive) of the JSON object or array opening at `open`, strings skipped; `None`
 /// if it does not close before `b`. Linear.
 pub(super) fn json_end(bytes: &[u8], open: usize, b: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut i = open;
-    while i < b {
-        let c = *bytes.get(i)?;
-        if in_string {
-            match c {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-        } else {
-            match c {
-                b'"' => in_string = true,
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        return Some(i + 1);
-                    }
-                }
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    None
+    crate::syntax::lex::json_end(bytes.get(..b)?, open)
 }
 
 /// The length of the chat-template token `rest` starts with, if any.
@@ -337,55 +331,4 @@ fn only_markup(s: &str) -> bool {
         }
     }
     true
-}
-
-/// Reasoning blocks: `<think>…</think>` (also `thinking`, `reasoning`), and everything
-/// before a closing `</think>` whose opening tag the chat template wrote. An unclosed block is
-/// not reasoning (the answer may be cut off inside it; its calls are taken). A tag right after
-/// or before a quote is inside a string argument (`search(query="</think>")`), not a tag.
-fn reasoning_spans(text: &str) -> Vec<Span> {
-    let quote = |c: char| matches!(c, '"' | '\'' | '`');
-    let apart_before = |at: usize| text[..at].chars().next_back().is_none_or(|c| !quote(c));
-    let apart_after = |at: usize| text[at..].chars().next().is_none_or(|c| !quote(c));
-    let mut spans = Vec::new();
-    // A reasoning block needs its closing tag: most texts have none, and take no search.
-    if !text.contains("</") {
-        return spans;
-    }
-    for (open, close) in [
-        ("<think>", "</think>"),
-        ("<thinking>", "</thinking>"),
-        ("<reasoning>", "</reasoning>"),
-    ] {
-        let mut from = 0;
-        while let Some(c) = text.get(from..).and_then(|t| t.find(close)) {
-            let close_at = from + c;
-            let end = close_at + close.len();
-            if !apart_before(close_at) || !apart_after(end) {
-                from = end;
-                continue;
-            }
-            let opened = text[from..close_at]
-                .match_indices(open)
-                .map(|(o, _)| from + o)
-                .find(|o| apart_before(*o));
-            let start = match opened {
-                Some(o) => o,
-                None if from == 0 && !text[..close_at].contains(open) => 0,
-                None => close_at,
-            };
-            spans.push(span(start, end));
-            from = end;
-        }
-    }
-    spans.sort_by_key(|s| s.start);
-    // Overlapping blocks (a `<thinking>` inside a `<think>`) are merged.
-    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
-    for s in spans {
-        match merged.last_mut() {
-            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
-            _ => merged.push(s),
-        }
-    }
-    merged
 }

@@ -59,7 +59,7 @@
 //! assert_eq!(names, ["get_weather", "get_time"]);
 //! assert_eq!(&text[found.calls[1].span.range()], "get_time(tz='CET')");
 //! let reasons: Vec<IgnoreReason> = found.ignored.iter().map(|i| i.reason).collect();
-//! assert_eq!(reasons, [IgnoreReason::Prose, IgnoreReason::Fence, IgnoreReason::Fence, IgnoreReason::ChatToken]);
+//! assert_eq!(reasons, [IgnoreReason::Prose, IgnoreReason::Fence, IgnoreReason::Comment, IgnoreReason::Fence, IgnoreReason::ChatToken]);
 //!
 //! // A mention in a sentence, a call in a comment, a call inside other code: none is taken.
 //! let text = "I will not call get_weather(city='Oslo') today.\n# get_time(tz='CET')\nx = get_time(tz='UTC')";
@@ -75,6 +75,7 @@ pub mod diagnostic;
 pub mod formats;
 pub mod json_form;
 pub mod json_input;
+pub mod lex;
 mod markup;
 mod model;
 mod python;
@@ -86,6 +87,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{clip, Error, LimitKind, Span};
 use crate::limits::Limits;
+use crate::syntax::lex::{dotted_ident_end, is_ident_start};
 use crate::syntax::{Expr, ExprKind, PYTHON_KEYWORDS};
 
 pub use json_form::MAX_JSON_NESTING;
@@ -202,6 +204,9 @@ pub enum IgnoreReason {
     /// Python code that holds no call to a tool (`x = 1`, `import os`, a docstring): not a
     /// call, nothing runs.
     Code,
+    /// A comment beside calls that run (`add(a=1)  # then divide(a=1, b=0)`): never read for
+    /// calls.
+    Comment,
 }
 
 /// Find the calls the model asked to run in `text`, read strictly. `is_tool` says which callee
@@ -536,30 +541,8 @@ fn is_dotted_identifier(s: &str) -> bool {
     s.split('.').all(is_identifier)
 }
 
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_'
-}
-
 fn is_ident_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'.'
-}
-
-/// The end of the dotted identifier starting at `i` (`a.b_c.d`), not counting a trailing dot.
-fn dotted_ident_end(b: &[u8], i: usize) -> usize {
-    let mut j = i;
-    loop {
-        if j >= b.len() || !is_ident_start(b[j]) {
-            return j;
-        }
-        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
-            j += 1;
-        }
-        if b.get(j) == Some(&b'.') && b.get(j + 1).is_some_and(|c| is_ident_start(*c)) {
-            j += 1;
-        } else {
-            return j;
-        }
-    }
 }
 
 fn span(start: usize, end: usize) -> Span {

@@ -11,7 +11,10 @@ use crate::syntax::{self, ExprKind};
 
 impl Reader<'_> {
     /// Read the regions the model formats in the text claim (the named format only, when one
-    /// is named); the claimed spans, in order and apart.
+    /// is named); the claimed spans, in order and apart. Where two formats claim overlapping
+    /// stretches, the one that starts first is read (ties: the more specific format): a marker
+    /// of one format inside another's call (a string parameter written as text) is that call's
+    /// data, not a call.
     pub(super) fn read_formats(&mut self) -> Vec<Span> {
         let formats: Vec<ModelFormat> = match self.options.format {
             Some(format) => vec![format],
@@ -22,21 +25,36 @@ impl Reader<'_> {
                 .filter(|f| f.found_by_markers())
                 .collect(),
         };
-        let mut claimed: Vec<Span> = Vec::new();
+        let mut readings = Vec::with_capacity(formats.len());
         for format in formats {
             if !self.charge(self.text.len()) {
                 self.budget_from = Some(0);
-                return claimed;
+                return Vec::new();
             }
-            let reading = formats::read(format, self.text, self.limits);
-            let free = |s: Span, claimed: &[Span]| {
-                claimed.iter().all(|c| s.end <= c.start || s.start >= c.end)
-            };
-            let regions: Vec<Span> = reading
-                .claimed
+            readings.push((format, formats::read(format, self.text, self.limits)));
+        }
+        // Every claimed stretch, by its start (then by the format's rank): the first of
+        // overlapping ones is read.
+        let mut all: Vec<(Span, usize)> = readings
+            .iter()
+            .enumerate()
+            .flat_map(|(k, (_, r))| r.claimed.iter().map(move |s| (*s, k)))
+            .collect();
+        all.sort_by_key(|(s, k)| (s.start, *k));
+        let mut claimed: Vec<Span> = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        for (s, k) in all {
+            if claimed.last().is_none_or(|last| s.start >= last.end) {
+                claimed.push(s);
+                owner.push(k);
+            }
+        }
+        for (k, (format, reading)) in readings.into_iter().enumerate() {
+            let regions: Vec<Span> = claimed
                 .iter()
-                .copied()
-                .filter(|s| free(*s, &claimed))
+                .zip(&owner)
+                .filter(|(_, o)| **o == k)
+                .map(|(s, _)| *s)
                 .collect();
             let inside = |s: Span| regions.iter().any(|r| s.start >= r.start && s.end <= r.end);
             // What a call's own text holds is part of the call, not ignored text.
@@ -58,8 +76,6 @@ impl Reader<'_> {
                     self.ignore(s, IgnoreReason::Reasoning);
                 }
             }
-            claimed.extend(regions);
-            claimed.sort_by_key(|s| s.start);
         }
         claimed
     }

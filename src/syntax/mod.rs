@@ -9,6 +9,7 @@
 
 mod fast;
 mod ir;
+pub(crate) mod lex;
 mod parse;
 mod print;
 mod scan;

@@ -29,6 +29,7 @@
 //! expressions whose extent only a full f-string lexer can find, and they are never accepted
 //! anyway.
 
+use super::lex::{is_double_prefix, is_prefix, is_quote, string_end};
 use crate::error::{Error, ErrorKind, LimitKind, Span};
 use crate::limits::Limits;
 use smallvec::SmallVec;
@@ -198,7 +199,7 @@ impl<'a> Scanner<'a> {
                     }
                 }
                 b'\'' | b'"' => {
-                    self.pos = skip_string(self.bytes, self.pos);
+                    self.pos = string_end(self.bytes, self.pos).0;
                     self.after_operand = true;
                 }
                 b'0'..=b'9' => {
@@ -344,7 +345,7 @@ impl<'a> Scanner<'a> {
         };
         if prefix_len > 0 {
             let quote = start + prefix_len;
-            let end = skip_string(self.bytes, quote);
+            let end = string_end(self.bytes, quote).0;
             // For a one-character prefix `second` is the quote, so these tests see the prefix only.
             if is_interpolated(first) || is_interpolated(second) {
                 let what = if is_f(first) || is_f(second) {
@@ -398,21 +399,6 @@ impl<'a> Scanner<'a> {
     }
 }
 
-fn is_quote(b: u8) -> bool {
-    b == b'\'' || b == b'"'
-}
-
-/// A one-character string prefix, as in ruff's lexer.
-fn is_prefix(b: u8) -> bool {
-    matches!(b.to_ascii_lowercase(), b'f' | b't' | b'u' | b'b' | b'r')
-}
-
-/// A two-character string prefix: `r` with one of `f`, `t`, `b`, in either order and any case.
-fn is_double_prefix(a: u8, b: u8) -> bool {
-    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
-    (a == b'r' && matches!(b, b'f' | b't' | b'b')) || (b == b'r' && matches!(a, b'f' | b't' | b'b'))
-}
-
 fn is_interpolated(b: u8) -> bool {
     matches!(b.to_ascii_lowercase(), b'f' | b't')
 }
@@ -429,50 +415,6 @@ fn operator_len(rest: &[u8]) -> usize {
         2
     } else {
         1
-    }
-}
-
-/// The end of the string literal whose opening quote is at `quote`, as ruff's lexer finds it.
-///
-/// A single-quoted string ends at its unescaped closing quote or before an unescaped newline; a
-/// triple-quoted one at its unescaped closing triple quote. Either ends at the end of input if
-/// unterminated. A backslash escapes the next character in every string form, raw or not.
-fn skip_string(bytes: &[u8], quote: usize) -> usize {
-    let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
-    let q = at(quote);
-    let triple = at(quote + 1) == q && at(quote + 2) == q;
-    let mut i = if triple { quote + 3 } else { quote + 1 };
-    loop {
-        let rest = bytes.get(i..).unwrap_or_default();
-        let found = if triple {
-            rest.iter().position(|&b| b == q)
-        } else {
-            rest.iter()
-                .position(|&b| b == q || b == b'\n' || b == b'\r')
-        };
-        let Some(offset) = found else {
-            return bytes.len();
-        };
-        let before = rest.get(..offset).unwrap_or_default();
-        let backslashes = before.iter().rev().take_while(|&&b| b == b'\\').count();
-        let c = at(i + offset);
-        i += offset + 1;
-        if backslashes % 2 == 1 {
-            if c == b'\r' && at(i) == b'\n' {
-                i += 1;
-            }
-            continue;
-        }
-        if triple {
-            if at(i) == q && at(i + 1) == q {
-                return i + 2;
-            }
-        } else if c == q {
-            return i;
-        } else {
-            // An unescaped newline: the string is unterminated; the newline is not part of it.
-            return i - 1;
-        }
     }
 }
 

@@ -3,7 +3,8 @@
 //! `_convert_param_value`): strings as written, integers, numbers and booleans parsed, objects
 //! and arrays read as JSON and then as a Python literal, `null`/`None` as `None`, and anything
 //! else (an unknown parameter, `Any`, a union of different kinds) as JSON when it reads as
-//! JSON, else as the string written. What cannot be read as its type is a `Type` error.
+//! JSON, else as the string written. What cannot be read as its type is a `Type` error. A value
+//! the model wrote as a string ([`TextArg::quoted`]) is that string.
 
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::eval::eval_pure;
@@ -84,7 +85,7 @@ fn kinds(ty: &Type) -> Vec<Kind> {
 ///
 /// let arg = |value: &str| TextArg {
 ///     key: "a".into(), key_span: Span::new(0, 1),
-///     value: value.into(), value_span: Span::new(2, 2 + value.len() as u32),
+///     value: value.into(), value_span: Span::new(2, 2 + value.len() as u32), quoted: false,
 /// };
 /// let limits = Limits::default();
 /// assert_eq!(convert_text_arg(&arg("6"), Some(&Type::Int), &limits)?, Value::Int(6));
@@ -96,6 +97,9 @@ fn kinds(ty: &Type) -> Vec<Kind> {
 ///            Value::Tuple(vec![Value::Int(1), Value::Int(2)]));
 /// let e = convert_text_arg(&arg("six"), Some(&Type::Int), &limits).unwrap_err();
 /// assert_eq!((e.kind, e.span), (ErrorKind::Type, Some(Span::new(2, 5))));
+/// // Written as a string (DSML's `string="true"`): a string as written.
+/// let quoted = TextArg { quoted: true, ..arg("007") };
+/// assert_eq!(convert_text_arg(&quoted, Some(&Type::Int), &limits)?, Value::Str("007".into()));
 /// # Ok::<(), fexpr::Error>(())
 /// ```
 pub fn convert_text_arg(arg: &TextArg, ty: Option<&Type>, limits: &Limits) -> Result<Value, Error> {
@@ -104,6 +108,10 @@ pub fn convert_text_arg(arg: &TextArg, ty: Option<&Type>, limits: &Limits) -> Re
         return Err(
             Error::limit(LimitKind::StrBytes, limits.max_str_bytes, raw.len()).at(arg.value_span),
         );
+    }
+    // Written as a string (DSML's `string="true"`, Gemma 4's delimiters): a string as written.
+    if arg.quoted {
+        return Ok(Value::Str(raw.to_string()));
     }
     let any = Type::Any;
     let ty = ty.unwrap_or(&any);
@@ -272,6 +280,7 @@ mod tests {
             key_span: Span::new(0, 1),
             value: value.into(),
             value_span: Span::new(10, 10 + value.len() as u32),
+            quoted: false,
         }
     }
 

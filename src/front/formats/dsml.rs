@@ -9,8 +9,9 @@
 //! </｜DSML｜function_calls>
 //! ```
 //!
-//! (V4 writes `<｜DSML｜tool_calls>`.) Values are kept as written and converted by their
-//! parameter's type, as vLLM's engine does whatever `string="…"` says (`invoke.rs`).
+//! (V4 writes `<｜DSML｜tool_calls>`.) Values are kept as written: a `string="true"` one is
+//! that string, whatever its parameter's type (DeepSeek's encoder writes it for string values
+//! only); a `string="false"` one is converted by its parameter's type (`invoke.rs`).
 //! `<think>` blocks are reasoning.
 
 use super::invoke::{invoke, xml_tags, Tags};
@@ -130,5 +131,22 @@ mod tests {
         );
         assert_eq!(names(&r), ["get_time"]);
         assert!(is_broken(&r.calls[0]));
+    }
+
+    #[test]
+    fn a_string_true_value_is_the_string_written() {
+        use crate::types::Type;
+        use crate::{Limits, Value};
+        let limits = Limits::default();
+        let text = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"zip\" string=\"true\">007</｜DSML｜parameter>\n<｜DSML｜parameter name=\"n\" string=\"false\">7</｜DSML｜parameter>\n<｜DSML｜parameter name=\"any\" string=\"true\">[1, 2]</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+        let r = read_as(F, text);
+        let FormatArgs::Text(args) = &r.calls[0].args else {
+            panic!("{r:?}");
+        };
+        let convert =
+            |i: usize, ty: Option<&Type>| super::super::convert_text_arg(&args[i], ty, &limits);
+        assert_eq!(convert(0, Some(&Type::Int)), Ok(Value::Str("007".into())));
+        assert_eq!(convert(1, Some(&Type::Int)), Ok(Value::Int(7)));
+        assert_eq!(convert(2, None), Ok(Value::Str("[1, 2]".into())));
     }
 }

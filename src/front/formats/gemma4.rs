@@ -7,9 +7,11 @@
 //! <start_function_call>call:get_weather{location:<escape>Paris<escape>}<end_function_call>
 //! ```
 //!
-//! A string is the text between its delimiters, as written; a bare value (`42`, `true`) and a
-//! string are values written as text, read by the parameter's type; a nested object or list
-//! (`{k:<|"|>v<|"|>}`, `[1,2]`) is handed on as the JSON it stands for. A call is complete
+//! A string is the text between its delimiters, as written: Gemma 4's is that string whatever
+//! its parameter's type (vLLM's `gemma4` parser keeps it a string), FunctionGemma's is read by
+//! the parameter's type (its parser tries JSON first); a bare value (`42`, `true`) is read by
+//! the parameter's type; a nested object or list (`{k:<|"|>v<|"|>}`, `[1,2]`) is handed on as
+//! the JSON it stands for. A call is complete
 //! at the `}` that closes its arguments (Gemma 4 may close it with `<turn|>`, or the text may
 //! end). Gemma 4's thought channel (`<|channel>thought…<channel|>`) is reasoning.
 
@@ -43,6 +45,8 @@ struct Notation {
     closes: &'static [&'static str],
     /// What a string is written between.
     delim: &'static str,
+    /// Whether a value between delimiters is a string whatever its parameter's type.
+    quoted: bool,
 }
 
 const GEMMA4: Notation = Notation {
@@ -50,6 +54,7 @@ const GEMMA4: Notation = Notation {
     open: "<|tool_call>",
     closes: &["<tool_call|>", "<turn|>"],
     delim: "<|\"|>",
+    quoted: true,
 };
 
 const FUNCTION: Notation = Notation {
@@ -57,6 +62,7 @@ const FUNCTION: Notation = Notation {
     open: "<start_function_call>",
     closes: &["<end_function_call>"],
     delim: "<escape>",
+    quoted: false,
 };
 
 const CALL: &str = "call:";
@@ -196,12 +202,16 @@ fn arguments(n: &Notation, text: &str, open: usize) -> Result<Args, Stop> {
             return Err(Stop::Bad(format!("argument `{key}` is given twice"), ka));
         }
         let v = skip_ws(b, colon + 1);
+        // Gemma 4's string is that string, whatever the parameter's type (FunctionGemma's
+        // `<escape>` value is read by it, as vLLM's parser reads it as JSON first).
+        let quoted = n.quoted && text[v..].starts_with(n.delim);
         let (value, (va, vz), next) = value(n, text, v)?;
         args.push(TextArg {
             key: key.to_string(),
             key_span: span(ka, kz),
             value,
             value_span: span(va, vz),
+            quoted,
         });
         i = next;
     }
@@ -555,5 +565,31 @@ mod tests {
         assert!(read_as(F, "Hello, how can I help you today?")
             .calls
             .is_empty());
+    }
+
+    #[test]
+    fn a_gemma4_string_stays_a_string_whatever_its_type() {
+        use crate::types::Type;
+        use crate::{Limits, Value};
+        let limits = Limits::default();
+        let text = "<|tool_call>call:f{zip:<|\"|>007<|\"|>,n:7}<tool_call|>";
+        let r = read_as(G, text);
+        let FormatArgs::Text(args) = &r.calls[0].args else {
+            panic!("{r:?}");
+        };
+        let convert =
+            |i: usize| super::super::convert_text_arg(&args[i], Some(&Type::Int), &limits);
+        // The string as written, for an `int` parameter too (binding judges it); the bare
+        // value by its type.
+        assert_eq!(convert(0), Ok(Value::Str("007".into())));
+        assert_eq!(convert(1), Ok(Value::Int(7)));
+        // FunctionGemma's `<escape>` value is read by its parameter's type.
+        let text = "<start_function_call>call:f{n:<escape>7<escape>}<end_function_call>";
+        let r = read_as(F, text);
+        let FormatArgs::Text(args) = &r.calls[0].args else {
+            panic!("{r:?}");
+        };
+        let value = super::super::convert_text_arg(&args[0], Some(&Type::Int), &limits);
+        assert_eq!(value, Ok(Value::Int(7)));
     }
 }

@@ -52,6 +52,10 @@ fn read(text: &str, out: &mut Out) {
     let mut src = Src::new(text);
     let mut pos = 0;
     while let Some((start, _)) = src.find_any(pos, &[OPEN]) {
+        if let Some(end) = super::qwen_xml::json_body_end(text, start + OPEN.len()) {
+            pos = end;
+            continue;
+        }
         match call(text, start, out) {
             Some(end) => pos = end,
             None => break,
@@ -168,6 +172,7 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
             key_span: span(ka, kz),
             value: slice(text, value_start, value_end),
             value_span: span(value_start, value_end),
+            quoted: false,
         });
         i = value_end + END_VALUE.len();
         whole = i;

@@ -7,11 +7,16 @@
 //! is data: an edit tool's `old_string` keeps its spaces, code its indentation and trailing
 //! newline) and converted by its parameter's type. A `</parameter>` ends the value only when
 //! the next thing is another parameter or the invoke's close (so a value may hold the text
-//! `</parameter>`). The call is complete at its `</invoke>`. Other attributes of a parameter
-//! tag (DSML's `string="true"`) are read over: the parameter's type decides.
+//! `</parameter>`). The call is complete at its `</invoke>`. A parameter tag's `string="true"`
+//! (DSML's: the template writes it for a string value, `string="false"` for a JSON one) makes
+//! its value the string written, whatever the parameter's type, as DeepSeek's own encoder and
+//! SGLang's parser read it; other attributes are read over.
 
 use super::scan::{char_end, may_continue, skip_ws, slice, span, Out, Reading};
 use super::{FormatArgs, TextArg};
+
+/// The attribute of a parameter tag that says its value is a string (DSML's `string="true"`).
+const STRING: &str = "string";
 
 /// A format's tags.
 pub(super) struct Tags {
@@ -102,6 +107,11 @@ pub(super) fn invoke(
                 return call.malformed(&problem, span(p, char_end(text, p)), p, out);
             }
         };
+        // DSML's `string="true"`: the value is a string as written.
+        let quoted = matches!(
+            attribute(tags, text, i + tags.parameter.len(), STRING),
+            Attr::Found(a, z, _) if text[a..z].eq_ignore_ascii_case("true")
+        );
         let value_start = key_close;
         let mut from = value_start;
         let value_end = loop {
@@ -133,6 +143,7 @@ pub(super) fn invoke(
             key_span: span(key.0, key.1),
             value: slice(text, a, z),
             value_span: span(a, z),
+            quoted,
         });
         i = value_end + tags.end_parameter.len();
     };

@@ -12,7 +12,10 @@
 //! name when that was read): what a stream has complete never changes as more text arrives.
 //! Calls written inside reasoning (a block of any of the reasoning markers of every format:
 //! `<think>`, `<seed:think>`, `[THINK]`, Harmony's `analysis` channel, …, even an unclosed
-//! one; see `reasoning.rs`) are not read.
+//! one; see `reasoning.rs`) are not read, and neither are markers inside data: every reader
+//! looks for its markers through the front door's lexical reading ([`crate::front::lex`]),
+//! which steps over strings, comments, inline code and quoted values, so
+//! `search(query='<tool_call>…')` holds no call of any format.
 //!
 //! ```
 //! use fexpr::front::formats::{detect, read, FormatArgs, ModelFormat};
@@ -305,6 +308,11 @@ pub struct TextArg {
     pub value: String,
     /// Where the value is.
     pub value_span: Span,
+    /// Whether the model wrote the value as a string (DeepSeek DSML's `string="true"`, Gemma
+    /// 4's `<|"|>…<|"|>`, FunctionGemma's `<escape>…<escape>`): a string as written, whatever
+    /// its parameter's type, as those formats' own parsers read it.
+    #[serde(default)]
+    pub quoted: bool,
 }
 
 /// What [`read`] found: the calls, and what else the format wrote.

@@ -67,12 +67,26 @@ fn read(text: &str, out: &mut Out) {
 pub(super) fn read_as(wrapper: &Wrapper, text: &str, src: &mut Src<'_>, out: &mut Out) {
     let mut pos = 0;
     while let Some((start, which)) = src.find_any(pos, &[wrapper.open, FUNCTION]) {
+        if which == 0 {
+            if let Some(end) = json_body_end(text, start + wrapper.open.len()) {
+                pos = end;
+                continue;
+            }
+        }
         match call(wrapper, text, start, which == 0, out) {
             Some(end) => pos = end,
             None => break,
         }
     }
     src.report_reasoning(out);
+}
+
+/// Where the JSON body after a `<tool_call>` tag ending at `body` ends, when it has one: that
+/// is another format's call (Hermes), whose strings are its own, and not this reader's to read.
+pub(super) fn json_body_end(text: &str, body: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let at = skip_ws(b, body);
+    (b.get(at) == Some(&b'{')).then(|| super::scan::json_end(b, at).unwrap_or(b.len()))
 }
 
 /// Read the call at `start` (the wrapper's opening tag when `wrapped`, else `<function=`);
@@ -171,6 +185,7 @@ fn call(
             key_span: span(key_start, key_close),
             value: slice(text, a, z),
             value_span: span(a, z),
+            quoted: false,
         });
         i = next;
     };

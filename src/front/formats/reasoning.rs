@@ -1,19 +1,16 @@
-//! Reasoning: the markers every model format writes around its thinking, in one table, and the
-//! blocks they make in a text. Every format reader steps over these blocks (markup of any format
-//! inside reasoning is never a call), and the front door's lexical cutter can read the same
-//! table.
+//! Reasoning: the markers every model format writes around its thinking, in one table. The
+//! front door's lexical reading ([`crate::front::lex`]) finds the blocks they make, for every
+//! format reader and for the rest of the front door alike: markup of any format inside
+//! reasoning is never a call.
 //!
 //! A block runs from its opening marker to the first of its closing markers. A block left open
 //! runs to the end of the text (a stream cut inside reasoning is still reasoning), or to the
 //! first of the reader's own ends (Kimi K2's template ends reasoning at
 //! `<|tool_calls_section_begin|>`). A closing marker before any opening one closes a block the
 //! chat template opened in the prompt (Qwen3 and DeepSeek R1 end their prompt with `<think>`):
-//! from the start of the text. A marker is a marker wherever it stands, next to a quote or not
-//! (``I'll use `add`</think>`` closes the block).
-
-use crate::error::Span;
-
-use super::scan::{find, span};
+//! from the start of the text. A marker opens a block only outside the text's data (a string
+//! argument, a comment); inside reasoning, a closing marker closes it wherever it stands, next
+//! to a quote or not (``I'll use `add`</think>`` closes the block).
 
 /// One kind of reasoning block.
 pub(crate) struct Marker {
@@ -91,94 +88,29 @@ pub(crate) const MARKERS: &[Marker] = &[
 /// Harmony's analysis message (the Harmony reader reads its messages itself).
 pub(crate) const HARMONY_ANALYSIS: &str = "<|channel|>analysis<|message|>";
 
-/// The reasoning blocks of a text, found in reading order: a reader asks for the next block
-/// after the text it has read, so a marker inside text a reader took (a call's string
-/// argument) opens no block. Each marker is searched for forward only: linear in the text.
-pub(crate) struct Finder<'t> {
-    text: &'t str,
-    markers: Vec<&'static Marker>,
-    ends: &'static [&'static str],
-    /// Each marker's next opening at or after the last place asked (`None`: no more).
-    opens: Vec<Option<usize>>,
-}
-
-impl<'t> Finder<'t> {
-    /// The blocks of `text` of every marker but those opening with one of `except`; a block
-    /// left open ends at the first of `ends` after its opening marker, else at the end.
-    pub(crate) fn new(text: &'t str, ends: &'static [&'static str], except: &[&str]) -> Finder<'t> {
-        let markers: Vec<&'static Marker> = MARKERS
-            .iter()
-            .filter(|m| !except.contains(&m.open))
-            .collect();
-        let opens = markers.iter().map(|m| find(text, 0, m.open)).collect();
-        Finder {
-            text,
-            markers,
-            ends,
-            opens,
-        }
-    }
-
-    /// The block the chat template opened, if a closing marker comes before any opening one:
-    /// from the start of the text to that marker's end.
-    pub(crate) fn opened_by_template(&self) -> Option<Span> {
-        let first_open = self.opens.iter().flatten().min().copied();
-        let end = self
-            .markers
-            .iter()
-            .filter(|m| m.template_opened)
-            .flat_map(|m| m.closes.iter())
-            .filter_map(|c| find(self.text, 0, c).map(|p| p + c.len()))
-            .min()?;
-        first_open.is_none_or(|o| end <= o).then(|| span(0, end))
-    }
-
-    /// Where the next block opens at or after `from`.
-    pub(crate) fn next_open(&mut self, from: usize) -> Option<usize> {
-        for (k, m) in self.markers.iter().enumerate() {
-            if self.opens[k].is_some_and(|o| o < from) {
-                self.opens[k] = find(self.text, from, m.open);
-            }
-        }
-        self.opens.iter().flatten().min().copied()
-    }
-
-    /// The next block opening at or after `from`.
-    pub(crate) fn next(&mut self, from: usize) -> Option<Span> {
-        let open = self.next_open(from)?;
-        let k = self.opens.iter().position(|o| *o == Some(open))?;
-        let marker = self.markers[k];
-        let body = open + marker.open.len();
-        let first = |patterns: &[&str]| {
-            patterns
-                .iter()
-                .filter_map(|p| find(self.text, body, p).map(|at| (at, at + p.len())))
-                .min()
-        };
-        let end = match first(marker.closes) {
-            Some((_, end)) => end,
-            None => first(self.ends).map_or(self.text.len(), |(at, _)| at),
-        };
-        Some(span(open, end))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::Finder;
+    use crate::front::lex::{markers, opened_by_template, reasoning_at};
 
-    /// Every block, read from the start of the text.
+    /// Every block of `text`, read from its start (data stepped over as the readers do).
     fn spans<'t>(text: &'t str, ends: &'static [&'static str]) -> Vec<&'t str> {
-        let mut finder = Finder::new(text, ends, &[]);
-        let mut out: Vec<&str> = finder
-            .opened_by_template()
-            .map(|s| &text[s.range()])
-            .into_iter()
-            .collect();
-        let mut from = out.first().map_or(0, |s| s.len());
-        while let Some(s) = finder.next(from) {
+        let all = markers(&[]);
+        let b = text.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        if let Some(s) = opened_by_template(text, 0, text.len(), &all) {
             out.push(&text[s.range()]);
-            from = s.end as usize;
+            i = s.end as usize;
+        }
+        while i < b.len() {
+            if let Some(s) = reasoning_at(text, i, &all, ends) {
+                out.push(&text[s.range()]);
+                i = s.end as usize;
+            } else if let Some(end) = crate::front::lex::data_end(b, i) {
+                i = end;
+            } else {
+                i += 1;
+            }
         }
         out
     }
@@ -241,15 +173,14 @@ mod tests {
     }
 
     #[test]
-    fn markers_a_reader_steps_past_open_nothing() {
-        let text = "call(\"<think>\") then <think>x</think>";
-        let mut finder = Finder::new(text, &[], &[]);
-        let s = finder.next(14).unwrap();
-        assert_eq!(&text[s.range()], "<think>x</think>");
+    fn markers_in_data_open_nothing() {
+        assert_eq!(
+            spans("call(\"<think>\") then <think>x</think>", &[]),
+            ["<think>x</think>"]
+        );
+        assert!(spans("search(q='</think>')  # <think>", &[]).is_empty());
         // Excluded markers are the reader's own.
-        let text = "<|channel|>analysis<|message|>x<|end|>";
-        assert!(Finder::new(text, &[], &[super::HARMONY_ANALYSIS])
-            .next(0)
-            .is_none());
+        let only = markers(&[super::HARMONY_ANALYSIS]);
+        assert!(reasoning_at("<|channel|>analysis<|message|>x<|end|>", 0, &only, &[]).is_none());
     }
 }

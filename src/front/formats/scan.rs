@@ -5,8 +5,9 @@
 use crate::error::{clip, Error, ErrorKind, Span};
 use crate::front::IgnoreReason;
 
-use super::reasoning::Finder;
+use super::reasoning::Marker;
 use super::{FormatArgs, FormatCall, FormatReading};
+use crate::front::lex;
 
 /// A span from byte offsets (texts over `u32::MAX` bytes are refused before any reading).
 pub(super) fn span(start: usize, end: usize) -> Span {
@@ -107,20 +108,28 @@ impl Out {
     }
 }
 
-/// The text with its reasoning blocks, and a finder that steps over them: a block counts
-/// where the reader looks for its markup, not inside text it took (a call's string argument).
+/// The text as a format reader looks for its markers in it: stepping over reasoning and data
+/// (strings, comments, a format's quoted values: the front door's lexical reading,
+/// [`crate::front::lex`]), so a marker there starts no call. Data and reasoning count where
+/// the reader looks for its markup, not inside text it took (a call's own arguments): each
+/// search starts afresh where the reader asks, after what it has read.
 pub(super) struct Src<'a> {
     pub b: &'a [u8],
-    blocks: Option<Finder<'a>>,
+    text: &'a str,
+    /// Whether data and reasoning are stepped over (false: every byte is searched).
+    lexical: bool,
+    /// The reasoning markers stepped over.
+    markers: Vec<&'static Marker>,
+    /// Where a block left open ends (the format's own markup after reasoning).
+    ends: &'static [&'static str],
     /// The blocks stepped over, in order.
     think: Vec<Span>,
-    /// Where the blocks found so far end: no block is looked for before it.
+    /// Where the blocks found so far end: nothing is looked for before it.
     done: usize,
 }
 
 impl<'a> Src<'a> {
-    /// A text whose reasoning is written with any marker of [`super::reasoning::MARKERS`] (see
-    /// [`Finder`]).
+    /// A text whose reasoning is written with any marker of [`super::reasoning::MARKERS`].
     pub(super) fn new(text: &'a str) -> Src<'a> {
         Src::with(text, &[], &[])
     }
@@ -132,32 +141,36 @@ impl<'a> Src<'a> {
     }
 
     /// The same, but for the markers opening with one of `except` (which the format reads
-    /// itself), and with no block opened by a chat template (a format whose template opens
-    /// none: a lone closing marker is text).
+    /// itself).
     pub(super) fn except(text: &'a str, except: &[&str]) -> Src<'a> {
-        let mut src = Src::with(text, &[], except);
-        src.think.clear();
-        src.done = 0;
-        src
+        Src::with(text, &[], except)
     }
 
     fn with(text: &'a str, ends: &'static [&'static str], except: &[&str]) -> Src<'a> {
-        let finder = Finder::new(text, ends, except);
-        let think: Vec<Span> = finder.opened_by_template().into_iter().collect();
+        let markers = lex::markers(except);
+        let think: Vec<Span> = lex::opened_by_template(text, 0, text.len(), &markers)
+            .into_iter()
+            .collect();
         let done = think.last().map_or(0, |s| s.end as usize);
         Src {
             b: text.as_bytes(),
-            blocks: Some(finder),
+            text,
+            lexical: true,
+            markers,
+            ends,
             think,
             done,
         }
     }
 
-    /// A text read with no reasoning blocks.
+    /// A text read as it is: no reasoning, no data (every byte is searched).
     pub(super) fn plain(text: &'a str) -> Src<'a> {
         Src {
             b: text.as_bytes(),
-            blocks: None,
+            text,
+            lexical: false,
+            markers: Vec::new(),
+            ends: &[],
             think: Vec::new(),
             done: 0,
         }
@@ -170,30 +183,34 @@ impl<'a> Src<'a> {
         }
     }
 
-    /// The first place at or after `from`, outside reasoning, where one of `patterns` starts
-    /// (which one, by index). Each pattern starts with an ASCII byte.
+    /// The first place at or after `from`, outside reasoning and data, where one of
+    /// `patterns` starts (which one, by index). Each pattern starts with an ASCII byte.
     pub(super) fn find_any(&mut self, from: usize, patterns: &[&str]) -> Option<(usize, usize)> {
         let mut i = from.max(self.done);
-        loop {
-            let open = match &mut self.blocks {
-                Some(finder) => finder.next_open(i),
-                None => None,
-            };
-            let stop = open.unwrap_or(self.b.len());
-            while i < stop {
-                if let Some(which) = patterns
-                    .iter()
-                    .position(|p| self.b[i..].starts_with(p.as_bytes()))
-                {
-                    return Some((i, which));
+        while i < self.b.len() {
+            if self.lexical {
+                if let Some(block) = lex::reasoning_at(self.text, i, &self.markers, self.ends) {
+                    self.think.push(block);
+                    self.done = block.end as usize;
+                    i = self.done.max(i + 1);
+                    continue;
                 }
-                i += 1;
             }
-            let block = self.blocks.as_mut().and_then(|f| f.next(stop))?;
-            self.think.push(block);
-            self.done = block.end as usize;
-            i = self.done;
+            if let Some(which) = patterns
+                .iter()
+                .position(|p| self.b[i..].starts_with(p.as_bytes()))
+            {
+                return Some((i, which));
+            }
+            if self.lexical {
+                if let Some(end) = lex::data_end(self.b, i) {
+                    i = end.max(i + 1);
+                    continue;
+                }
+            }
+            i += 1;
         }
+        None
     }
 }
 
@@ -433,44 +450,7 @@ pub(super) fn malformed(what: &str, name: &str, problem: &str) -> Error {
     Error::new(ErrorKind::Syntax, format!("{call} is malformed: {problem}"))
 }
 
-/// The end (exclusive) of the JSON string whose quote is at `open`; `None` if the text ends.
-pub(super) fn json_string_end(b: &[u8], open: usize) -> Option<usize> {
-    let mut i = open + 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The end (exclusive) of the JSON object or array opening at `open`, strings skipped;
-/// `None` if the text ends first. Brackets are counted, not paired: the reader the caller
-/// gives the text to reports a mismatch.
-pub(super) fn json_end(b: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i = json_string_end(b, i)?;
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
+pub(super) use crate::syntax::lex::{json_end, json_string_end};
 
 /// The end of the JSON value starting at `i` (an object, array, string, or a scalar up to
 /// the next `,`, `}`, `]` or blank); `None` if the text ends inside it.
@@ -766,8 +746,8 @@ pub(super) fn python_group_end(b: &[u8], open: usize) -> Option<usize> {
                     return Some(i + 1);
                 }
             }
-            q @ (b'\'' | b'"') => {
-                i = python_string_end(b, i, q)?;
+            b'\'' | b'"' => {
+                i = python_string_end(b, i)?;
                 continue;
             }
             b'#' => {
@@ -783,51 +763,15 @@ pub(super) fn python_group_end(b: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-/// Past the Python string literal whose quote `q` is at `i` (single or triple quoted).
-fn python_string_end(b: &[u8], i: usize, q: u8) -> Option<usize> {
-    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
-    let mut j = if triple { i + 3 } else { i + 1 };
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 2,
-            c if c == q => {
-                if !triple {
-                    return Some(j + 1);
-                }
-                if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
-                    return Some(j + 3);
-                }
-                j += 1;
-            }
-            // An unterminated one-line string: the Python reader reports it.
-            b'\n' if !triple => return Some(j),
-            _ => j += 1,
-        }
-    }
-    None
+/// Past the Python string literal whose quote is at `i` (single or triple quoted); at the
+/// newline ending an unterminated one-line string (the Python reader reports it); `None` when
+/// the text ends inside it.
+fn python_string_end(b: &[u8], i: usize) -> Option<usize> {
+    let (end, closed) = crate::syntax::lex::string_end(b, i);
+    (closed || end < b.len()).then_some(end)
 }
 
-/// The end of the dotted identifier at `i` (`a.b_c`), `i` if there is none.
-pub(super) fn ident_end(b: &[u8], i: usize) -> usize {
-    let start = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
-    let mut j = i;
-    loop {
-        if !b.get(j).is_some_and(start) {
-            return j;
-        }
-        while b
-            .get(j)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-        {
-            j += 1;
-        }
-        if b.get(j) == Some(&b'.') && b.get(j + 1).is_some_and(start) {
-            j += 1;
-        } else {
-            return j;
-        }
-    }
-}
+pub(super) use crate::syntax::lex::dotted_ident_end as ident_end;
 
 /// A Python call at `i`: `name(…)`.
 pub(super) enum PyCall {
@@ -865,7 +809,7 @@ pub(super) fn python_item_end(b: &[u8], mut i: usize) -> Option<usize> {
         match b[i] {
             b',' | b')' | b']' | b'}' => return Some(i),
             b'(' | b'[' | b'{' => i = python_group_end(b, i)?,
-            q @ (b'\'' | b'"') => i = python_string_end(b, i, q)?,
+            b'\'' | b'"' => i = python_string_end(b, i)?,
             _ => i += 1,
         }
     }

@@ -368,7 +368,7 @@ proptest! {
     }
 }
 
-/// A scalar value as JSON (what the corpus writes).
+/// A value as JSON (what the corpus writes).
 fn scalar_json(value: &crate::Value) -> serde_json::Value {
     use crate::Value;
     match value {
@@ -377,7 +377,7 @@ fn scalar_json(value: &crate::Value) -> serde_json::Value {
         Value::Int(n) => (*n).into(),
         Value::Float(x) => (*x).into(),
         Value::Str(s) => s.as_str().into(),
-        other => panic!("not a scalar: {other:?}"),
+        other => other.to_json(),
     }
 }
 
@@ -420,6 +420,15 @@ fn kwargs_json(call: &FormatCall, text: &str) -> serde_json::Value {
     out.into()
 }
 
+/// Whether a call's Python arguments parse (an item of a list whose brackets do not pair is
+/// handed on as written; the front door reports it as a `Syntax` row of its own).
+fn parses(call: &FormatCall, text: &str) -> bool {
+    match &call.args {
+        FormatArgs::Python(s) => crate::syntax::parse(&text[s.range()], &Limits::default()).is_ok(),
+        _ => true,
+    }
+}
+
 /// `tests/data/model_formats.jsonl`: each output read as its format gives the expected calls
 /// (and the must-not-run outputs give no complete call); each is detected as its format when
 /// it has markers of its own.
@@ -437,7 +446,7 @@ fn the_corpus_reads_as_expected() {
         let got: Vec<serde_json::Value> = reading
             .calls
             .iter()
-            .filter(|c| !is_broken(c))
+            .filter(|c| !is_broken(c) && parses(c, output))
             .map(|c| serde_json::json!({"name": c.name, "kwargs": kwargs_json(c, output)}))
             .collect();
         assert_eq!(serde_json::Value::from(got), case["expected"], "{id}");

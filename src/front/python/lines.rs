@@ -7,6 +7,7 @@ use crate::error::{Error, ErrorKind, Span};
 use crate::front::{
     dotted_ident_end, is_ident_start, json_input, shift_back, span, FoundCall, Origin,
 };
+use crate::syntax::lex::string_end;
 use crate::syntax::{Expr, ExprKind};
 
 /// How to write calls so they run: the hint of every rejected item.
@@ -61,39 +62,15 @@ pub(super) fn continues_name(c: u8) -> bool {
 /// Past the string literal starting at `i` (single, or triple quoted), at most `end`. A
 /// one-line string not closed on its line stops at the line's end.
 pub(super) fn skip_string(b: &[u8], i: usize, end: usize) -> usize {
-    let q = b[i];
-    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
-    let mut j = if triple { i + 3 } else { i + 1 };
-    while j < end {
-        match b[j] {
-            b'\\' => j += 2,
-            c if c == q => {
-                if !triple {
-                    return j + 1;
-                }
-                if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
-                    return j + 3;
-                }
-                j += 1;
-            }
-            b'\n' if !triple => return j,
-            _ => j += 1,
-        }
-    }
-    end
+    string_end(b.get(..end).unwrap_or(b), i).0
 }
 
-/// Whether the string starting at `i` closes before `end`.
+/// Whether the string starting at `i` closes before `end` (a one-line string always does: at
+/// its line's end at the latest).
 pub(super) fn string_closed(b: &[u8], i: usize, end: usize) -> bool {
-    let q = b[i];
-    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
-    if !triple {
-        return true;
-    }
-    let close = skip_string(b, i, end);
-    close >= i + 6
-        && b.get(close - 3..close)
-            .is_some_and(|t| t.iter().all(|c| *c == q))
+    let q = b.get(i);
+    let triple = b.get(i + 1) == q && b.get(i + 2) == q;
+    !triple || string_end(b.get(..end).unwrap_or(b), i).1
 }
 
 /// Whether a line starts like code, so brackets may carry it over several lines: a bracket, a
@@ -167,6 +144,84 @@ pub(super) fn call_attempt(source: &str, unclosed: bool) -> Option<String> {
         j += 1;
     }
     Some(name.to_string())
+}
+
+/// The items of the list or tuple of calls `source` tries to be, when its brackets do not
+/// pair (`[f(limits=[-1, 2)], other(x=1)]`): each item's range, cut at the commas of the
+/// list's own level where a call starts, a closing bracket closing what it matches (and the
+/// brackets it skips); `None` when `source` is not a bracket whose first item starts like a
+/// call and that holds at least two.
+pub(super) fn list_items(source: &str) -> Option<Vec<(usize, usize)>> {
+    let b = source.as_bytes();
+    let close = match b.first() {
+        Some(b'[') => b']',
+        Some(b'(') => b')',
+        _ => return None,
+    };
+    let mut stack: Vec<u8> = Vec::new();
+    // The list's own level: 0 once a stray closer closed its bracket early.
+    let mut level = 1;
+    let mut items = Vec::new();
+    let mut from = 1;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            c @ (b'(' | b'[' | b'{') => stack.push(c),
+            c @ (b')' | b']' | b'}') => {
+                let open = match c {
+                    b')' => b'(',
+                    b']' => b'[',
+                    _ => b'{',
+                };
+                if let Some(k) = stack.iter().rposition(|o| *o == open) {
+                    stack.truncate(k);
+                }
+                if stack.is_empty() && c == close && source[i + 1..].trim().is_empty() {
+                    items.push((from, i));
+                    from = b.len();
+                    break;
+                }
+                if stack.is_empty() {
+                    level = 0;
+                }
+            }
+            b',' if stack.len() == level => {
+                items.push((from, i));
+                from = i + 1;
+            }
+            b'\'' | b'"' => {
+                i = skip_string(b, i, b.len()).max(i + 1);
+                continue;
+            }
+            b'#' => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    if from < b.len() {
+        items.push((from, b.len()));
+    }
+    let call_like = |(a, z): (usize, usize)| {
+        let name_end = dotted_ident_end(b, a);
+        name_end > a && name_end < z && b[name_end] == b'('
+    };
+    // A piece that does not start like a call is the rest of the item before it, cut at a
+    // comma its stray closer left at the list's level (`f(a=[1, 2), b=1)`).
+    let mut calls: Vec<(usize, usize)> = Vec::new();
+    for (a, z) in items {
+        let piece = &source[a..z];
+        let lead = piece.len() - piece.trim_start().len();
+        let (a, z) = (a + lead, a + lead + piece.trim().len());
+        if a >= z {
+            continue;
+        }
+        match calls.last_mut() {
+            _ if call_like((a, z)) => calls.push((a, z)),
+            Some(last) => last.1 = z,
+            None => return None,
+        }
+    }
+    (calls.len() >= 2).then_some(calls)
 }
 
 /// The name of the call that starts the last item of the list opened before `first` (its

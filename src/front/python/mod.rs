@@ -18,7 +18,7 @@ mod lines;
 pub(super) mod tests;
 use lines::{
     call_attempt, code_error, continues_name, describe, found_call, has_adjacent_words, has_call,
-    is_calls, is_header, is_label, printed_calls, skip_string, starts_code, statements,
+    is_calls, is_header, is_label, list_items, printed_calls, skip_string, starts_code, statements,
     string_closed, trimmed_end, what_is, HINT,
 };
 
@@ -57,6 +57,8 @@ struct Unit {
     header_indent: Option<usize>,
     /// The last call statement taken.
     last_stmt: Option<Span>,
+    /// Its comments outside its calls: reported as code when its calls run.
+    comments: Vec<Span>,
 }
 
 impl Unit {
@@ -130,6 +132,7 @@ impl Reader<'_> {
             let line_stop = i + line.trim_end().len();
             if bytes[p] == b'#' {
                 unit.touch(p, line_stop);
+                unit.comments.push(span(p, line_stop));
                 i = le + 1;
                 continue;
             }
@@ -206,6 +209,12 @@ impl Reader<'_> {
             match self.classify(p, stop, unclosed, end) {
                 Stmt::Calls(calls) => {
                     unit.touch(p, stop);
+                    let inside: Vec<Span> = calls.iter().map(|c| c.span).collect();
+                    for c in self.comments_in(p, stop) {
+                        if !inside.iter().any(|s| s.start <= c.start && c.end <= s.end) {
+                            unit.comments.push(c);
+                        }
+                    }
                     unit.calls.extend(calls);
                     unit.last_stmt = Some(span(p, stop));
                 }
@@ -260,6 +269,10 @@ impl Reader<'_> {
             self.found.extend(unit.calls);
             if unit.last_stmt.is_some() {
                 self.last_taken = unit.last_stmt;
+            }
+            // Comments beside the calls that run: not calls, reported.
+            for c in unit.comments {
+                self.ignore(c, IgnoreReason::Comment);
             }
             return;
         };
@@ -446,6 +459,28 @@ impl Reader<'_> {
         out
     }
 
+    /// The comments in the code `text[a..z]` (strings skipped), each to its line's end.
+    fn comments_in(&mut self, a: usize, z: usize) -> Vec<Span> {
+        let bytes = self.text.as_bytes();
+        let mut out = Vec::new();
+        let mut i = a;
+        while i < z {
+            if !self.charge(1) {
+                return out;
+            }
+            match bytes[i] {
+                b'#' => {
+                    let end = markup::line_end(self.text, i, z);
+                    out.push(span(i, trimmed_end(self.text, i, end)));
+                    i = end;
+                }
+                b'\'' | b'"' => i = skip_string(bytes, i, z).max(i + 1),
+                _ => i += 1,
+            }
+        }
+        out
+    }
+
     /// Note in `unit` the first call to a tool in the code `text[a..z]` (comments and strings
     /// skipped).
     fn note_tools(&mut self, unit: &mut Unit, a: usize, z: usize) {
@@ -602,6 +637,19 @@ impl Reader<'_> {
         match syntax::parse(source, self.limits) {
             Ok(expr) => self.classify_expr(expr, p, source),
             Err(e) => {
+                // A list of calls whose brackets do not pair: each call on its own, so one
+                // broken call does not take the others with it.
+                // (Counted, its brackets may look open; it ends with its list's closer.)
+                let closed = !unclosed
+                    || matches!(
+                        (source.as_bytes().first(), source.as_bytes().last()),
+                        (Some(b'['), Some(b']')) | (Some(b'('), Some(b')'))
+                    );
+                if e.kind == ErrorKind::Syntax && closed {
+                    if let Some(items) = list_items(source) {
+                        return self.classify_items(p, source, &items);
+                    }
+                }
                 if let Some(name) = call_attempt(source, unclosed) {
                     // A call the model wrote that does not parse: its own error, as a verdict.
                     return Stmt::Attempt(FoundCall {
@@ -645,10 +693,51 @@ impl Reader<'_> {
                         let what = what_is(source).unwrap_or_else(|| "a compound statement".into());
                         Stmt::Header(code_error(&what, ErrorKind::Unsupported, whole))
                     }
+                    // Code whose bracket or string carries it over lines (`x = (`, a `'''`
+                    // left open): the lines it holds are inside it, never calls of their own.
+                    _ if source.contains('\n') => Stmt::Other(code_error(
+                        "code whose open bracket or string runs over lines, and does not parse",
+                        ErrorKind::Unsupported,
+                        whole,
+                    )),
                     _ => Stmt::Prose,
                 }
             }
         }
+    }
+
+    /// Classify the items `items` (ranges in `source`, the line at `p`) of a list of calls
+    /// whose brackets do not pair: each item that parses as a call is one, each other one is
+    /// a call that does not parse, with its own error.
+    fn classify_items(&mut self, p: usize, source: &str, items: &[(usize, usize)]) -> Stmt {
+        let mut calls = Vec::new();
+        for &(a, z) in items {
+            let item = &source[a..z];
+            match syntax::parse(item, self.limits) {
+                Ok(expr) if matches!(expr.kind, ExprKind::Call(_)) => {
+                    calls.push(found_call(expr, p + a, item));
+                }
+                parsed => {
+                    let name = call_attempt(item, true).unwrap_or_default();
+                    let parsed = parsed.and_then(|expr| {
+                        Err(code_error(
+                            describe(&expr),
+                            ErrorKind::Unsupported,
+                            expr.span,
+                        ))
+                    });
+                    calls.push(FoundCall {
+                        name,
+                        span: span(p + a, p + z),
+                        origin: Origin::Python,
+                        source: item.to_string(),
+                        parsed,
+                        id: None,
+                    });
+                }
+            }
+        }
+        Stmt::Calls(calls)
     }
 
     /// Classify the `;`-separated statements of the line at `p` (`pieces`: their ranges in
