@@ -29,7 +29,9 @@ const QUOTE_CHARS: usize = 40;
 /// [`Limits::max_depth`]) and while converting ([`Limits::max_int_digits`]). A leading UTF-8
 /// byte order mark and leading whitespace are skipped; spans still index `source` itself.
 ///
-/// Accepted: calls of a name or dotted name with positional and keyword arguments, `None`,
+/// Accepted: calls of a name or dotted name with positional and keyword arguments (a keyword
+/// Python cannot write as `name=`, such as `from`, as a string key of a dict display after
+/// `**`: `f(**{"from": "USD"})`; nothing else after `**`), `None`,
 /// `True`, `False`, int, float, string and bytes literals (every literal form ruff decodes,
 /// implicit concatenation joined), list, tuple, set and dict displays, unary `-` `+` `not`,
 /// binary `+ - * / // % **`, names and dotted names. Everything else is an
@@ -74,6 +76,7 @@ pub fn parse_with_ruff(source: &str, limits: &Limits) -> Result<Expr, Error> {
     scan::precheck(source, limits)?;
     ruff_path(source, limits)
 }
+
 
 /// `ruff_python_parser` and the conversion of its tree; the scan has run.
 fn ruff_path(source: &str, limits: &Limits) -> Result<Expr, Error> {
@@ -422,10 +425,8 @@ impl Converter<'_> {
         let mut kwargs = Vec::with_capacity(call.arguments.keywords.len());
         for keyword in &call.arguments.keywords {
             let Some(name) = &keyword.arg else {
-                return Err(unsupported(
-                    "`**` unpacking is not accepted",
-                    span_of(keyword.range),
-                ));
+                self.splatted_dict(keyword, depth, &mut kwargs)?;
+                continue;
             };
             let name_span = span_of(name.range);
             if keyword.range.start() != name.range.start() {
@@ -443,6 +444,42 @@ impl Converter<'_> {
             args,
             kwargs,
         })
+    }
+
+    /// `**{"from": 1, "to": 2}` in a call: each pair of the dict display a keyword argument
+    /// named by its key, a string literal (the keyword's span); `**` before anything else is
+    /// refused.
+    fn splatted_dict(
+        &self,
+        keyword: &ast::Keyword,
+        depth: usize,
+        kwargs: &mut Vec<Keyword>,
+    ) -> Result<(), Error> {
+        let refused = |span: Span| {
+            unsupported(
+                "`**` is accepted only before a dict display whose keys are strings",
+                span,
+            )
+            .with_hint(r#"write keyword arguments, or their names as string keys: `f(**{"from": "USD"}, amount=3)`"#)
+        };
+        let ast::Expr::Dict(dict) = &keyword.value else {
+            return Err(refused(span_of(keyword.range)));
+        };
+        for item in &dict.items {
+            let Some(ast::Expr::StringLiteral(key)) = &item.key else {
+                let at = item
+                    .key
+                    .as_ref()
+                    .map_or_else(|| self.splat_span(&item.value), |k| span_of(k.range()));
+                return Err(refused(at));
+            };
+            kwargs.push(Keyword {
+                name: self.string(key)?,
+                name_span: span_of(key.range),
+                value: self.expr(&item.value, depth)?,
+            });
+        }
+        Ok(())
     }
 
     /// `f((a)=1)`: ruff reads a keyword argument `a`; CPython refuses it (a keyword's name is a
