@@ -19,7 +19,7 @@ const EXPRESSIONS: &[&str] = &[
     "open('x')",
 ];
 
-/// JSON inputs in fexpr's forms (`SourceForm::Json`).
+/// JSON inputs in fexpr's forms (`GuestInput::Json`).
 const JSON: &[&str] = &[
     r#"{"name": "add", "kwargs": {"a": 2, "b": 3}}"#,
     r#"[{"name": "add_points", "kwargs": {"p1": {"x": 1, "y": 2}, "p2": {"x": 3, "y": 4}}}, {"action": "multiply(a=2, b=x)"}]"#,
@@ -37,10 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut seeds: Vec<Vec<u8>> = Vec::new();
     let inputs = EXPRESSIONS
         .iter()
-        .map(|t| (*t, wire::SourceForm::Expression))
-        .chain(JSON.iter().map(|t| (*t, wire::SourceForm::Json)));
-    for (text, form) in inputs {
-        let request = wire::encode_request(text, form, &Limits::default(), &context)?;
+        .map(|t| wire::GuestInput::Expression(t))
+        .chain(JSON.iter().map(|t| wire::GuestInput::Json(t)));
+    for input in inputs {
+        let request = wire::encode_request(&input, &Limits::default(), &context)?;
         seeds.push(request.clone());
         let mut host_messages = Vec::new();
         let response = wire::guest_evaluate(&request, &mut |bytes| {

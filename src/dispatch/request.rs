@@ -39,6 +39,8 @@ use crate::front::repair::RepairOptions;
 use crate::front::route::{route, Door, Route};
 use crate::front::Ignored;
 use crate::limits::Limits;
+#[cfg(feature = "sandbox")]
+use crate::sandbox::wire::GuestInput;
 use crate::value::Value;
 
 /// What a [`Request`] runs. Build one with its constructors; `&str` and `String` convert to
@@ -640,10 +642,15 @@ impl Run<'_> {
             let session = self.session.clone();
             // Boxed: the sandbox's future is the largest, and inline it would make every
             // native request's future as large (each await copies it).
+            let input = if json {
+                GuestInput::Json(text)
+            } else {
+                GuestInput::Expression(text)
+            };
             return Box::pin(self.manager.run_sandboxed(
                 session,
+                input,
                 text,
-                json,
                 self.limits,
                 id,
                 &self.results,

@@ -1,9 +1,11 @@
 //! The sandbox wire: what the host and the wasm guest exchange, encoded with postcard.
 //!
-//! - Request (host → guest): [`GuestRequest`] `{ source, form, limits, context }`. The context is
-//!   encoded once per manager ([`encode_context`]) and appended, since postcard encodes a
-//!   struct as its fields in order ([`encode_request`]). Each context entry is encoded on its
-//!   own, so that the guest decodes only the entries the expression names.
+//! - Request (host → guest): [`GuestRequest`] `{ input, limits, context }`: the input is text
+//!   (an expression, fexpr's JSON forms) or the checked calls of the front door as trees
+//!   ([`GuestInput::Calls`]: the guest evaluates them as they are, without reading text
+//!   again). The context is encoded once per manager ([`encode_context`]) and appended, since
+//!   postcard encodes a struct as its fields in order ([`encode_request`]). Each context entry
+//!   is encoded on its own, so that the guest decodes only the entries the expression names.
 //! - Host call (guest → host): a batch of [`ToolRequest`]s; reply: one `Result<Value, Error>`
 //!   per request (or one error for the whole batch).
 //! - Response (guest → host): [`GuestResponse`].
@@ -18,16 +20,15 @@ use crate::error::{Error, ErrorKind};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
 use crate::resolve::context::{Context, Entry, Resolve};
-use crate::syntax;
+use crate::syntax::{self, Expr};
 use crate::value::Value;
 
 /// What the host asks the guest to evaluate, borrowed from the request bytes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GuestRequest<'a> {
-    /// The model's text.
-    pub source: &'a str,
-    /// How to read it.
-    pub form: SourceForm,
+    /// What to evaluate.
+    #[serde(borrow)]
+    pub input: GuestInput<'a>,
     /// The evaluation limits.
     pub limits: Limits,
     /// The allow-list, one entry at a time.
@@ -35,14 +36,18 @@ pub struct GuestRequest<'a> {
     pub context: WireContext<'a>,
 }
 
-/// How the guest reads a request's source.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SourceForm {
+/// What the guest evaluates: text it reads, or calls the host's front door read and checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum GuestInput<'a> {
     /// A call expression, or a list of calls: [`syntax::parse`].
-    Expression,
+    Expression(&'a str),
     /// fexpr's JSON forms (`Function`, `FunctionExpression`, a list of them):
     /// [`json_input::run`](crate::front::json_input::run).
-    Json,
+    Json(&'a str),
+    /// Checked calls as the front door hands them on (a JSON form's name and keys exactly as
+    /// written), each one unit, evaluated as they are: spans index the call's own text, which
+    /// the host keeps.
+    Calls(Vec<Expr>),
 }
 
 /// The context on the wire: the entries in the context's order, each encoded on its own and
@@ -152,13 +157,12 @@ pub fn encode_context(context: &Context) -> Result<Vec<u8>, Error> {
 
 /// Encode a request from its parts, reusing an encoded context.
 pub fn encode_request(
-    source: &str,
-    form: SourceForm,
+    input: &GuestInput<'_>,
     limits: &Limits,
     context: &[u8],
 ) -> Result<Vec<u8>, Error> {
-    let mut bytes = postcard::to_allocvec(&(source, form, limits))
-        .map_err(|e| wire_error("encode the request", e))?;
+    let mut bytes =
+        postcard::to_allocvec(&(input, limits)).map_err(|e| wire_error("encode the request", e))?;
     bytes.extend_from_slice(context);
     Ok(bytes)
 }
@@ -181,21 +185,27 @@ fn wire_error(what: &str, e: postcard::Error) -> Error {
 }
 
 /// Parse (or read the JSON forms), split into units, evaluate: the whole pipeline the guest
-/// runs.
+/// runs. Checked calls are evaluated as they are, one unit each.
 pub async fn evaluate<D: Dispatch>(
-    source: &str,
-    form: SourceForm,
+    input: &GuestInput<'_>,
     context: &dyn Resolve,
     limits: &Limits,
     dispatch: &D,
 ) -> GuestResponse {
-    if form == SourceForm::Json {
-        return match crate::front::json_input::run(source, context, limits, dispatch).await {
-            Ok(outcomes) => GuestResponse::Units(outcomes),
-            Err(e) => GuestResponse::Failed(e),
-        };
-    }
-    match syntax::parse(source, limits) {
+    let parsed = match input {
+        GuestInput::Json(source) => {
+            return match crate::front::json_input::run(source, context, limits, dispatch).await {
+                Ok(outcomes) => GuestResponse::Units(outcomes),
+                Err(e) => GuestResponse::Failed(e),
+            }
+        }
+        GuestInput::Calls(calls) => {
+            let units: Vec<&Expr> = calls.iter().collect();
+            return GuestResponse::Units(eval::run(&units, context, limits, dispatch).await);
+        }
+        GuestInput::Expression(source) => syntax::parse(source, limits),
+    };
+    match parsed {
         Ok(expr) => {
             GuestResponse::Units(eval::run(&eval::units(&expr), context, limits, dispatch).await)
         }
@@ -212,14 +222,7 @@ pub fn guest_evaluate(request: &[u8], host: &mut dyn FnMut(&[u8]) -> Vec<u8>) ->
                 host: RefCell::new(host),
             };
             let context = LazyContext::new(&req.context);
-            now(evaluate(
-                req.source,
-                req.form,
-                &context,
-                &req.limits,
-                &dispatch,
-            ))
-            .unwrap_or_else(|| {
+            now(evaluate(&req.input, &context, &req.limits, &dispatch)).unwrap_or_else(|| {
                 GuestResponse::Failed(Error::new(
                     ErrorKind::Sandbox,
                     "evaluation did not complete",
@@ -311,8 +314,7 @@ mod tests {
     fn add_request(context: &Context) -> Vec<u8> {
         let bytes = encode_context(context).expect("encodes");
         encode_request(
-            "add(a=2, b=3)",
-            SourceForm::Expression,
+            &GuestInput::Expression("add(a=2, b=3)"),
             &Limits::default(),
             &bytes,
         )
@@ -324,8 +326,7 @@ mod tests {
         let context = &context();
         let request = add_request(context);
         let decoded: GuestRequest = decode(&request).expect("decodes");
-        assert_eq!(decoded.source, "add(a=2, b=3)");
-        assert_eq!(decoded.form, SourceForm::Expression);
+        assert_eq!(decoded.input, GuestInput::Expression("add(a=2, b=3)"));
         assert_eq!(decoded.limits, Limits::default());
         let view = LazyContext::new(&decoded.context);
         assert_eq!(view.names(), context.names());
