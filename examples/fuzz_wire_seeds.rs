@@ -35,10 +35,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manager = fexpr::demo::manager();
     let context = wire::encode_context(manager.context())?;
     let mut seeds: Vec<Vec<u8>> = Vec::new();
+    // Checked calls as the front door hands them on (`GuestInput::Calls`).
+    let checked = fexpr::check::plan(
+        r#"{"name": "add", "arguments": {"a": 2, "b": 3}}"#,
+        manager.context(),
+        &Limits::default(),
+        &fexpr::repair::RepairOptions::default(),
+    );
     let inputs = EXPRESSIONS
         .iter()
         .map(|t| wire::GuestInput::Expression(t))
-        .chain(JSON.iter().map(|t| wire::GuestInput::Json(t)));
+        .chain(JSON.iter().map(|t| wire::GuestInput::Json(t)))
+        .chain(std::iter::once(wire::GuestInput::Calls(
+            checked.calls.into_iter().filter_map(|c| c.run).collect(),
+        )));
     for input in inputs {
         let request = wire::encode_request(&input, &Limits::default(), &context)?;
         seeds.push(request.clone());

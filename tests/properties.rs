@@ -639,3 +639,93 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------- one call tree for every door
+
+/// A parameter's JSON Schema type and a value of that type.
+fn typed_value() -> impl Strategy<Value = (serde_json::Value, serde_json::Value)> {
+    use serde_json::json;
+    prop_oneof![
+        "[a-zA-Z0-9.,é€あ-][a-zA-Z0-9 .,é€あ\n-]{0,12}|42|true|null|\\[1\\]"
+            .prop_map(|s| (json!({"type": "string"}), json!(s))),
+        any::<i32>().prop_map(|n| (json!({"type": "integer"}), json!(n))),
+        (-1.0e6..1.0e6f64).prop_map(|x| (json!({"type": "number"}), json!(x))),
+        any::<bool>().prop_map(|b| (json!({"type": "boolean"}), json!(b))),
+        proptest::collection::vec(any::<i16>(), 0..4).prop_map(|v| (
+            json!({"type": "array", "items": {"type": "integer"}}),
+            json!(v)
+        )),
+        proptest::collection::btree_map("[a-z]{1,4}", "[a-z ]{0,6}", 0..3).prop_map(|m| (
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            json!(m)
+        )),
+    ]
+}
+
+/// Numbers compared as numbers (a `number` parameter reads `3` as `3.0`).
+fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => x.as_f64() == y.as_f64(),
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
+        }
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Any call its schema accepts, whatever its keys (`from`, `max-results`, `城市`), binds to
+    /// the same arguments through the JSON door (an OpenAI message) and through the model
+    /// formats (Hermes `<tool_call>` JSON, Qwen3-Coder XML with its values as text): every
+    /// reader hands on the same call tree.
+    #[test]
+    fn a_json_call_binds_alike_through_every_door(
+        params in proptest::collection::btree_map(
+            "[a-z][a-z0-9_]{0,6}|from|class|max-results|[$]filter|城市",
+            typed_value(),
+            1..5,
+        )
+    ) {
+        use serde_json::json;
+        let properties: serde_json::Map<_, _> =
+            params.iter().map(|(k, (schema, _))| (k.clone(), schema.clone())).collect();
+        let args: serde_json::Map<_, _> =
+            params.iter().map(|(k, (_, value))| (k.clone(), value.clone())).collect();
+        let keys: Vec<&String> = params.keys().collect();
+        let defs = fexpr::tooldefs::from_json(&json!([{"type": "function", "function": {
+            "name": "f", "parameters": {"type": "object", "properties": properties,
+            "required": keys}}}])).unwrap();
+        let ctx = fexpr::tooldefs::context(&defs);
+        let openai = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c",
+            "type": "function", "function": {"name": "f",
+            "arguments": serde_json::Value::Object(args.clone()).to_string()}}]}).to_string();
+        let hermes = format!("<tool_call>\n{}\n</tool_call>", json!({"name": "f", "arguments": args}));
+        let mut qwen = String::from("<tool_call>\n<function=f>\n");
+        for (key, value) in &args {
+            let text = match value {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            qwen.push_str(&format!("<parameter={key}>\n{text}\n</parameter>\n"));
+        }
+        qwen.push_str("</function>\n</tool_call>");
+        let want = serde_json::Value::Object(args);
+        for text in [&openai, &hermes, &qwen] {
+            let checked = fexpr::check::check_text(
+                text, &ctx, &Limits::default(), &fexpr::repair::RepairOptions::default());
+            prop_assert_eq!(checked.verdicts.len(), 1, "{}", text);
+            let verdict = &checked.verdicts[0];
+            prop_assert!(verdict.valid, "{}: {:?}", text, verdict.error);
+            let got = verdict.to_json()["kwargs"].clone();
+            prop_assert!(same_json(&got, &want), "{}: {} != {}", text, got, want);
+        }
+    }
+}

@@ -54,9 +54,10 @@ pub struct Verdict {
     pub name: String,
     /// Where the call is in the checked text (for a JSON form: the JSON object).
     pub span: Span,
-    /// The call's own source: a slice of the text, or for a JSON form the call written as
-    /// Python. Like every span in a verdict, the error's and the repairs' index the checked
-    /// text, not this (see [`Place`]).
+    /// The call's own text as written: its stretch of the checked text (Python call text, the
+    /// JSON object of a JSON form, a model format's call with its markup). Like every span in
+    /// a verdict, the error's and the repairs' index the checked text, not this (see
+    /// [`Place`]).
     pub input: String,
     /// Positional arguments that no parameter names (more than the signature has, or a call
     /// to an unknown tool), as written; empty for a valid call.
@@ -118,21 +119,23 @@ pub struct Planned {
     /// The call as written (after repairs): positional arguments in `args`, keywords in
     /// `kwargs`, an argument that could not be read as the [`UNREADABLE`] marker.
     pub call: Function,
-    /// The source to evaluate to run the call (repaired): set when the verdict is valid, or
-    /// when the only objection is that an argument is itself a tool call (running evaluates
-    /// it first; checking cannot). `None`: the call must not run, the verdict says why.
-    pub run: Option<String>,
+    /// The checked call to run (repaired), the tree every reader hands on (a JSON form's name
+    /// and keys exactly as written), its spans indexing the call's own text (the verdict's
+    /// `input`): set when the verdict is valid, or when the only objection is that an argument
+    /// is itself a tool call (running evaluates it first; checking cannot). `None`: the call
+    /// must not run, the verdict says why.
+    pub run: Option<Expr>,
     /// The checked call's arguments bound to its tool's signature, in the fields' order
     /// (`None` for a field left to its default): what the tool receives. Set with `run` when
     /// the verdict is valid. A native run hands these to the tool: the call is neither printed
-    /// back to text nor parsed, evaluated or bound a second time. (The sandbox runs `run`, so
-    /// that the guest, not the host, evaluates what the model wrote.)
+    /// back to text nor parsed, evaluated or bound a second time. (The sandbox evaluates `run`,
+    /// so that the guest, not the host, evaluates what the model wrote.)
     pub bound: Option<Vec<Option<Value>>>,
     /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a
     /// JSON call's `id`), if any: the output's `call_id`.
     pub id: Option<String>,
-    /// Where `run` is in the text: spans of what running it reports, which index `run`, move
-    /// into the text with [`Place::locate`].
+    /// Where the call's own text is in the text: spans of what running it reports, which index
+    /// that text, move into the text with [`Place::locate`].
     pub place: Place,
 }
 
@@ -147,7 +150,7 @@ pub struct Planned {
 /// // `add(a=1, c=2)` found at byte 6 of `Sure: add(a=1, c=2)`.
 /// let place = Place { span: Span::new(6, 19), exact: true };
 /// assert_eq!(place.locate(Span::new(9, 10)), Span::new(15, 16));
-/// // A JSON form written as Python: its spans stand for the whole JSON object.
+/// // A call whose own text is not its stretch of the text: its spans stand for the stretch.
 /// let place = Place { span: Span::new(6, 40), exact: false };
 /// assert_eq!(place.locate(Span::new(9, 10)), Span::new(6, 40));
 /// ```
@@ -155,9 +158,8 @@ pub struct Planned {
 pub struct Place {
     /// The call's stretch of the text (for a JSON form: the JSON object).
     pub span: Span,
-    /// Whether the call's own text is that stretch as written (Python in the text), so a span
-    /// in it maps byte for byte; otherwise (a JSON form written as Python, a repaired call
-    /// printed again) a span in it maps to the whole stretch.
+    /// Whether the call's own text is that stretch as written (every reader's calls are), so
+    /// a span in it maps byte for byte; otherwise a span in it maps to the whole stretch.
     pub exact: bool,
 }
 
@@ -216,7 +218,7 @@ pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOp
 }
 
 /// What a call is planned for: only its verdict ([`check_text`]), running it ([`plan`]: the
-/// source to run and the call as written too), or running it at once ([`plan_to_run`]: as
+/// tree to run and the call as written too), or running it at once ([`plan_to_run`]: as
 /// `Run`, but the verdict's arguments are left empty, the call as written holds them).
 #[derive(Clone, Copy, PartialEq)]
 enum Purpose {
@@ -227,7 +229,7 @@ enum Purpose {
 
 /// The front door for model text: extract the calls in `text` ([`front::extract`]), repair
 /// each against its tool's signature in `ctx` and check it; per call, the verdict, the call as
-/// written and the source to run (see [`Planned::run`]). [`check_text`] is this without the
+/// written and the tree to run (see [`Planned::run`]). [`check_text`] is this without the
 /// running part; `Input::model_output` runs what this allows.
 ///
 /// ```
@@ -236,7 +238,8 @@ enum Purpose {
 ///
 /// let manager = fexpr::demo::manager();
 /// let plan = plan("Sure!\n[add(a=2.0, b=3), add(a=1, c=2)]", manager.context(), manager.limits(), &RepairOptions::default());
-/// assert_eq!(plan.calls[0].run.as_deref(), Some("add(a=2, b=3)"));
+/// assert_eq!(plan.calls[0].run.as_ref().map(|e| e.to_string()).as_deref(), Some("add(a=2, b=3)"));
+/// assert_eq!(plan.calls[0].verdict.input, "add(a=2.0, b=3)");
 /// assert_eq!(plan.calls[1].run, None);
 /// assert_eq!(plan.calls[1].call.to_expr(), "add(a=1, c=2)");
 /// assert_eq!(plan.ignored[0].text, "Sure!");
@@ -247,8 +250,7 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
 
 /// [`plan`] for a request that runs the plan at once: each verdict's `args` and `kwargs` are
 /// left empty (the values are in the call as written, `Planned::call`, and bound in
-/// `Planned::bound`), so they are not copied a third time; so is the `input` of a verdict whose
-/// `run` is the same text.
+/// `Planned::bound`), so they are not copied a third time.
 pub(crate) fn plan_to_run(
     text: &str,
     ctx: &Context,
@@ -311,7 +313,7 @@ fn plan_for(
 /// stays `None`.
 ///
 /// Long (about 100 lines) for a reason: it fills one `Planned` whose parts (verdict, call as
-/// written, source and bound arguments to run, place) are made from the same evaluated arguments,
+/// written, tree and bound arguments to run, place) are made from the same evaluated arguments,
 /// which each part takes or moves in turn.
 fn plan_call(
     found: FoundCall,
@@ -324,13 +326,12 @@ fn plan_call(
     let FoundCall {
         name,
         span,
-        mut source,
+        source,
         parsed,
         id,
         ..
     } = found;
-    // A call written as Python in the text (or a JSON form that failed to read, whose source
-    // is its JSON) is a slice of the text: its spans map byte for byte.
+    // Every reader's call is its stretch of the text as written: its spans map byte for byte.
     let place = Place {
         span,
         exact: text.get(span.range()) == Some(source.as_str()),
@@ -391,27 +392,12 @@ fn plan_call(
     planned.verdict.args = args.collect();
     planned.verdict.kwargs.extend(kwargs);
     let running = purpose != Purpose::Check;
-    // The source to run: the call as written, or printed again after repairs.
-    let run_source = |source: &String| {
-        if planned.verdict.repairs.is_empty() {
-            source.clone()
-        } else {
-            expr.to_string()
-        }
-    };
-    // What running reports indexes `run`: the call as written unless repairs printed it again.
-    planned.place.exact &= planned.verdict.repairs.is_empty();
+    // The tree to run is the checked one, repairs made in place: its spans still index the
+    // call's own text.
     match result {
         Ok(bound) => {
             planned.verdict.valid = true;
-            // Run at once, a call that runs as written needs its source once: in `run` (the
-            // verdict's `input` is left empty).
-            planned.run = match purpose {
-                Purpose::Execute if planned.verdict.repairs.is_empty() => {
-                    Some(std::mem::take(&mut source))
-                }
-                _ => running.then(|| run_source(&source)),
-            };
+            planned.run = running.then_some(expr);
             planned.bound = running.then_some(bound);
         }
         Err(e) => {
@@ -420,7 +406,7 @@ fn plan_call(
                 && e.kind == ErrorKind::Unsupported
                 && has_nested_tool_call(&expr, ctx)
             {
-                planned.run = Some(run_source(&source));
+                planned.run = Some(expr);
             }
             planned.verdict.error = Some(place.locate_error(e));
         }

@@ -84,7 +84,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{clip, Error, LimitKind, Span};
 use crate::limits::Limits;
-use crate::syntax::{Expr, ExprKind, PYTHON_KEYWORDS};
+use crate::syntax::{Expr, ExprKind};
 
 pub use json_form::MAX_JSON_NESTING;
 pub use markup::CHAT_TOKENS;
@@ -126,10 +126,13 @@ pub struct FoundCall {
     pub span: Span,
     /// Which form it was written in.
     pub origin: Origin,
-    /// Python source of the call alone: a slice of the text, a `FunctionExpression`'s
-    /// `action`, or written from a JSON form's name and arguments.
+    /// The call's own text as written: its stretch of the text (Python call text, a JSON
+    /// form's object, a model format's call with its markup).
     pub source: String,
-    /// `source` parsed (spans index `source`), or why it could not be.
+    /// The call as the tree every reader hands on (spans index `source`): Python call text
+    /// parsed, a JSON form's or model format's name and arguments as written (any key, a
+    /// keyword named exactly so; JSON values as read, text values read by the parameter's
+    /// type), or why it could not be read.
     pub parsed: Result<Expr, Error>,
     /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`,
     /// a JSON call's `id`), if any.
@@ -495,25 +498,8 @@ fn nested_tool_calls(expr: &Expr, is_tool: &dyn Fn(&str) -> bool) -> usize {
     count
 }
 
-/// An ASCII Python identifier that is not a reserved word.
-pub fn is_identifier(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && is_ident_start(b[0])
-        && b.iter().all(|c| is_ident_byte(*c) && *c != b'.')
-        && !PYTHON_KEYWORDS.contains(&s)
-}
-
-fn is_dotted_identifier(s: &str) -> bool {
-    s.split('.').all(is_identifier)
-}
-
 fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
-}
-
-fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'.'
 }
 
 /// The end of the dotted identifier starting at `i` (`a.b_c.d`), not counting a trailing dot.
