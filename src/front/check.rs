@@ -375,7 +375,7 @@ fn plan_call(
     let result = check_parsed(&expr, &name, sig.as_deref(), ctx, &read);
     // The call as written, whatever the verdict (after repairs: they are reported). The
     // verdict takes its values; a run keeps them for the output too.
-    let written = as_written(&expr, &source, read);
+    let written = as_written(&expr, &source, read, ctx, limits);
     let (kept, Function { args, kwargs, .. }) = match purpose {
         Purpose::Run => (Some(written.clone()), written),
         Purpose::Execute => (Some(written), Function::default()),
@@ -397,6 +397,19 @@ fn plan_call(
     match result {
         Ok(bound) => {
             planned.verdict.valid = true;
+            // Run at once, the verdict's arguments are left empty: nothing to look at.
+            if let Some(sig) = sig
+                .as_deref()
+                .filter(|_| !planned.verdict.kwargs.is_empty())
+            {
+                for (field, value) in sig.fields.iter().zip(&bound) {
+                    if let (Some(written), Some(read)) =
+                        (planned.verdict.kwargs.get_mut(&field.name), value)
+                    {
+                        numbers_as_declared(written, read);
+                    }
+                }
+            }
             planned.run = running.then_some(expr);
             planned.bound = running.then_some(bound);
         }
@@ -435,21 +448,23 @@ fn has_nested_tool_call(expr: &Expr, ctx: &Context) -> bool {
 }
 
 /// The call `expr` as written: its arguments evaluated one by one (pure: literals, records,
-/// context names), each that cannot be replaced by the [`UNREADABLE`] marker holding its
-/// source (a slice of `source`, which the spans index).
-fn as_written(expr: &Expr, source: &str, read: Vec<Result<Value, Error>>) -> Function {
+/// context names), each that cannot be read as far as it can ([`partly_read`]: only the parts
+/// that cannot are replaced by the [`UNREADABLE`] marker holding their source, a slice of
+/// `source`, which the spans index).
+fn as_written(
+    expr: &Expr,
+    source: &str,
+    read: Vec<Result<Value, Error>>,
+    ctx: &Context,
+    limits: &Limits,
+) -> Function {
     let ExprKind::Call(call) = &expr.kind else {
         return Function::default();
     };
     let arguments = call.args.iter().chain(call.kwargs.iter().map(|k| &k.value));
-    let mut values = arguments.zip(read).map(|(arg, value)| {
-        value.unwrap_or_else(|_| {
-            let text = source
-                .get(arg.span.range())
-                .map_or_else(|| arg.to_string(), str::to_string);
-            unreadable(&text)
-        })
-    });
+    let mut values = arguments
+        .zip(read)
+        .map(|(arg, value)| value.unwrap_or_else(|_| partly_read(arg, source, ctx, limits, 0)));
     Function {
         name: call.func.clone(),
         args: values.by_ref().take(call.args.len()).collect(),
@@ -459,6 +474,78 @@ fn as_written(expr: &Expr, source: &str, read: Vec<Result<Value, Error>>) -> Fun
             .zip(values)
             .map(|(k, value)| (k.name.clone(), value))
             .collect(),
+    }
+}
+
+/// A valid call's argument `written` with each whole number the signature reads as a float
+/// (`read`, the argument bound and coerced) written as that float: `[1, 2.5]` for a list of
+/// floats is `[1.0, 2.5]`, as the schema reads it. Nothing else changes.
+fn numbers_as_declared(written: &mut Value, read: &Value) {
+    let mut stack = vec![(written, read)];
+    while let Some((written, read)) = stack.pop() {
+        match (written, read) {
+            (written @ (Value::Int(_) | Value::BigInt(_)), Value::Float(x)) => {
+                *written = Value::Float(*x);
+            }
+            (Value::List(items) | Value::Tuple(items), Value::List(read) | Value::Tuple(read)) => {
+                stack.extend(items.iter_mut().zip(read))
+            }
+            (Value::Dict(pairs), Value::Dict(read)) => {
+                stack.extend(
+                    pairs
+                        .iter_mut()
+                        .filter_map(|(k, v)| Some((v, read.get(k)?))),
+                );
+            }
+            (Value::Dict(pairs), Value::Record(record)) => {
+                stack.extend(pairs.iter_mut().filter_map(|(k, v)| {
+                    let Value::Str(k) = k else { return None };
+                    Some((v, record.get(k)?))
+                }));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An argument that could not be read, as written: a list, tuple or dict display keeps the
+/// parts that can be read, JSON's `true`, `false` and `null` (no such name being defined) are
+/// their values, and the [`UNREADABLE`] marker holding its source stands for each other part
+/// that cannot be read (a name that is not defined, a tool call). Each node is looked at once,
+/// as deep as the checker walks.
+fn partly_read(arg: &Expr, source: &str, ctx: &Context, limits: &Limits, depth: usize) -> Value {
+    let marker = || {
+        let text = source
+            .get(arg.span.range())
+            .map_or_else(|| arg.to_string(), str::to_string);
+        unreadable(&text)
+    };
+    if depth > crate::resolve::depth_cap(limits) {
+        return marker();
+    }
+    let part = |e: &Expr| partly_read(e, source, ctx, limits, depth + 1);
+    match &arg.kind {
+        ExprKind::List(items) => Value::List(items.iter().map(part).collect()),
+        ExprKind::Tuple(items) => Value::Tuple(items.iter().map(part).collect()),
+        ExprKind::Dict(pairs) => {
+            let mut dict = crate::value::Dict::default();
+            for (key, value) in pairs {
+                match eval::eval_pure(key, ctx, limits) {
+                    Ok(key) if key.is_hashable() => {
+                        dict.insert(key, part(value));
+                    }
+                    _ => return marker(),
+                }
+            }
+            Value::Dict(dict)
+        }
+        ExprKind::Name(name) if ctx.get(name).is_none() => match name.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            "null" => Value::None,
+            _ => marker(),
+        },
+        _ => eval::eval_pure(arg, ctx, limits).unwrap_or_else(|_| marker()),
     }
 }
 
