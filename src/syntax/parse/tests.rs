@@ -361,6 +361,39 @@ fn keywords_python_cannot_name_are_the_string_keys_of_a_dict_after_double_star()
 }
 
 #[test]
+fn a_keyword_name_written_with_escapes_is_the_name_they_spell() {
+    // A model that copied `año_vehiculo` from JSON-escaped definitions.
+    let source = r"calcular(monto=1, a\u00f1o_vehiculo=2024, \U000057ce\u5e02='x')";
+    for c in [
+        call(source),
+        parse_with_ruff(source, &Limits::default())
+            .map(|e| match e.kind {
+                ExprKind::Call(c) => c,
+                _ => panic!("not a call"),
+            })
+            .unwrap(),
+    ] {
+        let names: Vec<&str> = c.kwargs.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["monto", "año_vehiculo", "城市"]);
+        // Spans index the text as written.
+        assert_eq!(&source[c.kwargs[1].name_span.range()], r"a\u00f1o_vehiculo");
+        assert_eq!(&source[c.kwargs[1].value.span.range()], "2024");
+        assert_eq!(&source[c.kwargs[2].name_span.range()], r"\U000057ce\u5e02");
+        assert_eq!(&source[c.kwargs[2].value.span.range()], "'x'");
+    }
+    // Only in a keyword's name: escapes elsewhere stay errors, strings keep their own.
+    assert_eq!(err(r"f(a\u00f1o)").kind, ErrorKind::Syntax);
+    assert_eq!(err(r"f(a\u00f1o == 1)").kind, ErrorKind::Syntax);
+    assert_eq!(err(r"f(a\u0020b=1)").kind, ErrorKind::Syntax);
+    assert_eq!(err(r"a\u00f1o=1").kind, ErrorKind::Syntax);
+    let c = call(r"f(a='\u00f1')");
+    assert_eq!(c.kwargs[0].value.kind, ExprKind::Str("ñ".into()));
+    // An error after the escape is located in the text as written.
+    let e = err(r"f(a\u00f1o=1, b=)");
+    assert_eq!(e.span.map(|s| s.start), Some(16));
+}
+
+#[test]
 fn identifiers_are_nfkc_normalised_as_cpython_does() {
     // `ａ` (U+FF41) is three bytes; spans index the text as written.
     let c = call("ａdd(ｂ=1)");
