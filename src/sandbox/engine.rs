@@ -1,7 +1,7 @@
 //! The one wasmtime [`Engine`] a [`Sandbox`](super::Sandbox) runs on, and its epoch ticker.
 
 use super::SandboxConfig;
-use crate::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
