@@ -44,7 +44,7 @@ fn main() {
         out.output,
         Ok(fexpr::Value::from("Echo: hi")),
         "{:?}",
-        out.error()
+        out.output.as_ref().err()
     );
 
     let mut c = Criterion::default().configure_from_args();

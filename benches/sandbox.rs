@@ -1,8 +1,8 @@
 //! The sandbox side by side with the native path, and its cold start.
 //!
 //! - `sandbox_round_trip/echo_wat`: the engine's floor — a fresh instance of a tiny guest that
-//!   answers with its request (instantiate, `fexpr_alloc`, copy in, `fexpr_evaluate`, copy out,
-//!   drop the store).
+//!   answers with its request (instantiate, `fexpr_evaluate`, which takes the request with
+//!   `host_take`, copy out; the store is dropped on the sandbox's thread).
 //! - `execute/{native,sandbox}/{add,add_points,numpy_sum}`: the seed's three calls through
 //!   `ToolManager::execute_func_expr` and `execute_func_expr_via_sandbox` (a fresh instance of
 //!   the real guest per call: parse, evaluate, one host call, the tool on the host).
@@ -26,18 +26,21 @@ use std::pin::Pin;
 use std::process::Command;
 use std::sync::Arc;
 
-/// The ABI with a bump allocator; `fexpr_evaluate` answers with the request.
+/// The ABI with a bump allocator; `fexpr_evaluate` takes the request and answers with it.
 const ECHO_WAT: &str = r#"(module
   (import "fexpr" "host_call" (func $host_call (param i32 i32) (result i32)))
   (import "fexpr" "host_take" (func $host_take (param i32)))
   (memory (export "memory") 1)
   (global $bump (mut i32) (i32.const 1024))
-  (func $alloc (export "fexpr_alloc") (param $len i32) (result i32)
+  (func $alloc (param $len i32) (result i32)
     (local $p i32)
     (local.set $p (global.get $bump))
     (global.set $bump (i32.add (local.get $p) (local.get $len)))
     (local.get $p))
-  (func (export "fexpr_evaluate") (param $ptr i32) (param $len i32) (result i64)
+  (func (export "fexpr_evaluate") (param $len i32) (result i64)
+    (local $ptr i32)
+    (local.set $ptr (call $alloc (local.get $len)))
+    (call $host_take (local.get $ptr))
     (i64.or (i64.shl (i64.extend_i32_u (local.get $ptr)) (i64.const 32))
             (i64.extend_i32_u (local.get $len)))))"#;
 
@@ -47,13 +50,15 @@ const RELAY_WAT: &str = r#"(module
   (import "fexpr" "host_take" (func $host_take (param i32)))
   (memory (export "memory") 1)
   (global $bump (mut i32) (i32.const 1024))
-  (func $alloc (export "fexpr_alloc") (param $len i32) (result i32)
+  (func $alloc (param $len i32) (result i32)
     (local $p i32)
     (local.set $p (global.get $bump))
     (global.set $bump (i32.add (local.get $p) (local.get $len)))
     (local.get $p))
-  (func (export "fexpr_evaluate") (param $ptr i32) (param $len i32) (result i64)
-    (local $n i32) (local $p i32)
+  (func (export "fexpr_evaluate") (param $len i32) (result i64)
+    (local $ptr i32) (local $n i32) (local $p i32)
+    (local.set $ptr (call $alloc (local.get $len)))
+    (call $host_take (local.get $ptr))
     (local.set $n (call $host_call (local.get $ptr) (local.get $len)))
     (local.set $p (call $alloc (local.get $n)))
     (call $host_take (local.get $p))

@@ -10,8 +10,8 @@
 //!   the Rust types, the function, the result converted back.
 //! - `dispatch/*`: a [`fexpr::Function`] run through the manager
 //!   ([`fexpr::ToolManager::execute_func`]: lookup, bind, tool call, result typing, output).
-//! - `wire/*`: the sandbox wire ([`fexpr::sandbox::wire`]): a request encoded and decoded with the
-//!   demo context, a host-call batch encoded and decoded.
+//! - `wire/*`: the sandbox wire ([`fexpr::sandbox::wire`]): a request encoded and decoded (the
+//!   context stays on the host), a host-call batch encoded and decoded.
 //! - `sandbox/*` (feature `sandbox`): a fresh guest instance evaluating a call that needs no
 //!   tool (`Point(x=1, y=2)`), and one that makes one host call (`add(a=2, b=3)`).
 
@@ -134,14 +134,12 @@ fn stages(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("wire");
-    let context = fexpr::sandbox::wire::encode_context(manager.context()).expect("encodes");
     for (name, text) in CALLS {
         group.bench_function(format!("request/{name}"), |b| {
             b.iter(|| {
                 let bytes = fexpr::sandbox::wire::encode_request(
                     &fexpr::sandbox::wire::GuestInput::Expression(black_box(text)),
                     &limits,
-                    &context,
                 )
                 .expect("ok");
                 let request: fexpr::sandbox::wire::GuestRequest =

@@ -7,6 +7,7 @@
 //! compare_fexpr throughput CALLS THREADS    {"native": {"calls", "threads", "seconds"}, ...}
 //! compare_fexpr once native|sandbox|sandbox-pooled
 //!                                           runs add(a=2, b=3) once, prints the output's repr
+//!                                           (before tearing anything down)
 //! compare_fexpr repeat CALLS [MODE] [CASE]  runs CASE (add(a=2, b=3) unless given) CALLS
 //!                                           times (natively unless MODE is given) on one
 //!                                           runtime, prints the last output's repr
@@ -14,7 +15,11 @@
 //!
 //! `repeat` is the driver for instruction counts, which do not depend on the machine's load:
 //! `valgrind --tool=callgrind target/release/examples/compare_fexpr repeat 20000` (a release
-//! build of this example with `--no-default-features --features native`).
+//! build of this example with `--no-default-features --features native`), or `repeat 2000
+//! sandbox add` (with `--features sandbox`; see BENCHMARKS.md for subtracting the start-up).
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`); `latency` reports which.
 //!
 //! Every timed call goes from text to `FunctionOutput`: parse, resolve, evaluate, run the tool.
 //! `native` is `ToolManager::execute_func_expr` on a current-thread tokio runtime; `model` is
@@ -26,11 +31,19 @@
 //! evaluation has no use for an instance pool); `once sandbox-pooled` reserves the default pool
 //! first, as a long-running host does.
 
+#[path = "../benches/common/allocator.rs"]
+mod allocator;
+
 use fexpr::{FunctionOutput, ToolManager};
 use serde_json::{json, Map, Value as Json};
 use std::future::IntoFuture;
+use std::io::Write;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 /// The seed's three calls, with the output each must give.
 const CALLS: [(&str, &str, &str); 3] = [
@@ -174,7 +187,7 @@ fn latency(budget_ms: usize, warmup_ms: usize) -> Result<Json, String> {
             cases.insert(format!("{}/{name}", mode.name()), samples.into());
         }
     }
-    Ok(json!({ "cases": cases }))
+    Ok(json!({ "cases": cases, "allocator": allocator::name() }))
 }
 
 /// `calls` independent expressions (the three calls in turn) split over `threads` OS threads,
@@ -230,10 +243,11 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
     Ok(Json::Object(report))
 }
 
-/// One call, as a fresh process does it: build the manager (and the sandbox), run, print.
-fn once(how: &str) -> Result<String, String> {
+/// One call, as a fresh process does it: build the manager (and the sandbox), run, print the
+/// output's repr as a JSON string, flushed before anything is torn down (the driver times the
+/// process to its first line).
+fn once(how: &str) -> Result<(), String> {
     let rt = runtime()?;
-    let manager = fexpr::demo::manager();
     let (mode, manager) = match how {
         #[cfg(feature = "sandbox")]
         "sandbox" => {
@@ -243,19 +257,37 @@ fn once(how: &str) -> Result<String, String> {
             (Mode::Sandbox, manager.map_err(|e| e.to_string())?)
         }
         #[cfg(feature = "sandbox")]
-        "sandbox-pooled" => (Mode::Sandbox, manager),
-        other => (Mode::parse(other)?, manager),
+        "sandbox-pooled" => (Mode::Sandbox, fexpr::demo::manager()),
+        other => (Mode::parse(other)?, fexpr::demo::manager()),
     };
     let (_, text, _) = CALLS[0];
-    Ok(shown(&mode.run(&rt, &manager, text)))
+    let shown = shown(&mode.run(&rt, &manager, text));
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", Json::String(shown))
+        .and_then(|()| stdout.flush())
+        .map_err(|e| e.to_string())
 }
 
 /// The call `case` (`add` unless given) `calls` times in `mode` (native unless given), one
-/// runtime and one manager: the last output's repr.
+/// runtime and one manager: the last output's repr. The sandbox has a pool of two instances
+/// (one evaluation runs at a time; the default pool's 32 slots of 4 GiB of address space each
+/// do not fit under valgrind).
 fn repeat(calls: usize, mode: Option<String>, case: Option<String>) -> Result<String, String> {
     let rt = runtime()?;
-    let manager = fexpr::demo::manager();
     let mode = mode.map_or(Ok(Mode::Native), |m| Mode::parse(&m))?;
+    let manager = match mode {
+        #[cfg(feature = "sandbox")]
+        Mode::Sandbox => {
+            use fexpr::sandbox::{Sandbox, SandboxConfig};
+            let config = SandboxConfig::default().max_instances(2);
+            let sandbox = Sandbox::new(config).map_err(|e| e.to_string())?;
+            fexpr::demo::builder()
+                .sandbox(sandbox)
+                .build()
+                .map_err(|e| e.to_string())?
+        }
+        _ => fexpr::demo::manager(),
+    };
     let case = case.as_deref().unwrap_or("add");
     let (_, text, _) = CALLS
         .iter()
@@ -279,7 +311,7 @@ fn main() -> Result<(), String> {
     let out = match command.as_str() {
         "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
         "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
-        "once" => Json::String(once(&args.next().unwrap_or_default())?),
+        "once" => return once(&args.next().unwrap_or_default()),
         "repeat" => Json::String(repeat(number(args.next(), "CALLS")?, args.next(), args.next())?),
         _ => {
             return Err(

@@ -1,6 +1,6 @@
 //! Write real sandbox wire messages as seeds for the `wire_decode` fuzz target (`fuzz/`): for a few
 //! expressions and JSON inputs, the request the host sends, the guest's batches of tool requests, the host's
-//! replies and the guest's response.
+//! replies and the guest's response; and the context entries the guest reads.
 //! Usage: `cargo run --example fuzz_wire_seeds -- fuzz/seeds/wire_decode` (`fuzz/make-seeds.py` runs it).
 
 use fexpr::eval::ToolRequest;
@@ -33,7 +33,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new(&dir);
     std::fs::create_dir_all(dir)?;
     let manager = fexpr::demo::manager();
-    let context = wire::encode_context(manager.context())?;
+    let context = wire::ContextTable::new(manager.context())?;
+    let lookup = |key: &[u8]| context.answer(key).map(<[u8]>::to_vec);
     let mut seeds: Vec<Vec<u8>> = Vec::new();
     // Checked calls as the front door hands them on (`GuestInput::Calls`).
     let checked = fexpr::check::plan(
@@ -50,27 +51,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             checked.calls.into_iter().filter_map(|c| c.run).collect(),
         )));
     for input in inputs {
-        let request = wire::encode_request(&input, &Limits::default(), &context)?;
+        let request = wire::encode_request(&input, &Limits::default())?;
         seeds.push(request.clone());
         let mut host_messages = Vec::new();
-        let response = wire::guest_evaluate(&request, &mut |bytes| {
-            host_messages.push(bytes.to_vec());
-            // Answer every request with a value of a different shape each time.
-            let n = wire::decode::<Vec<ToolRequest>>(bytes).map_or(1, |r| r.len());
-            let results: Vec<Result<Value, Error>> = (0..n)
-                .map(|i| match i % 3 {
-                    0 => Ok(Value::Int(i as i64)),
-                    1 => Ok(Value::from_json(&serde_json::json!({"x": [1.5, "s"]}))),
-                    _ => Err(Error::new(fexpr::ErrorKind::ToolFailed, "failed")),
-                })
-                .collect();
-            let reply = wire::encode(&results).unwrap_or_default();
-            host_messages.push(reply.clone());
-            reply
-        });
+        let response = wire::guest_evaluate(
+            &request,
+            &mut |bytes| {
+                host_messages.push(bytes.to_vec());
+                // Answer every request with a value of a different shape each time.
+                let n = wire::decode::<Vec<ToolRequest>>(bytes).map_or(1, |r| r.len());
+                let results: Vec<Result<Value, Error>> = (0..n)
+                    .map(|i| match i % 3 {
+                        0 => Ok(Value::Int(i as i64)),
+                        1 => Ok(Value::from_json(&serde_json::json!({"x": [1.5, "s"]}))),
+                        _ => Err(Error::new(fexpr::ErrorKind::ToolFailed, "failed")),
+                    })
+                    .collect();
+                let reply = wire::encode(&results).unwrap_or_default();
+                host_messages.push(reply.clone());
+                reply
+            },
+            &lookup,
+        );
         seeds.extend(host_messages);
         seeds.push(response);
     }
+    seeds.extend(
+        std::iter::once(String::new())
+            .chain(
+                manager
+                    .context()
+                    .entries()
+                    .map(|(name, _)| name.to_string()),
+            )
+            .filter_map(|name| context.answer(name.as_bytes()).map(<[u8]>::to_vec)),
+    );
     for seed in &seeds {
         let name = format!("{:016x}", fnv1a(seed));
         std::fs::write(dir.join(name), seed)?;

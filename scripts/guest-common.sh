@@ -18,7 +18,7 @@ require_guest_toolchain() {
     local missing=()
     [[ -x $GUEST_RUSTC && -x $GUEST_CARGO ]] || missing+=("rustc-web/cargo-web at /usr/bin")
     [[ -x $WASM_LD ]] || missing+=("lld-19 ($WASM_LD)")
-    [[ -f $WASI_LIB/crt1-reactor.o ]] || missing+=("wasi-libc ($WASI_LIB)")
+    [[ -f $WASI_LIB/libc.a ]] || missing+=("wasi-libc ($WASI_LIB)")
     [[ -d $("$GUEST_RUSTC" --print sysroot 2>/dev/null)/lib/rustlib/src/rust/library ]] ||
         missing+=("rust-web-src")
     if ((${#missing[@]})); then
@@ -45,7 +45,6 @@ guest_rustflags() {
         "-Clinker=$WASM_LD" \
         "-Clink-self-contained=no" \
         "-L$WASI_LIB" \
-        "-Clink-arg=$WASI_LIB/crt1-reactor.o" \
         "-Clink-arg=--initial-memory=$GUEST_INITIAL_MEMORY" \
         "--remap-path-prefix=$(readlink -f "$rust_src")=/rust-src" \
         "--remap-path-prefix=$rust_src=/rust-src" \

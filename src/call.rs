@@ -216,7 +216,7 @@ impl Receipt {
 /// use fexpr::{Error, ErrorKind, FunctionOutput};
 ///
 /// let out = FunctionOutput::failed("add", "add(a=1, c=2)", Error::new(ErrorKind::Arguments, "no `c`"));
-/// assert_eq!(out.error().map(|e| e.kind), Some(ErrorKind::Arguments));
+/// assert_eq!(out.output.as_ref().err().map(|e| e.kind), Some(ErrorKind::Arguments));
 /// let json = serde_json::to_value(&out)?;
 /// assert_eq!((json["output"].is_null(), json["error"]["kind"].as_str()), (true, Some("Arguments")));
 /// let back: FunctionOutput = serde_json::from_value(json)?;
@@ -292,7 +292,7 @@ impl Serialize for FunctionOutput {
             parsed_input: &self.parsed_input,
             output: self.output.as_ref().ok(),
             observation: &self.observation,
-            error: self.error(),
+            error: self.output.as_ref().err(),
             receipt: &self.receipt,
             repairs: &self.repairs,
         }
@@ -341,11 +341,6 @@ impl FunctionOutput {
         }
     }
 
-    /// Why there is no output, if there is none: `self.output.as_ref().err()`.
-    pub fn error(&self) -> Option<&Error> {
-        self.output.as_ref().err()
-    }
-
     /// The CLI's JSON line: `{"call_id", "name", "args", "kwargs", "output", "error"}`.
     pub fn to_json(&self) -> Json {
         let (args, kwargs) = match &self.parsed_input {
@@ -361,7 +356,7 @@ impl FunctionOutput {
             "args": args,
             "kwargs": kwargs,
             "output": self.output.as_ref().map_or(Json::Null, Value::to_json),
-            "error": self.error().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
+            "error": self.output.as_ref().err().map_or(Json::Null, |e| serde_json::to_value(e).unwrap_or(Json::Null)),
         });
         if let Some(map) = out.as_object_mut() {
             if let Some(obs) = &self.observation {

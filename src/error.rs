@@ -68,97 +68,32 @@ pub enum ErrorKind {
     Config,
 }
 
-/// Which budget of [`Limits`](crate::Limits) (or of the sandbox) an [`ErrorKind::Limit`] error
-/// hit: [`Error::limit`] holds it, serialized as the field's name (`"max_calls"`).
-///
-/// ```
-/// use fexpr::error::LimitKind;
-/// assert_eq!(LimitKind::Calls.field(), "max_calls");
-/// assert_eq!(serde_json::to_value(LimitKind::Deadline).unwrap(), "deadline");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum LimitKind {
-    /// [`Limits::max_source_bytes`](crate::Limits::max_source_bytes).
-    #[serde(rename = "max_source_bytes")]
-    SourceBytes,
-    /// [`Limits::max_depth`](crate::Limits::max_depth).
-    #[serde(rename = "max_depth")]
-    Depth,
-    /// [`Limits::max_int_digits`](crate::Limits::max_int_digits).
-    #[serde(rename = "max_int_digits")]
-    IntDigits,
-    /// [`Limits::max_str_bytes`](crate::Limits::max_str_bytes).
-    #[serde(rename = "max_str_bytes")]
-    StrBytes,
-    /// [`Limits::max_collection_len`](crate::Limits::max_collection_len).
-    #[serde(rename = "max_collection_len")]
-    CollectionLen,
-    /// [`Limits::max_calls`](crate::Limits::max_calls).
-    #[serde(rename = "max_calls")]
-    Calls,
-    /// [`Limits::max_constructors`](crate::Limits::max_constructors).
-    #[serde(rename = "max_constructors")]
-    Constructors,
-    /// [`Limits::max_eval_bytes`](crate::Limits::max_eval_bytes).
-    #[serde(rename = "max_eval_bytes")]
-    EvalBytes,
-    /// [`Limits::max_output_bytes`](crate::Limits::max_output_bytes).
-    #[serde(rename = "max_output_bytes")]
-    OutputBytes,
-    /// [`Limits::fuel`](crate::Limits::fuel).
-    #[serde(rename = "fuel")]
-    Fuel,
-    /// [`Limits::deadline`](crate::Limits::deadline): the whole request.
-    #[serde(rename = "deadline")]
-    Deadline,
-    /// [`Limits::call_deadline`](crate::Limits::call_deadline): one tool call.
-    #[serde(rename = "call_deadline")]
-    CallDeadline,
-    /// [`Limits::memory_bytes`](crate::Limits::memory_bytes).
-    #[serde(rename = "memory_bytes")]
-    Memory,
-    /// The sandbox's wasm stack (`SandboxConfig::max_wasm_stack_bytes`).
-    #[serde(rename = "wasm_stack_bytes")]
-    WasmStack,
-    /// [`Limits::max_host_calls`](crate::Limits::max_host_calls).
-    #[serde(rename = "max_host_calls")]
-    HostCalls,
-    /// The wait of an environment pool for a free environment (`EnvPool::timeout`).
-    #[serde(rename = "pool_timeout")]
-    PoolWait,
-}
+pub use crate::limits::LimitKind;
+use crate::limits::Limits;
 
-impl LimitKind {
-    /// The name of the budget: the [`Limits`](crate::Limits) field (`"max_calls"`), or
-    /// `"wasm_stack_bytes"` and `"pool_timeout"` for the two that live elsewhere.
-    pub fn field(self) -> &'static str {
-        match self {
-            LimitKind::SourceBytes => "max_source_bytes",
-            LimitKind::Depth => "max_depth",
-            LimitKind::IntDigits => "max_int_digits",
-            LimitKind::StrBytes => "max_str_bytes",
-            LimitKind::CollectionLen => "max_collection_len",
-            LimitKind::Calls => "max_calls",
-            LimitKind::Constructors => "max_constructors",
-            LimitKind::EvalBytes => "max_eval_bytes",
-            LimitKind::OutputBytes => "max_output_bytes",
-            LimitKind::Fuel => "fuel",
-            LimitKind::Deadline => "deadline",
-            LimitKind::CallDeadline => "call_deadline",
-            LimitKind::Memory => "memory_bytes",
-            LimitKind::WasmStack => "wasm_stack_bytes",
-            LimitKind::HostCalls => "max_host_calls",
-            LimitKind::PoolWait => "pool_timeout",
-        }
-    }
-
-    /// Where a program raises this budget, for hints.
-    pub fn setting(self) -> String {
-        match self {
-            LimitKind::WasmStack => "SandboxConfig::max_wasm_stack_bytes".to_string(),
-            LimitKind::PoolWait => "EnvPool::timeout".to_string(),
-            other => format!("Limits::{}", other.field()),
+impl Limits {
+    /// Whether these limits can work at all; an [`ErrorKind::Config`] error says why not: a
+    /// [`memory_bytes`](Limits::memory_bytes) below
+    /// [`MIN_MEMORY_BYTES`](Limits::MIN_MEMORY_BYTES), or a limit above its ceiling
+    /// ([`CEILINGS`](Limits::CEILINGS)). The manager's builder, every request and the CLI's
+    /// `--limit` check them before anything runs. (It lives beside [`Error`]: the limits
+    /// module knows no errors, errors name limits.)
+    ///
+    /// # Errors
+    ///
+    /// A [`ErrorKind::Config`] error naming the limit, when one cannot work.
+    ///
+    /// ```
+    /// let error = fexpr::Limits::default().memory_bytes(1 << 20).check().unwrap_err();
+    /// assert_eq!(error.message, "Limits::memory_bytes is 1048576 bytes, below the 3670016 bytes (3.5 MiB) the sandbox's guest starts with: no evaluation could run");
+    /// let error = fexpr::Limits::default().max_depth(1_000_000).check().unwrap_err();
+    /// assert_eq!(error.message, "Limits::max_depth is 1000000, above its ceiling of 256");
+    /// assert!(fexpr::Limits::default().max_depth(256).check().is_ok());
+    /// ```
+    pub fn check(&self) -> Result<(), Error> {
+        match self.problem() {
+            Some((message, hint)) => Err(Error::new(ErrorKind::Config, message).with_hint(hint)),
+            None => Ok(()),
         }
     }
 }

@@ -41,6 +41,8 @@ pub mod error;
 pub mod eval;
 #[doc(hidden)]
 pub mod front;
+#[cfg(feature = "native")]
+pub mod grammar;
 #[doc(hidden)]
 pub mod limits;
 #[doc(hidden)]
@@ -64,7 +66,7 @@ pub use front::diagnostic;
 #[doc(hidden)]
 pub use front::json_input;
 pub use front::{check, repair};
-pub use limits::Limits;
+pub use limits::{LimitInfo, LimitMode, Limits};
 pub use resolve::context;
 pub use resolve::context::Context;
 pub use value::{NdArray, Record, Value};
@@ -80,7 +82,7 @@ pub use request::{Input, Request, Response};
 #[cfg(feature = "native")]
 pub use session::{CallContext, EventKind, Session, ToolEvent, ToolEvents};
 #[cfg(feature = "native")]
-pub use tool::{FunctionTool, Tool, ToolDefinition, ToolOutput};
+pub use tool::{FunctionTool, Tool, ToolDefinition, ToolError, ToolOutput};
 
 /// A tool from a function: `#[fexpr::tool] fn add(..)` keeps `add` and adds `fn add_tool() ->
 /// FunctionTool`, the [`FunctionTool`] a model calls as `add`.

@@ -132,7 +132,7 @@ fn check(case: &Case, outputs: &[FunctionOutput], mode: &str, failures: &mut Vec
         failures.push(format!("{mode} {shown:?}: no output at all"));
     }
     for out in outputs {
-        match &out.error() {
+        match &out.output.as_ref().err() {
             Some(e) if e.kind == case.kind && out.output.is_err() => {}
             Some(e) => failures.push(format!(
                 "{mode} {shown:?}: expected {:?}, got {e} (output {:?})",
@@ -220,7 +220,7 @@ fn run_group(group: &str) {
                 }
             }
             let own_budget = sandboxed.iter().any(|o| {
-                o.error().is_some_and(|e| {
+                o.output.as_ref().err().is_some_and(|e| {
                     e.kind == ErrorKind::Limit
                         && SANDBOX_ONLY_LIMITS.iter().any(|l| e.message.starts_with(l))
                 })
@@ -415,10 +415,13 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
         let verdict = checked.verdicts.first();
         // The sandbox may stop first on a budget of its own (the 200,000 values of the enum
         // and a 1 MB call fill much of the guest's 64 MiB).
-        let own_budget = sandboxed.first().and_then(|o| o.error()).is_some_and(|e| {
-            e.kind == ErrorKind::Limit
-                && SANDBOX_ONLY_LIMITS.iter().any(|l| e.message.starts_with(l))
-        });
+        let own_budget = sandboxed
+            .first()
+            .and_then(|o| o.output.as_ref().err())
+            .is_some_and(|e| {
+                e.kind == ErrorKind::Limit
+                    && SANDBOX_ONLY_LIMITS.iter().any(|l| e.message.starts_with(l))
+            });
         let outputs = if own_budget {
             [native.first(), native.first()]
         } else {
@@ -435,7 +438,7 @@ fn schemas_fexpr_cannot_check_refuse_and_recursive_ones_are_checked() {
                     failures.push(format!("{shown}: check said {verdict_shown}"));
                 }
                 for out in outputs {
-                    if out.is_none_or(|o| o.error().map(|e| e.kind) != Some(kind)) {
+                    if out.is_none_or(|o| o.output.as_ref().err().map(|e| e.kind) != Some(kind)) {
                         failures.push(format!("{shown}: ran to {}", shown_out(out)));
                     }
                 }

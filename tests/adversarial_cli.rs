@@ -404,8 +404,8 @@ fn hostile_stdin_ends_in_one_error_row_within_bounds() {
 }
 
 /// `check` answers every input: 1 MB of `(` is reported as ignored text, 200,000 code fences
-/// are 200,000 ignored lines (written in buffered blocks, not one write each), blank input is
-/// an error row.
+/// are 200,000 ignored lines (written in buffered blocks, not one write each), blank input has
+/// no call (stderr says so).
 #[test]
 fn check_reports_something_for_every_input_within_bounds() {
     let args = &stdin_commands()[1];
@@ -413,7 +413,15 @@ fn check_reports_something_for_every_input_within_bounds() {
         .unwrap_or_else(|why| panic!("1 MB of `(`: {why}"));
     assert_eq!(brackets.code, Some(0));
     assert_eq!(brackets.stdout, "");
-    let ignored: Value = serde_json::from_str(brackets.stderr.trim()).expect("one JSON line");
+    // The ignored text, then why nothing ran.
+    let lines: Vec<&str> = brackets.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", brackets.stderr);
+    assert!(
+        lines[1].starts_with(r#"{"nothing_to_run":"#),
+        "{}",
+        lines[1]
+    );
+    let ignored: Value = serde_json::from_str(lines[0]).expect("one JSON line");
     assert_eq!(ignored["ignored"]["reason"], "Punctuation", "{ignored}");
     assert_eq!(
         ignored["ignored"]["span"],
@@ -429,14 +437,20 @@ fn check_reports_something_for_every_input_within_bounds() {
     )
     .unwrap_or_else(|why| panic!("200,000 fences: {why}"));
     assert_eq!(fences.code, Some(0));
-    assert_eq!(fences.stderr.lines().count(), 200_000);
-    assert!(fences.stderr.lines().all(|l| l.contains("\"Fence\"")));
+    assert_eq!(fences.stderr.lines().count(), 200_001);
+    let mut lines = fences.stderr.lines();
+    assert!(lines
+        .next_back()
+        .is_some_and(|l| l.contains("\"nothing_to_run\"")));
+    assert!(lines.all(|l| l.contains("\"Fence\"")));
 
+    // Blank input has no call: no row, and stderr says there is nothing to run.
     let blank = run_bounded(args, b" \n\t", None, false, TIMEOUT).expect("blank input");
-    let row: Value = serde_json::from_str(&blank.stdout).expect("one JSON row");
+    assert_eq!(blank.stdout, "");
+    let said: Value = serde_json::from_str(blank.stderr.trim()).expect("one JSON line");
     assert_eq!(
-        (row["valid"].clone(), row["error"]["kind"].clone()),
-        (false.into(), "Syntax".into())
+        said["nothing_to_run"]["message"],
+        "no call to run: the text is blank"
     );
 }
 

@@ -191,7 +191,7 @@ fn a_refused_list_runs_nothing() {
     let manager = manager(&ran);
     let rt = common::runtime();
     let out = rt.block_on(manager.execute_func_expr("[search(query='x'), add(a=1, b=2)]"));
-    let error = out.error().expect("refused");
+    let error = out.output.as_ref().expect_err("refused");
     assert!(
         error.message.contains("expected one call, found 2"),
         "{error}"
@@ -200,13 +200,13 @@ fn a_refused_list_runs_nothing() {
     let outs = rt.block_on(manager.execute_func_exprs(&[fexpr::FunctionExpression::new(
         "(add(a=1, b=2), multiply(a=2, b=3))",
     )]));
-    assert!(outs[0].error().is_some());
+    assert!(outs[0].output.as_ref().err().is_some());
     assert!(ran.lock().unwrap().is_empty());
     #[cfg(feature = "sandbox")]
     {
         let out =
             rt.block_on(manager.execute_func_expr_via_sandbox("[add(a=1, b=2), add(a=3, b=4)]"));
-        assert!(out.error().is_some());
+        assert!(out.output.as_ref().err().is_some());
         assert!(ran.lock().unwrap().is_empty());
     }
 }
@@ -231,7 +231,10 @@ fn a_list_over_max_calls_gives_a_row_per_call() {
     assert!(ran.lock().unwrap().is_empty());
     for (i, out) in response.outputs.iter().enumerate() {
         assert_eq!(out.call_id, format!("call_{i}"));
-        assert_eq!(out.error().unwrap().kind, fexpr::ErrorKind::Limit);
+        assert_eq!(
+            out.output.as_ref().err().unwrap().kind,
+            fexpr::ErrorKind::Limit
+        );
     }
 }
 
@@ -247,8 +250,8 @@ fn json_lists_give_a_row_per_item_and_make_no_silent_choice() {
     let response = rt.block_on(manager.run(Input::json(text)).into_future());
     assert_eq!(response.outputs.len(), 3, "{:?}", response.outputs);
     assert_eq!(response.outputs[0].output, Ok(fexpr::Value::Int(3)));
-    assert!(response.outputs[1].error().is_some());
-    let error = response.outputs[2].error().unwrap();
+    assert!(response.outputs[1].output.as_ref().err().is_some());
+    let error = response.outputs[2].output.as_ref().err().unwrap();
     assert!(error.message.contains("not a string"), "{error}");
     let both = r#"{"name": "add", "tool_name": "multiply", "arguments": {"a": 1, "b": 2}}"#;
     let checked = manager.check(Input::json(both));

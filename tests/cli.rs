@@ -279,7 +279,11 @@ fn every_input_problem_is_an_error_row_with_exit_zero() {
         ];
         for (args, stdin, kind, message) in cases {
             let (code, rows, stderr) = fexpr(&args, stdin);
-            assert_eq!((code, stderr.as_str()), (Some(0), ""), "{args:?}");
+            // `- -`: the first (blank) has no call, which stderr says; nothing else is there.
+            let noted = stderr
+                .lines()
+                .all(|l| l.starts_with(r#"{"nothing_to_run":"#));
+            assert_eq!((code, noted), (Some(0), true), "{args:?}: {stderr}");
             let row = rows.last().unwrap_or_else(|| panic!("{args:?}: no row"));
             assert_eq!(row["error"]["kind"], kind, "{args:?}: {row}");
             // `exec -` streams stdin: past the limit the stream stops with the bytes read.
@@ -455,11 +459,8 @@ fn exec_reads_what_models_write() {
             "I will call add: ```python\nadd(a=1, b=2)\n```",
             vec![json!(3)],
         ),
-        // Calls inside a sentence are mentions: nothing runs, one row says why.
-        (
-            "Sure! add(a=1, b=2) then multiply(a=3, b=4)",
-            vec![Value::Null],
-        ),
+        // Calls inside a sentence are mentions: nothing runs, and no row (stderr says why).
+        ("Sure! add(a=1, b=2) then multiply(a=3, b=4)", vec![]),
         (
             "Sure!\nadd(a=1, b=2)\nmultiply(a=3, b=4)",
             vec![json!(3), json!(12)],
@@ -660,11 +661,11 @@ fn limits_above_their_ceiling_are_refused_and_the_ceiling_runs() {
     for (flag, message) in [
         (
             "max_depth=1000000",
-            "fexpr: --limit max_depth=1000000: Limits::max_depth is 1000000, above its ceiling of 256",
+            "fexpr: --limit max_depth=1000000: `max_depth` must be at most 256: above it",
         ),
         (
             "max_collection_len=100000000000",
-            "fexpr: --limit max_collection_len=100000000000: Limits::max_collection_len is 100000000000, above its ceiling of 10000000",
+            "fexpr: --limit max_collection_len=100000000000: `max_collection_len` must be at most 10000000: above it",
         ),
     ] {
         let (code, rows, stderr) = fexpr(
@@ -674,6 +675,9 @@ fn limits_above_their_ceiling_are_refused_and_the_ceiling_runs() {
         assert_eq!(code, Some(2), "{flag}: {stderr}");
         assert!(rows.is_empty(), "{flag}");
         assert!(stderr.starts_with(message), "{flag}: {stderr}");
+        // The command line's words: its flags, not the library's `Limits::` API.
+        assert!(!stderr.contains("Limits::"), "{flag}: {stderr}");
+        assert!(stderr.ends_with('\n'), "{flag}: {stderr:?}");
     }
     let list = format!("np.array({}{})", "[".repeat(250), "]".repeat(250));
     let json = format!(
@@ -745,4 +749,111 @@ fn a_misspelt_limit_gets_a_suggestion() {
         stderr.starts_with("fexpr: --limit max_call=1: unknown limit `max_call`; did you mean `max_calls`? the limits are "),
         "{stderr}"
     );
+}
+
+/// A text or message without a call gets no row on any door (an output answers a call); its
+/// text is on stderr, then one `{"nothing_to_run": ...}` line says why; the exit status is 0.
+#[test]
+fn a_text_without_a_call_gets_no_row_and_stderr_says_nothing_ran() {
+    let message = r#"{"role": "assistant", "content": "Done.", "tool_calls": []}"#;
+    let prose = "We did it and it is done. ".repeat(60);
+    let cases: Vec<(Vec<&str>, Option<&str>)> = vec![
+        (
+            vec!["exec", "--tools", "demo", "I think we are done."],
+            None,
+        ),
+        (vec!["exec", "--tools", "demo", message], None),
+        (
+            vec!["exec", "--tools", "demo", "-"],
+            Some("I think we are done."),
+        ),
+        (vec!["exec", "--tools", "demo", "-"], Some(message)),
+        (vec!["exec", "--tools", "demo", "-"], Some("")),
+        (vec!["exec", "--tools", "demo", "-"], Some(&prose)),
+        (
+            vec!["exec", "--tools", "demo", "--sandbox", "Nothing to do."],
+            None,
+        ),
+        (vec!["check", "--tools", "demo", "-"], Some("Just prose.")),
+        (vec!["check", "--tools", "demo", "   "], None),
+    ];
+    for (args, stdin) in cases {
+        let input = match stdin {
+            Some(text) => stdin_of("nothing", text.as_bytes()),
+            None => Stdio::null(),
+        };
+        let (code, rows, stderr) = fexpr(&[&args[..], &["--format", "json"]].concat(), input);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(rows.is_empty(), "{args:?} {stdin:?}: {rows:?}");
+        let said: Vec<Value> = stderr
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l.get("nothing_to_run").is_some())
+            .collect();
+        assert_eq!(said.len(), 1, "{args:?}: {stderr}");
+        assert_eq!(said[0]["nothing_to_run"]["kind"], "Unsupported", "{stderr}");
+        // Prose is prose, however its words would nest as operators: never a limit error.
+        assert!(!stderr.contains("max_depth"), "{stderr}");
+    }
+}
+
+/// One tool-set option set for every subcommand: `--tools`, `--tools-json` and
+/// `--mcp-config`, alone or together; signatures print `x: int | None = None`.
+#[test]
+fn every_subcommand_takes_the_same_tool_options() {
+    let dir = std::env::temp_dir().join(format!("fexpr-cli-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let defs = dir.join("tools.json");
+    std::fs::write(
+        &defs,
+        r#"[{"type": "function", "function": {"name": "lookup", "description": "Find a user.",
+            "parameters": {"type": "object", "properties": {"id": {"type": "integer"},
+            "limit": {"type": "integer"}}, "required": ["id"]}}}]"#,
+    )
+    .unwrap();
+    let defs = defs.to_string_lossy().into_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args(["tools", "--tools-json", &defs, "--format", "python"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("def lookup(id: int, limit: int | None = None)"),
+        "{text}"
+    );
+    // `check` with the demo tools and the definitions together; `exec` with the definitions.
+    let (code, rows, stderr) = fexpr(
+        &[
+            "check",
+            "--tools",
+            "demo",
+            "--tools-json",
+            &defs,
+            "--format",
+            "json",
+            "[add(a=1, b=2), lookup(id=3, limit=None)]",
+        ],
+        Stdio::null(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows.iter().all(|r| r["valid"] == true), "{rows:?}");
+    let (code, rows, stderr) = fexpr(
+        &[
+            "exec",
+            "--tools-json",
+            &defs,
+            "--format",
+            "json",
+            "lookup(id=3)",
+        ],
+        Stdio::null(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        rows[0]["output"],
+        serde_json::json!({"name": "lookup", "kwargs": {"id": 3}})
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

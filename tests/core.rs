@@ -23,7 +23,11 @@ fn one(expr: &str) -> FunctionOutput {
 
 fn ok(expr: &str) -> Value {
     let out = one(expr);
-    assert!(out.output.is_ok(), "{expr}: {:?}", out.error());
+    assert!(
+        out.output.is_ok(),
+        "{expr}: {:?}",
+        out.output.as_ref().err()
+    );
     out.output.expect("an output")
 }
 
@@ -89,7 +93,7 @@ fn a_list_of_calls_gives_outputs_in_order() {
     // Errors are isolated per call.
     let outs = run("[add(a=1, b=2), add(a='s', b=2), multiply(a=3, b=3)]");
     assert_eq!(outs[0].output, Ok(Value::Int(3)));
-    assert_eq!(outs[1].error().unwrap().kind, ErrorKind::Type);
+    assert_eq!(outs[1].output.as_ref().err().unwrap().kind, ErrorKind::Type);
     assert_eq!(outs[2].output, Ok(Value::Int(9)));
 }
 
@@ -209,7 +213,7 @@ fn limits_stop_bombs_before_allocating() {
     ] {
         let out = one(src);
         assert_eq!(
-            out.error().map(|e| e.kind),
+            out.output.as_ref().err().map(|e| e.kind),
             Some(ErrorKind::Limit),
             "{src}: {out:?}"
         );
@@ -272,7 +276,10 @@ fn json_forms_run_like_expressions() {
     let outs = common::run_json_value(&m, &json);
     assert_eq!(outs[0].output.as_ref().unwrap().repr(), "Point(x=4, y=6)");
     assert_eq!(outs[1].output, Ok(Value::Int(4)));
-    assert_eq!(outs[2].error().unwrap().kind, ErrorKind::Syntax);
+    assert_eq!(
+        outs[2].output.as_ref().err().unwrap().kind,
+        ErrorKind::Syntax
+    );
 }
 
 #[test]
@@ -328,7 +335,7 @@ fn a_suggestion_names_a_field_not_given_yet() {
     ] {
         let out = common::runtime()
             .block_on(async { manager.run(fexpr::Input::expr(text)).await.outputs });
-        let error = out[0].error().expect("an error");
+        let error = out[0].output.as_ref().expect_err("an error");
         assert_eq!(error.kind, ErrorKind::Arguments, "{text}: {error}");
         let hint = error.hint.as_deref().unwrap_or_default();
         assert!(hint.starts_with("did you mean `y`?"), "{text}: {error}");

@@ -46,7 +46,7 @@ fn a_list_over_max_calls_runs_none_of_its_calls() {
     let text = format!("[{}]", vec![call; 300].join(", "));
     let outputs = common::run_json(&manager, &text);
     assert_eq!(outputs.len(), 1);
-    let error = outputs[0].error().expect("an error");
+    let error = outputs[0].output.as_ref().expect_err("an error");
     assert_eq!(error.kind, ErrorKind::Limit);
     assert_eq!(error.message, "max_calls limit exceeded: 300 > 256");
     // At the first call past the limit.
@@ -59,7 +59,9 @@ fn a_list_over_max_calls_runs_none_of_its_calls() {
     let action = r#"{"action": "add(a=add(a=1, b=2), b=1)"}"#;
     let outputs = common::run_json(&manager, &format!("[{}]", vec![action; 129].join(",")));
     assert!(outputs.iter().all(|o| o
-        .error()
+        .output
+        .as_ref()
+        .err()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_calls"))));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -94,7 +96,7 @@ fn duplicate_keys_are_errors_naming_the_key_at_any_depth() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error().expect("an error");
+        let error = outputs[0].output.as_ref().expect_err("an error");
         assert_eq!(error.kind, ErrorKind::Syntax, "{text}");
         assert!(
             error.message.starts_with(&format!(
@@ -130,7 +132,7 @@ fn numbers_out_of_range_are_errors_never_null() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error().expect("an error");
+        let error = outputs[0].output.as_ref().expect_err("an error");
         assert_eq!(error.kind, ErrorKind::Value);
         assert_eq!(
             error.message,
@@ -171,7 +173,7 @@ fn malformed_json_gets_a_json_error_with_its_place() {
         ),
     ] {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error().expect("an error");
+        let error = outputs[0].output.as_ref().expect_err("an error");
         assert_eq!(
             (error.kind, error.message.as_str()),
             (ErrorKind::Syntax, message),
@@ -187,7 +189,7 @@ fn limits_hold_before_anything_is_kept() {
     let manager = fexpr::demo::manager();
     let limit = |text: &str| {
         let outputs = common::run_json(&manager, text);
-        let error = outputs[0].error().cloned().expect("an error");
+        let error = outputs[0].output.as_ref().err().cloned().expect("an error");
         assert_eq!(error.kind, ErrorKind::Limit, "{error}");
         error
             .message
@@ -233,7 +235,9 @@ fn limits_hold_before_anything_is_kept() {
         r#"{"name": "search", "kwargs": {"query": "123456789"}}"#,
     );
     assert!(outputs[0]
-        .error()
+        .output
+        .as_ref()
+        .err()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_str_bytes")));
 }
@@ -257,7 +261,7 @@ fn json_runs_like_the_equivalent_expression() {
                 (
                     o.name.clone(),
                     o.output.clone().ok(),
-                    o.error().map(|e| e.kind),
+                    o.output.as_ref().err().map(|e| e.kind),
                 )
             })
             .collect::<Vec<_>>()
@@ -297,7 +301,9 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
     let many = serde_json::Value::Array(vec![call.clone(); 300]);
     let outputs = common::run_json_value(&manager, &many);
     assert!(outputs[0]
-        .error()
+        .output
+        .as_ref()
+        .err()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_calls")));
     let mut deep = serde_json::json!(1);
@@ -309,13 +315,15 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
         &serde_json::json!({"name": "add", "kwargs": {"a": deep, "b": 1}}),
     );
     assert!(outputs[0]
-        .error()
+        .output
+        .as_ref()
+        .err()
         .as_ref()
         .is_some_and(|e| e.message.starts_with("max_depth")));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let bad = serde_json::json!({"name": "add", "kwargs": {"a": "one", "b": 2}});
     let outputs = common::run_json_value(&manager, &bad);
-    let error = outputs[0].error().expect("a type error");
+    let error = outputs[0].output.as_ref().expect_err("a type error");
     assert_eq!(covered(&bad.to_string(), error), "\"one\"");
 }
 
@@ -450,7 +458,7 @@ fn keys_are_checked_like_any_argument() {
         &manager,
         fexpr::Input::model_output(r#"convert(**{"frm": "USD"})"#),
     );
-    let e = out[0].error().unwrap();
+    let e = out[0].output.as_ref().expect_err("an error");
     assert_eq!(e.kind, ErrorKind::Arguments);
     assert_eq!(
         e.message,
@@ -465,7 +473,7 @@ fn keys_are_checked_like_any_argument() {
     );
     let text = r#"convert(**{"from": "USD"}, **{"from": "EUR"})"#;
     let out = both(&manager, fexpr::Input::model_output(text));
-    let e = out[0].error().unwrap();
+    let e = out[0].output.as_ref().expect_err("an error");
     assert_eq!(
         e.message,
         "convert() got multiple values for argument `from`"
@@ -473,7 +481,7 @@ fn keys_are_checked_like_any_argument() {
     assert_eq!(covered(text, e), r#""from""#);
     let text = r#"{"name": "convert", "arguments": {"class": "eco"}}"#;
     let out = both(&manager, fexpr::Input::json(text));
-    let e = out[0].error().unwrap();
+    let e = out[0].output.as_ref().expect_err("an error");
     assert_eq!(
         e.message,
         r#"convert() missing 1 required argument: `**{"from": …}`"#
@@ -482,5 +490,8 @@ fn keys_are_checked_like_any_argument() {
     assert_eq!(out[0].input, text);
     let text = r#"{"name": "convert", "arguments": {"from": "USD", "max-results": "many"}}"#;
     let out = both(&manager, fexpr::Input::json(text));
-    assert_eq!(covered(text, out[0].error().unwrap()), r#""many""#);
+    assert_eq!(
+        covered(text, out[0].output.as_ref().expect_err("an error")),
+        r#""many""#
+    );
 }

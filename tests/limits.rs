@@ -199,6 +199,80 @@ fn constructors_per_input() {
     assert_eq!(e.message, "max_constructors limit exceeded: 2 > 1");
 }
 
+/// `max_constructors` is one budget for the whole input on every door: model text read
+/// natively (whose checked calls run with the values checked, never through the evaluator's
+/// count) and sandboxed, an expression, `check`; across the units of a text as within one.
+#[test]
+fn constructors_are_counted_on_every_door_and_across_units() {
+    let rt = common::runtime();
+    let one = "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))";
+    let unit = "add_points(p1=Point(x=1, y=2), p2={'x': 3, 'y': 4})";
+    let units = [unit; 3].join("\n");
+    // An expression is one expression: its three units are the items of a list.
+    let list = format!("[{}]", [unit; 3].join(", "));
+    for (limit, text, expr) in [
+        (1, one.to_string(), one.to_string()),
+        (2, units.clone(), list),
+    ] {
+        let manager = fexpr::demo::builder()
+            .limits(Limits::default().max_constructors(limit))
+            .build()
+            .unwrap();
+        let mut doors = vec![
+            (
+                "model text",
+                manager.run(Input::model_output(text.as_str())),
+            ),
+            ("expression", manager.run(Input::expr(expr.as_str()))),
+        ];
+        if cfg!(feature = "sandbox") {
+            doors.push((
+                "model text, sandboxed",
+                manager.run(Input::model_output(text.as_str())).sandboxed(),
+            ));
+        }
+        for (door, request) in doors {
+            let outputs = rt.block_on(async { request.await.outputs });
+            assert!(!outputs.is_empty(), "{door}: {text}");
+            for out in &outputs {
+                let e = out
+                    .output
+                    .as_ref()
+                    .err()
+                    .unwrap_or_else(|| panic!("{door}: ran {out:?}"));
+                assert_eq!(
+                    e.limit,
+                    Some(fexpr::error::LimitKind::Constructors),
+                    "{door}: {e}"
+                );
+            }
+        }
+        let checked = manager.check(Input::model_output(text.as_str()));
+        assert!(!checked.verdicts.is_empty());
+        for verdict in &checked.verdicts {
+            let e = verdict.error.as_ref().expect("refused");
+            assert_eq!(
+                e.limit,
+                Some(fexpr::error::LimitKind::Constructors),
+                "check: {e}"
+            );
+        }
+        // At the limit, every door runs it.
+        let manager = manager
+            .to_builder()
+            .limits(Limits::default().max_constructors(limit * 2))
+            .build()
+            .unwrap();
+        for input in [
+            Input::model_output(text.as_str()),
+            Input::expr(expr.as_str()),
+        ] {
+            let outputs = rt.block_on(async { manager.run(input).await.outputs });
+            assert!(outputs.iter().all(|o| o.output.is_ok()), "{outputs:?}");
+        }
+    }
+}
+
 #[test]
 fn calls_per_input() {
     let limits = Limits::default();
@@ -214,7 +288,7 @@ fn calls_per_input() {
         common::runtime().block_on(async { manager.run(Input::expr(list(n + 1))).await.outputs });
     assert_eq!(outputs.len(), n + 1);
     for out in &outputs {
-        let e = out.error().expect("an error");
+        let e = out.output.as_ref().expect_err("an error");
         assert_eq!(e.kind, ErrorKind::Limit, "{e}");
         assert!(e.message.contains("max_calls"), "{e}");
     }
@@ -385,7 +459,7 @@ fn limits_above_their_ceilings_are_refused_on_every_door() {
                 request
             };
             let outputs = common::runtime().block_on(async { request.await.outputs });
-            let error = outputs[0].error().expect("refused");
+            let error = outputs[0].output.as_ref().expect_err("refused");
             assert_eq!(error.kind, ErrorKind::Config, "{name} {sandboxed}: {error}");
         }
     }
@@ -547,7 +621,7 @@ fn tool_results_are_charged_to_the_request_budget() {
         outputs
             .iter()
             .filter(|o| {
-                o.error().is_some_and(|e| {
+                o.output.as_ref().err().is_some_and(|e| {
                     e.message.starts_with(
                         "max_eval_bytes limit exceeded: the results of this request's tool calls total",
                     )

@@ -94,12 +94,19 @@ async fn run(manager: &ToolManager, sandbox: bool, text: &str) -> FunctionOutput
 }
 
 fn ok(out: &FunctionOutput) -> &Value {
-    assert!(out.output.is_ok(), "{}: {:?}", out.input, out.error());
+    assert!(
+        out.output.is_ok(),
+        "{}: {:?}",
+        out.input,
+        out.output.as_ref().err()
+    );
     out.output.as_ref().unwrap()
 }
 
 fn err(out: &FunctionOutput) -> &fexpr::Error {
-    out.error()
+    out.output
+        .as_ref()
+        .err()
         .as_ref()
         .unwrap_or_else(|| panic!("{}: expected an error, got {:?}", out.input, out.output))
 }

@@ -285,7 +285,7 @@ proptest! {
         let (a, b) = (&alone[0], &listed[0]);
         prop_assert_eq!(a.output.as_ref().ok(), b.output.as_ref().ok(), "{}", call);
         prop_assert_eq!(&a.parsed_input, &b.parsed_input, "{}", call);
-        let error = |o: &fexpr::FunctionOutput| o.error().map(|e| (e.kind, e.message.clone()));
+        let error = |o: &fexpr::FunctionOutput| o.output.as_ref().err().map(|e| (e.kind, e.message.clone()));
         prop_assert_eq!(error(a), error(b), "{}", call);
     }
 }
@@ -595,7 +595,7 @@ proptest! {
         let (a, b) = (&from_json[0], &from_expr[0]);
         prop_assert_eq!(a.output.as_ref().ok(), b.output.as_ref().ok(), "{} vs {}", json, expr);
         prop_assert_eq!(&a.parsed_input, &b.parsed_input, "{} vs {}", json, expr);
-        let error = |o: &fexpr::FunctionOutput| o.error().map(|e| (e.kind, e.message.clone()));
+        let error = |o: &fexpr::FunctionOutput| o.output.as_ref().err().map(|e| (e.kind, e.message.clone()));
         prop_assert_eq!(error(a), error(b), "{} vs {}", json, expr);
     }
 }
@@ -633,7 +633,7 @@ proptest! {
         let outputs = common::runtime().block_on(async { manager.run(Input::json(&text)).await.outputs });
         prop_assert!(!outputs.is_empty());
         for out in &outputs {
-            if let Some(span) = out.error().and_then(|e| e.span) {
+            if let Some(span) = out.output.as_ref().err().and_then(|e| e.span) {
                 prop_assert!(text.get(span.range()).is_some(), "{:?} in {:?}", span, text);
             }
         }

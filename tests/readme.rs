@@ -93,3 +93,59 @@ fn a_struct_goes_into_the_context_as_the_readme_shows() {
     let out = run().expect("it runs");
     assert_eq!(out.repr(), "Point(x=3, y=4)");
 }
+
+/// The README's fallible tools, as shown: the obvious `Result` signatures, no annotation.
+#[test]
+fn the_fallible_tools_of_the_readme_run_as_shown() {
+    use fexpr::{FunctionTool, ToolError};
+    let shown = "let divide = FunctionTool::new(\"divide\", [\"a\", \"b\"], |a: f64, b: f64| -> Result<f64, String> {";
+    assert!(README.contains(shown));
+    assert!(README
+        .contains("Err(ToolError::new(format!(\"no user {id}\")).with_hint(\"ids start at 1\")),"));
+    let divide = FunctionTool::new(
+        "divide",
+        ["a", "b"],
+        |a: f64, b: f64| -> Result<f64, String> {
+            if b == 0.0 {
+                return Err(format!("cannot divide {a} by zero"));
+            }
+            Ok(a / b)
+        },
+    );
+    let lookup = FunctionTool::new("lookup", ["id"], |id: u32| -> Result<String, ToolError> {
+        match id {
+            1 => Ok("Ada".to_string()),
+            _ => Err(ToolError::new(format!("no user {id}")).with_hint("ids start at 1")),
+        }
+    });
+    let manager = ToolManager::builder()
+        .tool(divide)
+        .tool(lookup)
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let run = |text: &str| {
+        let request = manager.run(Input::model_output(text));
+        rt.block_on(async { request.await })
+            .outputs
+            .remove(0)
+            .output
+    };
+    let error = run("divide(a=1, b=0)").unwrap_err();
+    assert_eq!(
+        (error.kind, error.message.as_str()),
+        (fexpr::ErrorKind::ToolFailed, "cannot divide 1 by zero")
+    );
+    assert_eq!(run("divide(a=1, b=4)"), Ok(Value::Float(0.25)));
+    let error = run("lookup(id=2)").unwrap_err();
+    assert_eq!(error.hint.as_deref(), Some("ids start at 1"));
+    let signature = manager
+        .tool("divide")
+        .unwrap()
+        .definition()
+        .python_signature();
+    assert_eq!(signature, "divide(a: float, b: float) -> float");
+}

@@ -259,7 +259,10 @@ fn repairs_default_by_input_form_and_can_be_overridden() {
     assert_eq!(repaired[0].output, Ok(Value::Int(5)));
     assert_eq!(repaired[0].repairs[0].from, "2.0");
     let strict = run(manager.run(Input::expr(text)));
-    assert_eq!(strict[0].error().map(|e| e.kind), Some(ErrorKind::Type));
+    assert_eq!(
+        strict[0].output.as_ref().err().map(|e| e.kind),
+        Some(ErrorKind::Type)
+    );
     let asked = run(manager
         .run(Input::expr(text))
         .repair(RepairOptions::default()));
@@ -267,7 +270,10 @@ fn repairs_default_by_input_form_and_can_be_overridden() {
     let refused = run(manager
         .run(Input::model_output(text))
         .repair(RepairOptions::strict()));
-    assert_eq!(refused[0].error().map(|e| e.kind), Some(ErrorKind::Type));
+    assert_eq!(
+        refused[0].output.as_ref().err().map(|e| e.kind),
+        Some(ErrorKind::Type)
+    );
 }
 
 #[test]
@@ -288,9 +294,11 @@ fn request_limits_replace_the_managers_on_every_form() {
             let request = if sandboxed { sandbox(request) } else { request };
             let outputs = rt.block_on(async { request.await }).outputs;
             assert!(
-                outputs
-                    .iter()
-                    .all(|o| o.error().is_some_and(|e| e.kind == ErrorKind::Limit)),
+                outputs.iter().all(|o| o
+                    .output
+                    .as_ref()
+                    .err()
+                    .is_some_and(|e| e.kind == ErrorKind::Limit)),
                 "{shown}: {outputs:?}"
             );
         }
@@ -328,21 +336,30 @@ fn every_span_indexes_the_text_given() {
     let outputs = rt.block_on(async { manager.run(text).await.outputs });
     let sandboxed = rt.block_on(async { sandbox(manager.run(text)).await.outputs });
     for (native, sandboxed) in outputs.iter().zip(&sandboxed) {
-        assert_eq!(native.error(), sandboxed.error());
+        assert_eq!(
+            native.output.as_ref().err(),
+            sandboxed.output.as_ref().err()
+        );
         assert_eq!(native.repairs, sandboxed.repairs);
     }
     let at = |span: Option<fexpr::Span>| span.and_then(|s| text.get(s.range()));
-    assert_eq!(at(outputs[0].error().and_then(|e| e.span)), Some("c"));
+    assert_eq!(
+        at(outputs[0].output.as_ref().err().and_then(|e| e.span)),
+        Some("c")
+    );
     assert_eq!(at(Some(outputs[1].repairs[0].span)), Some("1.0"));
-    assert_eq!(at(outputs[1].error().and_then(|e| e.span)), Some("\"x\""));
+    assert_eq!(
+        at(outputs[1].output.as_ref().err().and_then(|e| e.span)),
+        Some("\"x\"")
+    );
     // A JSON form is not Python in the text: its call's spans stand for the whole object.
     assert_eq!(
-        at(outputs[2].error().and_then(|e| e.span)),
+        at(outputs[2].output.as_ref().err().and_then(|e| e.span)),
         Some("{\"name\": \"add\", \"arguments\": {\"a\": 1}}")
     );
     // What running reports (the tool's error) is located too.
     assert_eq!(
-        at(outputs[3].error().and_then(|e| e.span)),
+        at(outputs[3].output.as_ref().err().and_then(|e| e.span)),
         Some("divide(a=1, b=0)")
     );
     assert!(sandboxed[3].receipt.is_some() || !cfg!(feature = "sandbox"));
@@ -350,7 +367,7 @@ fn every_span_indexes_the_text_given() {
     for (verdict, output) in checked.verdicts.iter().zip(&outputs[..3]) {
         assert_eq!(
             verdict.error.as_ref().and_then(|e| e.span),
-            output.error().and_then(|e| e.span)
+            output.output.as_ref().err().and_then(|e| e.span)
         );
         assert_eq!(verdict.repairs, output.repairs);
     }
@@ -362,4 +379,49 @@ fn sandbox(request: fexpr::Request) -> fexpr::Request {
     return request.sandboxed();
     #[cfg(not(feature = "sandbox"))]
     request
+}
+
+/// A text or message without a call has no output on the request API, natively and
+/// sandboxed: `ignored` holds its text and `Response::nothing_to_run` says why. Prose is prose
+/// however long its chains of `and` and `is`: never a limit error.
+#[test]
+fn a_text_without_a_call_has_no_output() {
+    let manager = fexpr::demo::manager();
+    let rt = common::runtime();
+    let prose = "We did it and it is done. ".repeat(60);
+    let texts = [
+        ("All done.", "no call to run: the text is prose"),
+        (prose.as_str(), "no call to run: the text is prose"),
+        ("", "no call to run: the text is blank"),
+        (
+            "You could call add(a=1, b=2) for that.",
+            "is mentioned inside a sentence, not written as a call of its own",
+        ),
+        (
+            r#"{"role": "assistant", "content": "Done.", "tool_calls": []}"#,
+            "no call to run: the JSON holds no call (an assistant message without tool calls asks for none)",
+        ),
+    ];
+    for (text, why) in texts {
+        for sandboxed in [false, true] {
+            let request = manager.run(Input::model_output(text));
+            let request = if sandboxed {
+                request.sandboxed()
+            } else {
+                request
+            };
+            let response = rt.block_on(async { request.await });
+            assert!(
+                response.outputs.is_empty(),
+                "{text:?}: {:?}",
+                response.outputs
+            );
+            let error = response.nothing_to_run().expect("says why");
+            assert!(error.message.starts_with("no call to run: "), "{error}");
+            assert!(error.message.ends_with(why), "{text:?}: {error}");
+        }
+    }
+    let request = manager.run(Input::model_output("add(a=1, b=2)"));
+    let response = rt.block_on(async { request.await });
+    assert!(response.nothing_to_run().is_none());
 }

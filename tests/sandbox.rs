@@ -31,7 +31,9 @@ fn one_sandboxed(manager: &ToolManager, text: &str, limits: &Limits) -> Function
 /// The error of `output`, asserting its kind and that its message names `words`.
 fn expect_error(output: &FunctionOutput, kind: ErrorKind, words: &[&str]) {
     let error = output
-        .error()
+        .output
+        .as_ref()
+        .err()
         .unwrap_or_else(|| panic!("expected a {kind:?} error, got {output}"));
     assert_eq!(error.kind, kind, "{error}");
     for word in words {
@@ -189,7 +191,7 @@ fn host_calls_are_counted_and_bounded() {
     let out = one_sandboxed(&manager, nested, &limits);
     expect_error(&out, ErrorKind::Limit, &["max_host_calls", "4 > 3"]);
     assert_eq!(
-        out.error().and_then(|e| e.limit),
+        out.output.as_ref().err().and_then(|e| e.limit),
         Some(fexpr::error::LimitKind::HostCalls)
     );
     let limits = Limits::default().max_host_calls(4);
@@ -312,7 +314,10 @@ fn on_demand_allocation_evaluates_and_limits_as_the_pool_does() {
     assert_eq!(a.len(), 16);
     for (a, b) in a.iter().zip(&b) {
         assert!(a.output.is_ok(), "{a}");
-        assert_eq!((&a.output, &a.error()), (&b.output, &b.error()));
+        assert_eq!(
+            (&a.output, &a.output.as_ref().err()),
+            (&b.output, &b.output.as_ref().err())
+        );
         let (ra, rb) = (a.receipt.as_ref(), b.receipt.as_ref());
         assert_eq!(ra.map(|r| r.fuel_used), rb.map(|r| r.fuel_used));
         assert_eq!(ra.map(|r| r.host_calls), rb.map(|r| r.host_calls));
@@ -340,16 +345,12 @@ fn a_broken_guest_is_an_error_not_a_crash() {
     // A module that implements the ABI but answers with its request: not a response.
     const ECHO: &str = r#"(module
       (import "fexpr" "host_call" (func (param i32 i32) (result i32)))
-      (import "fexpr" "host_take" (func (param i32)))
+      (import "fexpr" "host_take" (func $take (param i32)))
       (memory (export "memory") 1)
       (global $bump (mut i32) (i32.const 1024))
-      (func (export "fexpr_alloc") (param $len i32) (result i32)
-        (local $p i32)
-        (local.set $p (global.get $bump))
-        (global.set $bump (i32.add (local.get $p) (local.get $len)))
-        (local.get $p))
-      (func (export "fexpr_evaluate") (param $ptr i32) (param $len i32) (result i64)
-        (i64.or (i64.shl (i64.extend_i32_u (local.get $ptr)) (i64.const 32))
+      (func (export "fexpr_evaluate") (param $len i32) (result i64)
+        (call $take (global.get $bump))
+        (i64.or (i64.shl (i64.extend_i32_u (global.get $bump)) (i64.const 32))
                 (i64.extend_i32_u (local.get $len)))))"#;
     let config = SandboxConfig::default().module_cache(ModuleCache::Off);
     let sandbox = Sandbox::from_module_bytes(config, ECHO.as_bytes()).expect("valid module");

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 // Guests
 
 /// The ABI scaffold: imports, one page of memory and a bump allocator that grows memory,
-/// around the body of `fexpr_evaluate(ptr, len) -> i64` (locals `$n`, `$p` are free to use).
+/// around the body of `fexpr_evaluate(len) -> i64`, which has taken the request into
+/// `$ptr..$ptr+$len` first (locals `$n`, `$p` are free to use).
 fn guest(evaluate_body: &str) -> String {
     guest_with("", evaluate_body)
 }
@@ -30,7 +31,7 @@ fn guest_with(extra: &str, evaluate_body: &str) -> String {
   (import "fexpr" "host_take" (func $host_take (param i32)))
   (memory (export "memory") 1)
   (global $bump (mut i32) (i32.const 1024))
-  (func $alloc (export "fexpr_alloc") (param $len i32) (result i32)
+  (func $alloc (param $len i32) (result i32)
     (local $p i32) (local $end i32) (local $have i32)
     (local.set $p (global.get $bump))
     (local.set $end (i32.add (local.get $p) (local.get $len)))
@@ -45,8 +46,10 @@ fn guest_with(extra: &str, evaluate_body: &str) -> String {
     (i64.or (i64.shl (i64.extend_i32_u (local.get $ptr)) (i64.const 32))
             (i64.extend_i32_u (local.get $len))))
   {extra}
-  (func (export "fexpr_evaluate") (param $ptr i32) (param $len i32) (result i64)
-    (local $n i32) (local $p i32)
+  (func (export "fexpr_evaluate") (param $len i32) (result i64)
+    (local $ptr i32) (local $n i32) (local $p i32)
+    (local.set $ptr (call $alloc (local.get $len)))
+    (call $host_take (local.get $ptr))
     {evaluate_body}))"#
     )
 }
@@ -601,6 +604,68 @@ async fn host_take_to_out_of_bounds_pointer() {
     );
 }
 
+/// Answers a few keys, and calls as [`Reverse`] does.
+struct Dictionary;
+
+impl HostCalls for Dictionary {
+    fn call(&self, request: Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> {
+        Box::pin(async move { request })
+    }
+
+    fn lookup(&self, key: &[u8]) -> Option<&[u8]> {
+        match key {
+            b"greeting" => Some(b"hello"),
+            b"long" => Some(b"an answer longer than the buffer"),
+            _ => None,
+        }
+    }
+}
+
+/// Looks the request up (`host_lookup` into a buffer of 8 bytes) and answers with the buffer:
+/// as long as the answer when it fit, all of it when it did not, nothing when there was none.
+fn lookup_guest(key: &str) -> String {
+    guest_importing(
+        r#"(import "fexpr" "host_lookup" (func $host_lookup (param i32 i32 i32 i32) (result i32)))"#,
+        &format!(
+            "(local.set $p (call $alloc (i32.const 8)))
+             (local.set $n (call $host_lookup {key} (local.get $p) (i32.const 8)))
+             (if (i32.lt_s (local.get $n) (i32.const 0))
+               (then (return (call $pack (i32.const 0) (i32.const 0)))))
+             (if (i32.gt_u (local.get $n) (i32.const 8))
+               (then (return (call $pack (local.get $p) (i32.const 8)))))
+             (call $pack (local.get $p) (local.get $n))"
+        ),
+    )
+}
+
+#[tokio::test]
+async fn host_lookup_answers_from_the_hosts_data() {
+    let sandbox = sandbox_for(&lookup_guest("(local.get $ptr) (local.get $len)"));
+    let limits = Limits::default();
+    let ask = |key: &'static [u8]| sandbox.run(key, &limits, Arc::new(Dictionary));
+    assert_eq!(ask(b"greeting").await.result, Ok(b"hello".to_vec()));
+    // None: -1. Too long for the buffer: its length, and the buffer left as it was.
+    assert_eq!(ask(b"unknown").await.result, Ok(vec![]));
+    assert_eq!(ask(b"long").await.result, Ok(vec![0; 8]));
+    // A host without data answers nothing.
+    let outcome = sandbox.run(b"greeting", &limits, reverse()).await;
+    assert_eq!(outcome.result, Ok(vec![]));
+    assert_eq!(outcome.receipt.host_calls, 0);
+}
+
+#[tokio::test]
+async fn host_lookup_checks_the_guests_pointers() {
+    let sandbox = sandbox_for(&lookup_guest("(i32.const -8) (i32.const 16)"));
+    let outcome = sandbox
+        .run(b"greeting", &Limits::default(), Arc::new(Dictionary))
+        .await;
+    expect_error(
+        &outcome,
+        ErrorKind::Sandbox,
+        &["host_lookup: key", "out of bounds"],
+    );
+}
+
 #[tokio::test]
 async fn host_take_without_a_pending_reply() {
     let sandbox = sandbox_for(&guest(
@@ -622,7 +687,7 @@ async fn response_out_of_bounds() {
 }
 
 #[tokio::test]
-async fn alloc_returning_a_bad_pointer() {
+async fn taking_the_request_to_a_bad_pointer() {
     let wat = echo_guest().replace(
         "(local.get $p))\n  (func $pack",
         "(drop (local.get $p)) (i32.const -8))\n  (func $pack",
@@ -633,7 +698,7 @@ async fn alloc_returning_a_bad_pointer() {
     expect_error(
         &outcome,
         ErrorKind::Sandbox,
-        &["fexpr_alloc", "out of bounds"],
+        &["host_take", "out of bounds"],
     );
 }
 
@@ -661,11 +726,12 @@ async fn missing_or_mistyped_exports_are_refused() {
     let error = Sandbox::from_module_bytes(wat_config(), no_memory.as_bytes()).unwrap_err();
     assert!(error.message.contains("memory"), "{error}");
 
+    // The ABI before the request was pulled with `host_take`: `fexpr_evaluate(ptr, len)`.
     let wrong = r#"(module (memory (export "memory") 1)
-        (func (export "fexpr_alloc") (param i64) (result i32) (i32.const 0))
+        (func (export "fexpr_alloc") (param i32) (result i32) (i32.const 0))
         (func (export "fexpr_evaluate") (param i32 i32) (result i64) (i64.const 0)))"#;
     let error = Sandbox::from_module_bytes(wat_config(), wrong.as_bytes()).unwrap_err();
-    assert!(error.message.contains("fexpr_alloc"), "{error}");
+    assert!(error.message.contains("fexpr_evaluate"), "{error}");
     assert!(error.message.contains("wrong type"), "{error}");
 }
 

@@ -127,3 +127,34 @@ fn the_ceilings_column_matches_the_code() {
         assert!(rows.contains_key(*name), "`{name}` is not in the table");
     }
 }
+
+/// Each limit's row is its entry of `Limits::TABLE` (name, default, what it bounds, mode,
+/// ceiling), in the table's order: a limit is added in one place in the code, and this test
+/// prints the row SECURITY.md needs for it.
+#[test]
+fn each_limit_row_is_its_table_entry() {
+    let defaults = serde_json::to_value(Limits::default()).expect("limits serialize");
+    let rows: Vec<&str> = SECURITY_MD
+        .lines()
+        .filter(|l| l.starts_with("| `") && !l.starts_with("| `SandboxConfig::"))
+        .collect();
+    let expected: Vec<String> = Limits::TABLE
+        .iter()
+        .map(|l| {
+            let default = if l.duration {
+                let d: Duration = serde_json::from_value(defaults[l.name].clone()).unwrap();
+                format!("{} s", d.as_secs())
+            } else {
+                defaults[l.name].to_string()
+            };
+            let ceiling = l.ceiling.map_or("—".to_string(), |c| c.to_string());
+            format!(
+                "| `{}` | {default} | {} | {} | {ceiling} |",
+                l.name,
+                l.bounds,
+                l.mode.name()
+            )
+        })
+        .collect();
+    assert_eq!(rows, expected, "SECURITY.md's limits table, row by row");
+}

@@ -125,7 +125,7 @@ fn outputs(out: &mut String, text: &str, outputs: &[FunctionOutput]) {
             block.push_str(&Diagnostic::from(repair).render(text));
             block.push('\n');
         }
-        match &output.error() {
+        match &output.output.as_ref().err() {
             Some(e) => {
                 block.push_str(&e.render(text));
                 let json = serde_json::to_string(e).unwrap_or_default();

@@ -103,6 +103,62 @@ fn reading_in_pieces_is_reading_the_whole_text() {
     }
 }
 
+/// Cases whose early calls the whole text rules out, and why the stream cannot know it.
+const RULED_OUT_LATER: &[(&str, &str)] = &[(
+    "qwen3coder_no_run_before_template_close",
+    "the chat template opened the reasoning: only the `</think>` still to come says so",
+)];
+
+/// The model-format corpus read in pieces with each case's format named (its own reader, for
+/// the formats the front door reads by its own rules too) and not: the final reading is the
+/// whole text's, and every call handed out early is one the whole text runs.
+#[test]
+fn every_model_format_reads_in_pieces_as_a_whole() {
+    let manager = fexpr::demo::manager();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/model_formats.jsonl");
+    let mut formats = std::collections::HashSet::new();
+    for (i, line) in std::fs::read_to_string(path).unwrap().lines().enumerate() {
+        let case: Json = serde_json::from_str(line).unwrap();
+        let (id, text) = (
+            case["id"].as_str().unwrap(),
+            case["output"].as_str().unwrap(),
+        );
+        let format: fexpr::front::formats::ModelFormat =
+            case["format"].as_str().unwrap().parse().unwrap();
+        formats.insert(format);
+        let ruled_out_later = RULED_OUT_LATER.iter().any(|(known, _)| *known == id);
+        for named in [None, Some(format)] {
+            let options = RepairOptions {
+                model_format: named,
+                ..RepairOptions::default()
+            };
+            let whole = plan(text, ctx, limits, &options);
+            let runs = |call: &fexpr::front::check::Planned| {
+                whole.calls.iter().any(|c| {
+                    c.verdict.valid
+                        && c.verdict.span.start == call.verdict.span.start
+                        && c.run == call.run
+                })
+            };
+            for split in 0..4u64 {
+                let mut reader = StreamReader::new(options);
+                for piece in pieces(text, &cuts(i as u64 * 10 + split, 1 + split as usize * 5)) {
+                    for call in reader.push(&piece, ctx, limits).unwrap() {
+                        assert!(
+                            runs(&call) || ruled_out_later,
+                            "{id} ({named:?}): {call:?} started early"
+                        );
+                    }
+                }
+                assert_eq!(reader.finish(ctx, limits), whole, "{id} ({named:?})");
+            }
+        }
+    }
+    assert_eq!(formats.len(), fexpr::front::formats::ModelFormat::ALL.len());
+}
+
 /// Running a stream whose pieces are all at hand gives the outputs of running the whole text:
 /// nothing starts early, nothing runs that the whole reading would not run.
 #[test]
@@ -193,7 +249,10 @@ fn a_stream_over_the_limit_stops() {
     let StreamEvent::Output(out) = &events[0] else {
         panic!()
     };
-    assert_eq!(out.error().unwrap().kind, fexpr::ErrorKind::Limit);
+    assert_eq!(
+        out.output.as_ref().err().unwrap().kind,
+        fexpr::ErrorKind::Limit
+    );
 }
 
 /// `fexpr exec -` prints a call's row as soon as that call finishes, before its input ends.
@@ -228,4 +287,156 @@ fn exec_prints_a_row_before_the_input_ends() {
         serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
     assert_eq!(second["output"], 6);
     assert!(child.wait().unwrap().success());
+}
+
+/// The events of `events` that are outputs.
+fn outputs(events: &[StreamEvent]) -> Vec<&fexpr::FunctionOutput> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Output(o) => Some(&**o),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A list cut off while streaming: the call that started early keeps its one row (no second,
+/// contradicting one under its id), and the cut-off item is reported under its own name.
+#[test]
+fn a_cut_off_list_reports_its_cut_off_item_and_no_second_row() {
+    let manager = fexpr::demo::manager();
+    let rt = common::runtime();
+    rt.block_on(async {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let chunks =
+            futures_util::stream::unfold(
+                rx,
+                |mut rx| async move { rx.recv().await.map(|c| (c, rx)) },
+            );
+        let mut events = manager.stream(Box::pin(chunks)).events();
+        tx.send("[add(a=1, b=2), ".into()).unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(20), events.next())
+            .await
+            .expect("add's output before the rest")
+            .unwrap();
+        tx.send("multiply(a=2, b=".into()).unwrap();
+        drop(tx);
+        let mut all = vec![first];
+        all.extend(events.collect::<Vec<_>>().await);
+        let rows = outputs(&all);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(
+            (rows[0].name.as_str(), &rows[0].output),
+            ("add", &Ok(fexpr::Value::Int(3)))
+        );
+        assert_eq!(rows[1].name, "multiply");
+        let error = rows[1].output.as_ref().unwrap_err();
+        assert_eq!(error.kind, fexpr::ErrorKind::Syntax, "{error}");
+        assert!(error.message.contains("`add` started"), "{error}");
+        assert_ne!(rows[0].call_id, rows[1].call_id);
+    });
+    // Read whole, the cut-off list is named after its cut-off item too.
+    let whole = rt.block_on(
+        manager
+            .run(Input::model_output("[add(a=1, b=2), multiply(a=2, b="))
+            .into_future(),
+    );
+    assert_eq!(whole.outputs.len(), 1);
+    assert_eq!(whole.outputs[0].name, "multiply");
+}
+
+/// A source that fails (`Result` chunks) ends the stream: what started finishes and is
+/// reported; what had not started never runs, and its output says why.
+#[test]
+fn a_failing_source_runs_nothing_further_and_reports_each_pending_call() {
+    use fexpr::{Error, ErrorKind};
+    let manager = fexpr::demo::manager();
+    let rt = common::runtime();
+    rt.block_on(async {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<String, Error>>();
+        let chunks =
+            futures_util::stream::unfold(
+                rx,
+                |mut rx| async move { rx.recv().await.map(|c| (c, rx)) },
+            );
+        let mut events = manager.stream(Box::pin(chunks)).events();
+        tx.send(Ok("add(a=1, b=2)\n".into())).unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(20), events.next())
+            .await
+            .expect("add's output")
+            .unwrap();
+        tx.send(Ok("multiply(a=2, b=3)\nadd(a=5, ".into())).unwrap();
+        tx.send(Err(Error::new(ErrorKind::Unsupported, "connection reset")))
+            .unwrap();
+        tx.send(Ok("b=6)\n".into())).unwrap();
+        let mut all = vec![first];
+        all.extend(events.collect::<Vec<_>>().await);
+        let rows = outputs(&all);
+        assert_eq!(rows[0].output, Ok(fexpr::Value::Int(3)));
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        let multiply = rows.iter().find(|o| o.name == "multiply").unwrap();
+        let error = multiply.output.as_ref().unwrap_err();
+        assert!(error.message.contains("connection reset"), "{error}");
+        // The call cut off by the failure is reported with its own error; nothing else ran.
+        let cut = rows.last().unwrap();
+        assert!(cut.output.is_err(), "{cut:?}");
+    });
+}
+
+/// A text without a call gives no output while streaming either, only its ignored text.
+#[test]
+fn a_stream_without_a_call_gives_no_output() {
+    let manager = fexpr::demo::manager();
+    let rt = common::runtime();
+    for text in [
+        "All done, thanks.",
+        "",
+        "{\"role\": \"assistant\", \"content\": \"Done.\"}",
+    ] {
+        let chunks = futures_util::stream::iter([text.to_string()]);
+        let events: Vec<StreamEvent> = rt.block_on(manager.stream(chunks).events().collect());
+        assert!(outputs(&events).is_empty(), "{text:?}: {events:?}");
+    }
+}
+
+/// `fexpr exec -` on a list cut off after its first call ran: add's row, then multiply's,
+/// never a second row for add.
+#[test]
+fn exec_reports_a_cut_off_list_under_the_cut_off_name() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fexpr"))
+        .args(["exec", "--tools", "demo", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"[add(a=1, b=2), ").unwrap();
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let first: Json =
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
+    assert_eq!(
+        (first["name"].as_str(), first["output"].as_i64()),
+        (Some("add"), Some(3))
+    );
+    stdin.write_all(b"multiply(a=2, b=").unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // The reader thread ends (and the channel with it) at the end of stdout.
+    let rest: Vec<Json> = rx
+        .iter()
+        .map(|l| serde_json::from_str(&l).unwrap())
+        .collect();
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(rest[0]["name"], "multiply");
+    assert_eq!(rest[0]["error"]["kind"], "Syntax");
+    assert_ne!(rest[0]["call_id"], first["call_id"]);
 }

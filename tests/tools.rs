@@ -369,7 +369,10 @@ fn an_expression_cannot_set_an_injected_value() {
     let json = serde_json::json!({"name": "get_weather", "kwargs": {"city": "Paris", "tool_call_id": "x"}});
     let outs = common::runtime()
         .block_on(async { manager.run(Input::openai(json.clone())).await.outputs });
-    assert_eq!(outs[0].error().map(|e| e.kind), Some(ErrorKind::Arguments));
+    assert_eq!(
+        outs[0].output.as_ref().err().map(|e| e.kind),
+        Some(ErrorKind::Arguments)
+    );
     assert_eq!(ran.load(Ordering::Relaxed), 0, "the tool must not run");
 }
 
@@ -393,7 +396,10 @@ fn injection_works_through_the_sandbox() {
         Session::new(),
         "get_weather(city='Lima', tool_call_id='x')",
     );
-    assert_eq!(outs[0].error().map(|e| e.kind), Some(ErrorKind::Arguments));
+    assert_eq!(
+        outs[0].output.as_ref().err().map(|e| e.kind),
+        Some(ErrorKind::Arguments)
+    );
     assert_eq!(ran.load(Ordering::Relaxed), 1);
 }
 
@@ -571,7 +577,7 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
             .outputs
     });
     assert!(started.elapsed() >= Duration::from_millis(50));
-    let e = b[0].error().cloned().unwrap();
+    let e = b[0].output.as_ref().err().cloned().unwrap();
     assert_eq!(e.kind, ErrorKind::Limit);
     assert!(
         e.message
@@ -598,7 +604,9 @@ fn a_call_on_an_empty_pool_waits_then_fails_clearly() {
             .outputs
     });
     assert!(none[0]
-        .error()
+        .output
+        .as_ref()
+        .err()
         .as_ref()
         .unwrap()
         .message
@@ -841,7 +849,9 @@ fn availability_holds_in_the_sandbox_too() {
     }));
     let outs = sandboxed(&manager, session.clone(), "summarize()");
     assert!(outs[0]
-        .error()
+        .output
+        .as_ref()
+        .err()
         .as_ref()
         .unwrap()
         .message
@@ -1140,7 +1150,7 @@ fn a_panicking_tool_of_any_kind_is_a_tool_failed_error() {
     );
     assert_eq!(outs.len(), 4);
     for out in &outs {
-        let e = out.error().expect("an error, not an output");
+        let e = out.output.as_ref().expect_err("an error, not an output");
         assert_eq!(e.kind, ErrorKind::ToolFailed, "{out}");
         assert_eq!(e.message, "the tool panicked: boom", "{out}");
     }
@@ -1467,4 +1477,126 @@ fn a_result_schema_carries_only_the_definitions_it_uses() {
         .clone()
         .expect("a result schema");
     assert!(returns.get("$defs").is_some(), "{returns}");
+}
+
+/// Fallible tools written the obvious way need no annotation, whatever their error type:
+/// `String`, `&str`, `ToolError`, `fexpr::Error`, a `std::error::Error`, a boxed error, beside a
+/// value or a `ToolOutput`, sync or async; the `Err` is the call's error, the `Ok` the result.
+#[test]
+fn fallible_tools_need_no_annotation() {
+    type Boxed = Box<dyn std::error::Error + Send + Sync>;
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new(
+            "s",
+            ["n"],
+            |n: i64| -> Result<String, String> {
+                if n < 0 {
+                    Err(format!("{n} < 0"))
+                } else {
+                    Ok(n.to_string())
+                }
+            },
+        ))
+        .tool(FunctionTool::new(
+            "r",
+            ["n"],
+            |n: i64| -> Result<i64, &'static str> {
+                if n < 0 {
+                    Err("negative")
+                } else {
+                    Ok(n)
+                }
+            },
+        ))
+        .tool(FunctionTool::new(
+            "t",
+            ["n"],
+            |n: i64| -> Result<i64, ToolError> {
+                if n < 0 {
+                    Err(ToolError::new("negative").with_hint("give n >= 0"))
+                } else {
+                    Ok(n)
+                }
+            },
+        ))
+        .tool(FunctionTool::new(
+            "e",
+            ["n"],
+            |n: i64| -> Result<i64, fexpr::Error> {
+                if n < 0 {
+                    Err(fexpr::Error::new(ErrorKind::Value, "negative"))
+                } else {
+                    Ok(n)
+                }
+            },
+        ))
+        .tool(FunctionTool::new(
+            "io",
+            ["n"],
+            |n: i64| -> Result<i64, std::io::Error> {
+                if n < 0 {
+                    Err(std::io::Error::other("negative"))
+                } else {
+                    Ok(n)
+                }
+            },
+        ))
+        .tool(FunctionTool::new(
+            "b",
+            ["n"],
+            |n: i64| -> Result<i64, Boxed> {
+                if n < 0 {
+                    Err("negative".into())
+                } else {
+                    Ok(n)
+                }
+            },
+        ))
+        .tool(FunctionTool::new(
+            "o",
+            ["n"],
+            |n: i64| -> Result<ToolOutput, String> {
+                if n < 0 {
+                    Err("negative".into())
+                } else {
+                    Ok(ToolOutput::new(Value::Int(n)).with_observation("ok"))
+                }
+            },
+        ))
+        .tool(FunctionTool::new_async("a", ["n"], |n: i64| async move {
+            if n < 0 {
+                Err(format!("{n} < 0"))
+            } else {
+                Ok(n * 2)
+            }
+        }))
+        .build()
+        .unwrap();
+    for (name, ok, kind) in [
+        ("s", Value::Str("3".into()), ErrorKind::ToolFailed),
+        ("r", Value::Int(3), ErrorKind::ToolFailed),
+        ("t", Value::Int(3), ErrorKind::ToolFailed),
+        ("e", Value::Int(3), ErrorKind::Value),
+        ("io", Value::Int(3), ErrorKind::ToolFailed),
+        ("b", Value::Int(3), ErrorKind::ToolFailed),
+        ("o", Value::Int(3), ErrorKind::ToolFailed),
+        ("a", Value::Int(6), ErrorKind::ToolFailed),
+    ] {
+        assert_eq!(
+            one(&manager, &format!("{name}(n=3)")).output,
+            Ok(ok),
+            "{name}"
+        );
+        let error = one(&manager, &format!("{name}(n=-1)")).output.unwrap_err();
+        assert_eq!(error.kind, kind, "{name}: {error}");
+        assert!(
+            error.message.contains("negative") || error.message == "-1 < 0",
+            "{name}: {error}"
+        );
+    }
+    // The result schema is the `Ok` value's, not the `Result`'s.
+    let sig = manager.tool("s").unwrap().definition().python_signature();
+    assert_eq!(sig, "s(n: int) -> str");
+    let sig = manager.tool("a").unwrap().definition().python_signature();
+    assert_eq!(sig, "a(n: int) -> int");
 }

@@ -316,12 +316,16 @@ def smolagents_cases() -> list[Case]:
 # --- the Rust timers ------------------------------------------------------------------------
 
 
-def rust_latency(binary: str, budget_s: float, warmup_s: float) -> dict[str, list[int]]:
+def rust_latency(binary: str, budget_s: float, warmup_s: float, system_malloc: bool = False) -> dict[str, list[int]]:
+    """compare_fexpr's samples: with mimalloc (the timer's allocator), or with glibc's malloc
+    (`FEXPR_ALLOCATOR=system`, what a program that keeps the default allocator gets)."""
+    env = dict(os.environ, FEXPR_ALLOCATOR="system") if system_malloc else None
     out = subprocess.run(
         [binary, "latency", str(int(budget_s * 1000)), str(int(warmup_s * 1000))],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     ).stdout
     return json.loads(out)["cases"]
 
@@ -530,7 +534,9 @@ def build_report(
                "mapped on demand (`Allocation::OnDemand`, what `fexpr exec --sandbox` uses; the target uses this "
                "one) and the default instance pool, reserved before the first call; the `fexpr` CLI row is the shipped "
                "binary doing the same with its argument parsing, multi-threaded runtime and JSON output. simpleeval and asteval have no isolated mode. "
-               "The AdalFlow `eval` and smolagents rows without a timeout are for reference: they isolate nothing.")
+               "The AdalFlow `eval` and smolagents rows without a timeout are for reference: they isolate nothing. "
+               "fexpr's timer and CLI allocate with mimalloc; a library cannot choose its users' allocator, so the "
+               "*glibc malloc* rows time the same calls with the system allocator (`FEXPR_ALLOCATOR=system`).")
     out += ["", END]
     return "\n".join(out)
 
@@ -576,11 +582,14 @@ def main() -> None:
         case.check()
 
     rust: dict[str, list[int]] = {}
+    rust_system: dict[str, list[int]] = {}
     inproc: dict[str, list[int]] = {}
     for r in range(args.rounds):
         print(f"round {r + 1}/{args.rounds}", file=sys.stderr)
         for name, samples in rust_latency(args.fexpr, args.budget, args.warmup).items():
             rust.setdefault(name, []).extend(samples)
+        for name, samples in rust_latency(args.fexpr, args.budget, args.warmup, system_malloc=True).items():
+            rust_system.setdefault(name, []).extend(samples)
         if args.monty_inproc:
             for name, samples in rust_latency_inproc(args.monty_inproc, args.budget, args.warmup).items():
                 inproc.setdefault(name, []).extend(samples)
@@ -645,6 +654,11 @@ def main() -> None:
     if has_sandbox:
         add_row("**fexpr sandboxed** `execute_func_expr_via_sandbox`", "isolated: fresh wasm instance per call",
                 {c: rust.get(f"sandbox/{c}", []) for c in CALLS})
+    add_row("fexpr native, glibc malloc", "the native row with the system allocator",
+            {c: rust_system.get(f"native/{c}", []) for c in CALLS})
+    if has_sandbox:
+        add_row("fexpr sandboxed, glibc malloc", "the sandboxed row with the system allocator",
+                {c: rust_system.get(f"sandbox/{c}", []) for c in CALLS})
     if inproc:
         add_row("monty 0.0.23 in-process (Rust crate)", "in process (its authors: not for untrusted code)", {c: inproc.get(c, []) for c in CALLS})
     seen: dict[tuple[str, str], dict[str, list[int]]] = {}

@@ -84,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(!response.outputs.is_empty() || !response.ignored.is_empty(), "{text:?}");
     let outputs = response.outputs;
     for out in &outputs {
-        if let Some(span) = out.error().and_then(|e| e.span) {
+        if let Some(span) = out.output.as_ref().err().and_then(|e| e.span) {
             assert!(text.get(span.range()).is_some(), "{span:?} in {text:?}");
         }
     }
@@ -119,8 +119,8 @@ fuzz_target!(|data: &[u8]| {
     for (json, expr) in outputs.iter().zip(&expected) {
         assert_eq!(json.output.as_ref().ok(), expr.output.as_ref().ok(), "{text:?} vs {source:?}");
         assert_eq!(
-            json.error().map(|e| e.kind),
-            expr.error().map(|e| e.kind),
+            json.output.as_ref().err().map(|e| e.kind),
+            expr.output.as_ref().err().map(|e| e.kind),
             "{text:?} vs {source:?}"
         );
     }

@@ -1,11 +1,11 @@
 //! Any bytes, decoded as each message the sandbox wire carries: what the host decodes from the
 //! guest (its response, its batches of tool requests) and what the guest decodes from the
-//! host (the request, the tool results). Decoding errors, never panics; whatever decodes can be
+//! host (the request, the context entries it looks up, the tool results). Decoding errors, never panics; whatever decodes can be
 //! shown and re-encoded.
 #![no_main]
 
 use fexpr::eval::ToolRequest;
-use fexpr::sandbox::wire::{self, GuestRequest, GuestResponse, LazyContext};
+use fexpr::sandbox::wire::{self, GuestRequest, GuestResponse, HostContext};
 use fexpr::{Error, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -29,13 +29,15 @@ fuzz_target!(|data: &[u8]| {
             let _ = request.function().to_json();
         }
     }
-    // Guest side: the request (its context decoded lazily) and the host's results.
-    if let Ok(request) = wire::decode::<GuestRequest>(data) {
-        let context = LazyContext::new(&request.context);
-        for name in ["x", "np.array", "Point", "add"] {
-            let _ = fexpr::context::Resolve::get(&context, name);
-        }
+    // Guest side: the request, the context entries it looks up (these bytes as every answer)
+    // and the host's results.
+    let _ = wire::decode::<GuestRequest>(data);
+    let lookup = |_: &[u8]| Some(data.to_vec());
+    let context = HostContext::new(&lookup);
+    for name in ["x", "np.array", "Point", "add"] {
+        let _ = fexpr::context::Resolve::get(&context, name);
     }
+    let _ = fexpr::context::Resolve::names(&context);
     if let Ok(results) = wire::decode::<Vec<Result<Value, Error>>>(data) {
         for value in results.iter().flatten() {
             let _ = value.repr();

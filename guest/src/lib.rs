@@ -4,15 +4,20 @@
 //!
 //! Exports:
 //! - `memory`
-//! - `fexpr_alloc(len: i32) -> i32`: allocates `len` bytes of guest memory, returns the pointer.
-//! - `fexpr_evaluate(ptr: i32, len: i32) -> i64`: evaluates the request the host wrote at
-//!   `ptr..ptr+len`; returns `(resp_ptr << 32) | resp_len` of the response in guest memory.
+//! - `fexpr_evaluate(len: i32) -> i64`: evaluates the request of `len` bytes the host holds
+//!   pending (the guest copies it into its memory with `host_take` first); returns
+//!   `(resp_ptr << 32) | resp_len` of the response in guest memory. The one call per
+//!   evaluation: the guest needs no `_initialize` (it runs its constructors itself, and has
+//!   none today).
 //!
 //! Imports, module `"fexpr"`:
 //! - `host_call(ptr: i32, len: i32) -> i32`: hands a request to the host, which runs it and
 //!   keeps the reply pending; returns the reply's length.
-//! - `host_take(ptr: i32)`: the host copies the pending reply to `ptr` (which has room for the
-//!   length `host_call` returned).
+//! - `host_take(ptr: i32)`: the host copies the pending bytes (the request, then each reply)
+//!   to `ptr` (which has room for the length announced).
+//! - `host_lookup(key_ptr: i32, key_len: i32, out_ptr: i32, out_len: i32) -> i32`: the host's
+//!   answer for the key (the manager's context entries, read on demand): its length, written
+//!   to `out_ptr` when it fits in `out_len` bytes; -1 when there is none.
 //!
 //! The bytes are opaque here; `fexpr::sandbox::wire` gives them meaning. Each evaluation runs in a
 //! fresh instance, so nothing needs freeing: buffers are leaked on purpose, and the global
@@ -192,6 +197,12 @@ unsafe impl GlobalAlloc for Bump {
 extern "C" {
     fn host_call(ptr: i32, len: i32) -> i32;
     fn host_take(ptr: i32);
+    fn host_lookup(key_ptr: i32, key_len: i32, out_ptr: i32, out_len: i32) -> i32;
+}
+
+extern "C" {
+    /// The module's constructors, synthesised by the linker (empty today).
+    fn __wasm_call_ctors();
 }
 
 /// A buffer of `len` bytes that lives until the instance is dropped; its address as an i32.
@@ -201,25 +212,26 @@ fn leak(bytes: Vec<u8>) -> (i32, i32) {
     (ptr, len)
 }
 
-/// Allocates `len` zeroed bytes for the host to write a request into.
-#[allow(unsafe_code)] // `no_mangle`: an export the host calls by name; the body is safe code
-#[no_mangle]
-pub extern "C" fn fexpr_alloc(len: i32) -> i32 {
-    let len = usize::try_from(len).unwrap_or(0);
-    leak(vec![0; len]).0
+/// The `len` bytes the host holds pending, copied into guest memory.
+#[allow(unsafe_code)] // the unsafe code below carries its SAFETY comment
+fn take(len: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; len];
+    // SAFETY: the host copies exactly the `len` bytes it announced into the buffer, which has
+    // room for them.
+    unsafe { host_take(bytes.as_mut_ptr() as i32) };
+    bytes
 }
 
-/// Evaluates the request at `ptr..ptr+len`; returns `(resp_ptr << 32) | resp_len`.
-///
-/// # Safety
-/// The host wrote `len` bytes at `ptr`, in a buffer it got from [`fexpr_alloc`].
-#[allow(unsafe_code)] // an export the host calls by name; its contract is under `# Safety`
+/// Evaluates the pending request of `len` bytes; returns `(resp_ptr << 32) | resp_len`.
+#[allow(unsafe_code)] // an export the host calls by name; the unsafe call carries its SAFETY comment
 #[no_mangle]
-pub unsafe extern "C" fn fexpr_evaluate(ptr: i32, len: i32) -> i64 {
-    // SAFETY: the host wrote exactly `len` bytes at `ptr` (see the ABI above).
-    let request = unsafe { std::slice::from_raw_parts(ptr as usize as *const u8, len as usize) };
+pub extern "C" fn fexpr_evaluate(len: i32) -> i64 {
+    // SAFETY: the linker's constructor function runs once, before anything else in this
+    // fresh instance (what a reactor's `_initialize` does; the host calls nothing else first).
+    unsafe { __wasm_call_ctors() };
+    let request = take(usize::try_from(len).unwrap_or(0));
     let mut host = call_host;
-    let response = fexpr::sandbox::wire::guest_evaluate(request, &mut host);
+    let response = fexpr::sandbox::wire::guest_evaluate(&request, &mut host, &lookup);
     let (resp_ptr, resp_len) = leak(response);
     ((resp_ptr as u32 as i64) << 32) | resp_len as u32 as i64
 }
@@ -227,12 +239,32 @@ pub unsafe extern "C" fn fexpr_evaluate(ptr: i32, len: i32) -> i64 {
 /// One round trip to the host: the request out, the reply back.
 #[allow(unsafe_code)] // the unsafe code below carries its SAFETY comments
 fn call_host(request: &[u8]) -> Vec<u8> {
-    // SAFETY: the host reads `request` and then writes exactly the returned number of bytes
-    // into the buffer we allocate for it.
-    unsafe {
-        let reply_len = host_call(request.as_ptr() as i32, request.len() as i32);
-        let mut reply = vec![0u8; usize::try_from(reply_len).unwrap_or(0)];
-        host_take(reply.as_mut_ptr() as i32);
-        reply
+    // SAFETY: the host reads `request` and keeps its reply pending for `take`.
+    let reply_len = unsafe { host_call(request.as_ptr() as i32, request.len() as i32) };
+    take(usize::try_from(reply_len).unwrap_or(0))
+}
+
+/// The host's answer for `key`, if it has one.
+#[allow(unsafe_code)] // the unsafe code below carries its SAFETY comment
+fn lookup(key: &[u8]) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; 1024];
+    // The second try has room for the length the first one announced.
+    for _ in 0..2 {
+        // SAFETY: the host reads `key` and writes at most `out.len()` bytes into `out`.
+        let len = unsafe {
+            host_lookup(
+                key.as_ptr() as i32,
+                key.len() as i32,
+                out.as_mut_ptr() as i32,
+                out.len() as i32,
+            )
+        };
+        let len = usize::try_from(len).ok()?;
+        if len <= out.len() {
+            out.truncate(len);
+            return Some(out);
+        }
+        out.resize(len, 0);
     }
+    None
 }

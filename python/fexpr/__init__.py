@@ -38,7 +38,7 @@ from ._fexpr import (
 from ._manager import ToolManager
 from ._runtime import current_session
 from ._tool import FunctionTool, FunctionType
-from ._types import Function, FunctionDefinition, FunctionExpression, ToolOutput
+from ._types import Function, FunctionDefinition, FunctionExpression, Grammar, ToolOutput
 
 __all__ = [
     "Checked",
@@ -51,6 +51,7 @@ __all__ = [
     "FunctionOutput",
     "FunctionTool",
     "FunctionType",
+    "Grammar",
     "Ignored",
     "Limits",
     "Receipt",

@@ -142,10 +142,12 @@ class Ignored:
 
 @final
 class Executed:
-    """What running a model's raw output gave."""
+    """What running a model's raw output gave: one output per call (none when the text held
+    no call; ``nothing_to_run`` then says why)."""
 
     outputs: list[FunctionOutput]
     ignored: list[Ignored]
+    nothing_to_run: Optional[Error]
 
 @final
 class Verdict:
@@ -226,6 +228,8 @@ class Manager:
         """Parse one call and evaluate its arguments without running anything."""
     def check_model_output(self, text: str, repairs: bool = True) -> Checked:
         """Check the calls in a model's raw output against the tools; nothing runs."""
+    def _grammar(self, format: str, markup: str, tool_choice: str) -> str:
+        """The grammar of the calls the checker accepts, as JSON text (``ToolManager.grammar``)."""
     def _request(self, kind: str, payload: Any, shape: str, options: Optional[Options] = None) -> Any:
         """Run ``payload`` read as ``kind`` (``model_output``, ``expr``, ``json``,
         ``function``, ``functions``, ``func_exprs``) as ``options`` say; give ``shape``
@@ -235,6 +239,9 @@ class Manager:
         """Start a stream of model text (``ToolManager.stream``)."""
     def _arequest(self, kind: str, payload: Any, shape: str, options: Optional[Options] = None) -> Awaitable[Any]:
         """``_request`` for asyncio."""
+    def _replies_json(self, format: str, outputs: list[FunctionOutput]) -> str:
+        """The provider's replies to ``outputs`` (``openai``: ``role: tool`` messages;
+        ``anthropic``: ``tool_result`` blocks) as JSON text (``ToolManager.openai_messages``)."""
 
 @final
 class Options:
@@ -255,7 +262,8 @@ class Options:
 class Stream:
     """A running stream of model text (``ToolManager.stream``)."""
 
-    def push(self, chunk: str, last: bool = False) -> None: ...
+    def push(self, chunk: str, last: bool = False) -> bool: ...
+    def fail(self, message: str) -> None: ...
     def close(self) -> None: ...
     def next(self) -> Optional[Any]: ...
     def try_next(self) -> tuple[bool, Optional[Any]]: ...

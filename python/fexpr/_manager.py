@@ -15,7 +15,7 @@ from . import _fexpr
 from ._adalflow import AdalFlowNames
 from ._schema import Records, is_record_type
 from ._tool import FunctionTool
-from ._types import Function, FunctionDefinition, FunctionExpression
+from ._types import Function, FunctionDefinition, FunctionExpression, Grammar
 
 # The functions fexpr evaluates itself (never Python's): numpy's under the prefix the numpy
 # module is given, and Python's numeric built-ins, as the engine lists them.
@@ -109,6 +109,64 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         """The tools in Anthropic's ``tools`` format."""
         return json.loads(self._definitions_json("anthropic"))
 
+    def openai_messages(self, result: Any) -> list[dict]:
+        """The OpenAI Chat Completions replies to ``result``'s calls: one ``{"role": "tool",
+        "tool_call_id": ..., "content": ...}`` message per output, in order, to append to the
+        conversation after the assistant message that made the calls. ``result`` is what
+        ``run`` gave (an ``Executed``), or outputs (a list, or ``stream``'s events: its
+        ``Ignored`` items are skipped). ``tool_call_id`` is the call's id (the model's own when
+        it gave one); ``content`` is what the model should read: the tool's observation, a
+        string result as its text, another result summarized, an error as its kind, message
+        and hint. A text with no call has no output, and so no reply::
+
+            >>> def add(a: int, b: int) -> int:
+            ...     return a + b
+            >>> manager = ToolManager(tools=[add])
+            >>> message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1",
+            ...     "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}
+            >>> manager.openai_messages(manager.run(message))
+            [{'role': 'tool', 'tool_call_id': 'call_1', 'content': '3'}]
+        """
+        return json.loads(self._replies_json("openai", _outputs(result)))
+
+    def anthropic_blocks(self, result: Any) -> list[dict]:
+        """The Anthropic Messages replies to ``result``'s calls: one ``{"type": "tool_result",
+        "tool_use_id": ..., "content": ..., "is_error": ...}`` block per output, in order, to
+        send together as the content of one ``{"role": "user", "content": [...]}`` message
+        (``result`` and ``content`` as for ``openai_messages``)::
+
+            >>> def add(a: int, b: int) -> int:
+            ...     return a + b
+            >>> manager = ToolManager(tools=[add])
+            >>> message = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+            ...     "name": "add", "input": {"a": 1, "b": 2}}]}
+            >>> manager.anthropic_blocks(manager.run(message))
+            [{'type': 'tool_result', 'tool_use_id': 'toolu_1', 'content': '3', 'is_error': False}]
+        """
+        return json.loads(self._replies_json("anthropic", _outputs(result)))
+
+    def grammar(self, format: str = "lark", markup: str = "pythonic", tool_choice: str = "required") -> Grammar:
+        """The grammar of the calls the checker accepts, for constrained decoding: made from the
+        tools' typed signatures, so that a model decoding with it writes only calls that
+        ``check_model_output`` accepts (except at ``Grammar.approximations``).
+
+        ``format``: ``lark`` (llguidance: vLLM's ``guidance`` backend, OpenAI custom tools),
+        ``gbnf`` (llama.cpp), ``ebnf`` (XGrammar: vLLM's and SGLang's default) or
+        ``structural-tag``. ``markup``: the model's tool-call format, ``pythonic``, ``hermes``,
+        ``llama3-json`` or ``qwen3-coder``. ``tool_choice``: ``required`` (at least one call),
+        ``auto`` (prose or calls), ``none`` or a tool's name. Raises ``ValueError`` for an unknown format, markup or tool."""
+        data = json.loads(self._grammar(format, markup, tool_choice))
+        return Grammar(
+            text=data["grammar"],
+            format=data["format"],
+            markup=data["markup"],
+            tool_choice=data["tool_choice"],
+            approximations=data["approximations"],
+            left_out=data["left_out"],
+            _vllm=data["vllm"],
+            _sglang=data["sglang"] or None,
+        )
+
     def run(
         self,
         input: Any,
@@ -192,8 +250,16 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         finishes, then the text not used (``Ignored``). A call starts as soon as its own text
         is complete and the next chunk is not there yet (a list or tuple of chunks is all there:
         it is read whole); the final reading is that of the whole text. A call that started and
-        that later text puts inside other code gets an output of its own saying so. Options as
-        for ``run``::
+        that later text puts inside other code keeps its one output; the output of that code
+        says the call had run. A text with no call yields no output, only its ``Ignored`` text.
+
+        A source that fails ends the stream with nothing further run: when iterating
+        ``chunks`` raises (a dropped connection, ``KeyboardInterrupt``) or gives something that
+        is not a ``str``, a call already running finishes and is yielded, every other call is
+        yielded with an error saying it did not run, and then the exception is raised. A tool
+        that raises ``KeyboardInterrupt`` or ``SystemExit`` stops the stream: nothing after it
+        runs, and the exception is raised. Over ``max_source_bytes`` the stream stops reading
+        and yields the ``Limit`` output. Options as for ``run``::
 
             >>> def add(a: int, b: int) -> int:
             ...     return a + b
@@ -212,14 +278,24 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
         )
         if isinstance(chunks, (list, tuple)):
             # All of it is at hand: one last chunk, read whole as text that arrives together is.
-            handle.push("".join(chunks), True)
+            handle.push("".join(_text(chunk) for chunk in chunks), True)
             chunks = []
         try:
-            for chunk in chunks:
-                yield from _pushed(handle, chunk)
+            try:
+                for chunk in chunks:
+                    if not handle.push(_text(chunk)):
+                        break  # the stream stopped (over a limit): its events say why
+                    yield from _ready(handle)
+            except GeneratorExit:
+                # The caller stopped reading: nothing further runs, and nothing is yielded.
+                handle.fail("the caller stopped reading the stream")
+                raise
+            except BaseException as exc:
+                handle.fail(_failure(exc))
+                yield from _rest(handle)
+                raise
             handle.close()
-            while (event := handle.next()) is not None:
-                yield event
+            yield from _rest(handle)
         finally:
             handle.close()
 
@@ -246,12 +322,30 @@ class ToolManager(AdalFlowNames, _fexpr.Manager):
             )
         )
         loop = asyncio.get_running_loop()
-        try:
-            async for chunk in chunks:
-                for event in _pushed(handle, chunk):
-                    yield event
-            handle.close()
+
+        async def rest() -> AsyncIterator[Any]:
             while (event := await loop.run_in_executor(None, handle.next)) is not None:
+                yield event
+
+        try:
+            try:
+                async for chunk in chunks:
+                    if not handle.push(_text(chunk)):
+                        break  # the stream stopped (over a limit): its events say why
+                    for event in _ready(handle):
+                        yield event
+            except GeneratorExit:
+                handle.fail("the caller stopped reading the stream")
+                raise
+            except BaseException as exc:
+                # A failing source, a chunk that is not text, a cancelled or interrupted task:
+                # nothing further runs; what had started is yielded, then the exception raised.
+                handle.fail(_failure(exc))
+                async for event in rest():
+                    yield event
+                raise
+            handle.close()
+            async for event in rest():
                 yield event
         finally:
             handle.close()
@@ -305,13 +399,47 @@ def _context(context: dict, records: Records) -> list[tuple[str, str, Any]]:
     return entries
 
 
-def _pushed(handle: Any, chunk: str) -> Iterator[Any]:
-    """Push ``chunk`` into a stream's ``handle``; the events already there (calls finished)."""
-    handle.push(chunk)
+def _outputs(result: Any) -> list[Any]:
+    """The outputs of ``result``: an ``Executed``'s, one output, or those in an iterable of
+    outputs and ``Ignored`` stretches (``stream``'s events)."""
+    if isinstance(result, _fexpr.Executed):
+        return list(result.outputs)
+    if isinstance(result, _fexpr.FunctionOutput):
+        return [result]
+    if isinstance(result, (str, bytes, dict)):
+        raise TypeError(f"replies are made from what run gave (an Executed) or outputs, not {type(result).__name__}")
+    outputs = [item for item in result if not isinstance(item, _fexpr.Ignored)]
+    for item in outputs:
+        if not isinstance(item, _fexpr.FunctionOutput):
+            raise TypeError(f"replies are made from outputs, not {type(item).__name__}")
+    return outputs
+
+
+def _text(chunk: Any) -> str:
+    """``chunk`` if it is model text; a ``TypeError`` (which fails the stream) if not."""
+    if not isinstance(chunk, str):
+        raise TypeError(f"a chunk of model text is a str, not {type(chunk).__name__}: {chunk!r:.60}")
+    return chunk
+
+
+def _failure(exc: BaseException) -> str:
+    """What a stream's source failure says in the outputs of the calls that did not run."""
+    text = str(exc)
+    return f"the chunk source failed: {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def _ready(handle: Any) -> Iterator[Any]:
+    """The events already there in a stream's ``handle`` (calls finished)."""
     while True:
         _ended, event = handle.try_next()
         if event is None:
             return
+        yield event
+
+
+def _rest(handle: Any) -> Iterator[Any]:
+    """Every event left in a stream's ``handle``, waiting for each, until the stream ends."""
+    while (event := handle.next()) is not None:
         yield event
 
 

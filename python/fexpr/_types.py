@@ -87,3 +87,46 @@ class ToolOutput:
 
     output: Any = None
     observation: Optional[str] = None
+
+
+@dataclass
+class Grammar:
+    """A grammar of the calls fexpr's checker accepts, for constrained decoding
+    (``ToolManager.grammar``): ``text`` in ``format`` (``lark``, ``gbnf``, ``ebnf`` or
+    ``structural-tag``), calls written in ``markup`` as ``tool_choice`` asks. ``approximations``
+    lists where it admits values the checker refuses (a float's bounds, a ``pattern``, ...),
+    each ``{"tool", "path", "what", "kind"}``; ``left_out`` the tools no call of which can be
+    valid, each ``{"tool", "why"}``."""
+
+    text: str
+    format: str
+    markup: str
+    tool_choice: str
+    approximations: list = field(default_factory=list)
+    left_out: list = field(default_factory=list)
+    _vllm: dict = field(default_factory=dict, repr=False)
+    _sglang: Optional[dict] = field(default=None, repr=False)
+
+    def vllm(self) -> dict:
+        """vLLM's request fields (``extra_body``): ``{"structured_outputs": {"grammar": ...}}``
+        (Lark needs vLLM's ``guidance`` backend) or ``{"structured_outputs": {"structural_tag": ...}}``."""
+        return json.loads(json.dumps(self._vllm))
+
+    def sglang(self) -> dict:
+        """SGLang's request fields: ``{"ebnf": ...}`` or ``{"response_format": {structural tag}}``.
+        Raises ``ValueError`` for Lark (SGLang takes EBNF)."""
+        if not self._sglang:
+            raise ValueError("SGLang takes EBNF or a structural tag: use format='ebnf'")
+        return json.loads(json.dumps(self._sglang))
+
+    def openai_tool(self, name: str = "fexpr_calls", description: str = "Call the tools: write the calls.") -> dict:
+        """An OpenAI custom tool whose input is this grammar (``format: {type: grammar, syntax:
+        lark}``). Raises ``ValueError`` unless the format is Lark."""
+        if self.format != "lark":
+            raise ValueError("an OpenAI custom tool takes a Lark grammar: use format='lark'")
+        return {
+            "type": "custom",
+            "name": name,
+            "description": description,
+            "format": {"type": "grammar", "syntax": "lark", "definition": self.text},
+        }

@@ -108,7 +108,9 @@ def _portable(result: Any) -> Any:
     if isinstance(result, list):
         return [_portable(r) for r in result]
     if isinstance(result, _fexpr.Executed):
-        return _fexpr.Executed._unpickle([_portable(o) for o in result.outputs], list(result.ignored))
+        return _fexpr.Executed._unpickle(
+            [_portable(o) for o in result.outputs], list(result.ignored), result.nothing_to_run
+        )
     try:
         pickle.dumps(result)
     except Exception as e:  # noqa: BLE001 - any pickling failure is this item's error

@@ -161,6 +161,9 @@ pub struct Budget {
     left: usize,
     limit: usize,
     name: fexpr::LimitKind,
+    /// The refusal's message, when not the default `{name} limit exceeded: more than {limit}
+    /// bytes`.
+    message: Option<String>,
     /// The most decimal digits an int may have (`Limits::max_int_digits`): printing an int
     /// costs time quadratic in its digits, as CPython's `int_max_str_digits` bounds.
     int_digits: usize,
@@ -174,8 +177,20 @@ impl Budget {
             left: limit,
             limit,
             name,
+            message: None,
             int_digits: fexpr::Limits::default().max_int_digits,
         }
+    }
+
+    /// The same budget, refused with `message`.
+    pub fn message(mut self, message: String) -> Budget {
+        self.message = Some(message);
+        self
+    }
+
+    /// Bytes charged so far.
+    pub fn used(&self) -> usize {
+        self.limit - self.left
     }
 
     /// Ints up to `digits` decimal digits.
@@ -197,11 +212,13 @@ impl Budget {
         } else {
             Err(Unconverted::Limit(Error::limit_message(
                 self.name,
-                format!(
-                    "{} limit exceeded: more than {} bytes",
-                    self.name.field(),
-                    self.limit
-                ),
+                self.message.clone().unwrap_or_else(|| {
+                    format!(
+                        "{} limit exceeded: more than {} bytes",
+                        self.name.field(),
+                        self.limit
+                    )
+                }),
             )))
         }
     }

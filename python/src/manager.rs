@@ -179,6 +179,10 @@ impl Manager {
         let options = options.map_or(&default, |o| o.get());
         let repairs = options.reading.options().unwrap_or_default();
         let limits = options.limits.clone();
+        let max_results = limits
+            .as_ref()
+            .unwrap_or(self.inner.limits())
+            .max_eval_bytes;
         let sandboxed = options.sandboxed;
         let python_session = options.python_session(py)?;
         let session = engine_session(py, python_session.as_ref());
@@ -195,6 +199,7 @@ impl Manager {
                 request
             },
             python_session,
+            max_results,
             self.records.clone(),
         ))
     }
@@ -231,6 +236,47 @@ impl Manager {
                 )))
             }
         };
+        Ok(json.to_string())
+    }
+
+    /// The provider's replies to `outputs` as JSON text: `openai` (`role: tool` messages) or
+    /// `anthropic` (`tool_result` blocks), each with its call's id and what the model reads
+    /// (`fexpr::Response::reply_content`).
+    fn _replies_json(
+        &self,
+        format: &str,
+        outputs: Vec<Bound<'_, FunctionOutput>>,
+    ) -> PyResult<String> {
+        let mut response = fexpr::Response::default();
+        response.outputs = outputs.iter().map(|o| o.get().engine()).collect();
+        let replies = match format {
+            "openai" => response.openai_messages(&self.inner),
+            "anthropic" => response.anthropic_blocks(&self.inner),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown reply format {other:?}"
+                )))
+            }
+        };
+        Ok(serde_json::Value::Array(replies).to_string())
+    }
+
+    /// The grammar of the calls the checker accepts (`fexpr::grammar`), as JSON text: the
+    /// grammar, its approximations and tools left out, and vLLM's and SGLang's request fields.
+    /// `ToolManager.grammar` reads it into a `Grammar`.
+    fn _grammar(&self, format: &str, markup: &str, tool_choice: &str) -> PyResult<String> {
+        use fexpr::grammar::GrammarOptions;
+        let bad = |e: fexpr::Error| PyValueError::new_err(e.to_string());
+        let options = GrammarOptions::default()
+            .format(format.parse().map_err(bad)?)
+            .markup(markup.parse().map_err(bad)?)
+            .tool_choice(tool_choice.parse().map_err(bad)?);
+        let grammar = self.inner.grammar(&options).map_err(bad)?;
+        let mut json = grammar.to_json();
+        if let Some(map) = json.as_object_mut() {
+            map.insert("vllm".into(), grammar.vllm());
+            map.insert("sglang".into(), grammar.sglang().unwrap_or_default());
+        }
         Ok(json.to_string())
     }
 
@@ -491,7 +537,9 @@ impl Manager {
 
     /// Run `request` on this thread, the GIL released while the engine works.
     fn block_on(&self, py: Python<'_>, request: Request) -> PyResult<Py<PyAny>> {
-        let state = RequestState::new(None, request.session);
+        let limits = request.call.as_ref().and_then(|c| c.limits.as_ref());
+        let max_results = limits.unwrap_or(self.inner.limits()).max_eval_bytes;
+        let state = RequestState::new(None, request.session, max_results);
         let outputs = match request.call {
             Some(call) => Some(runtime::block_on(
                 py,
@@ -537,7 +585,8 @@ impl Manager {
                 move |py, outputs, state| finish(py, Some(outputs), state),
             ),
             None => {
-                let done = finish(py, None, &RequestState::new(None, session))?;
+                let state = RequestState::new(None, session, self.inner.limits().max_eval_bytes);
+                let done = finish(py, None, &state)?;
                 ready(py, done)
             }
         }

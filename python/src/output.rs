@@ -271,6 +271,14 @@ pub struct FunctionOutput {
 }
 
 impl FunctionOutput {
+    /// The engine's output this was made from, with the observation the model is shown: what
+    /// a provider reply is built from (`Response::openai_messages`).
+    pub fn engine(&self) -> fexpr::FunctionOutput {
+        let mut out = self.inner.clone();
+        out.observation.clone_from(&self.observation);
+        out
+    }
+
     /// The Python form of `out`: its output is the object the top-level tool call returned
     /// (kept in `state`), else the output value converted.
     pub fn new(
@@ -288,20 +296,20 @@ impl FunctionOutput {
             let marked = error.hint.as_deref().and_then(split_marked_hint);
             if let Some((mark, hint)) = marked.map(|(m, h)| (m.to_string(), h.to_string())) {
                 error.hint = (!hint.is_empty()).then_some(hint);
-                if let Some((object, own)) = state.filter(|_| top).and_then(|s| s.claim(&mark)) {
-                    // Shown as its repr (bounded); no later call used it.
-                    let shown = convert::bounded_repr(object.bind(py), 2000);
+                if let Some(claimed) = state.filter(|_| top).and_then(|s| s.claim(&mark)) {
+                    // Shown as its repr (bounded, made during the call); no later call used it.
+                    let shown = claimed.shown.unwrap_or_else(|| "?".to_string());
                     out.output = Ok(fexpr::Value::Str(shown));
-                    output = Some(object);
-                    observation = own;
+                    output = Some(claimed.object);
+                    observation = claimed.observation;
                 }
             }
         }
         if let Some(mark) = observation.as_deref().filter(|o| is_mark(o)) {
             match state.and_then(|s| s.claim(mark)) {
-                Some((object, own)) => {
-                    output = Some(object);
-                    observation = own;
+                Some(claimed) => {
+                    output = Some(claimed.object);
+                    observation = claimed.observation;
                 }
                 None => observation = None,
             }
@@ -328,7 +336,13 @@ impl FunctionOutput {
                 }
             }
         }
-        let error = out.error().cloned().map(|e| error(py, e)).transpose()?;
+        let error = out
+            .output
+            .as_ref()
+            .err()
+            .cloned()
+            .map(|e| error(py, e))
+            .transpose()?;
         Ok(FunctionOutput {
             inner: out,
             output,
@@ -452,7 +466,13 @@ impl FunctionOutput {
         parsed_input: Py<PyAny>,
     ) -> PyResult<FunctionOutput> {
         let inner: fexpr::FunctionOutput = from_cbor(bytes).map_err(pickle_error)?;
-        let error = inner.error().cloned().map(|e| error(py, e)).transpose()?;
+        let error = inner
+            .output
+            .as_ref()
+            .err()
+            .cloned()
+            .map(|e| error(py, e))
+            .transpose()?;
         let cell = PyOnceLock::new();
         if !parsed_input.is_none(py) {
             let _ = cell.set(py, parsed_input);
@@ -474,7 +494,9 @@ impl FunctionOutput {
         inner.output = Err(fexpr::Error::new(fexpr::ErrorKind::Value, error));
         Ok(FunctionOutput {
             error: inner
-                .error()
+                .output
+                .as_ref()
+                .err()
                 .cloned()
                 .map(|e| self::error(py, e))
                 .transpose()?,
@@ -628,6 +650,9 @@ pub struct Executed {
     outputs: Vec<Py<FunctionOutput>>,
     /// Text that was not used, with reasons.
     ignored: Vec<Py<Ignored>>,
+    /// Why nothing ran when the text held no call (`outputs` is empty): an `Unsupported`
+    /// error such as `no call to run: the text is prose`; `None` when there are outputs.
+    nothing_to_run: Option<Py<PyError>>,
 }
 
 impl Executed {
@@ -637,9 +662,11 @@ impl Executed {
         state: Option<&RequestState>,
         records: &Arc<Records>,
     ) -> PyResult<Executed> {
+        let nothing_to_run = run.nothing_to_run().map(|e| error(py, e)).transpose()?;
         Ok(Executed {
             outputs: outputs(py, run.outputs, state, records)?,
             ignored: ignored(py, &run.ignored)?,
+            nothing_to_run,
         })
     }
 }
@@ -652,7 +679,11 @@ impl Executed {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(
         Bound<'py, PyAny>,
-        (Vec<Py<FunctionOutput>>, Vec<Py<Ignored>>),
+        (
+            Vec<Py<FunctionOutput>>,
+            Vec<Py<Ignored>>,
+            Option<Py<PyError>>,
+        ),
     )> {
         let py = slf.py();
         let this = slf.get();
@@ -661,13 +692,24 @@ impl Executed {
             (
                 this.outputs.iter().map(|o| o.clone_ref(py)).collect(),
                 this.ignored.iter().map(|i| i.clone_ref(py)).collect(),
+                this.nothing_to_run.as_ref().map(|e| e.clone_ref(py)),
             ),
         ))
     }
     /// Also how `fexpr.fanout` rebuilds one whose outputs it changed.
     #[staticmethod]
-    fn _unpickle(outputs: Vec<Py<FunctionOutput>>, ignored: Vec<Py<Ignored>>) -> Executed {
-        Executed { outputs, ignored }
+    #[pyo3(signature = (outputs, ignored, nothing_to_run=None))]
+    fn _unpickle(
+        outputs: Vec<Py<FunctionOutput>>,
+        ignored: Vec<Py<Ignored>>,
+        nothing_to_run: Option<Py<PyError>>,
+    ) -> Executed {
+        let nothing_to_run = nothing_to_run.filter(|_| outputs.is_empty());
+        Executed {
+            outputs,
+            ignored,
+            nothing_to_run,
+        }
     }
     fn __repr__(&self) -> String {
         format!(
@@ -785,150 +827,100 @@ pub struct Limits {
     pub inner: fexpr::Limits,
 }
 
-#[pymethods]
-impl Limits {
-    #[new]
-    #[pyo3(signature = (*, max_source_bytes=None, max_depth=None, max_int_digits=None,
-        max_str_bytes=None, max_collection_len=None, max_calls=None, max_constructors=None,
-        max_eval_bytes=None, max_output_bytes=None, fuel=None, deadline=None, call_deadline=None,
-        memory_bytes=None, wasm_stack_bytes=None, max_host_calls=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        max_source_bytes: Option<usize>,
-        max_depth: Option<usize>,
-        max_int_digits: Option<usize>,
-        max_str_bytes: Option<usize>,
-        max_collection_len: Option<usize>,
-        max_calls: Option<usize>,
-        max_constructors: Option<usize>,
-        max_eval_bytes: Option<usize>,
-        max_output_bytes: Option<usize>,
-        fuel: Option<u64>,
-        deadline: Option<f64>,
-        call_deadline: Option<f64>,
-        memory_bytes: Option<usize>,
-        wasm_stack_bytes: Option<usize>,
-        max_host_calls: Option<u32>,
-    ) -> PyResult<Limits> {
-        let mut l = fexpr::Limits::default();
-        macro_rules! set {
-            ($($field:ident),*) => {$(if let Some(v) = $field { l.$field = v; })*};
-        }
-        set!(
-            max_source_bytes,
-            max_depth,
-            max_int_digits,
-            max_str_bytes,
-            max_collection_len,
-            max_calls,
-            max_constructors,
-            max_eval_bytes,
-            max_output_bytes,
-            fuel,
-            memory_bytes,
-            wasm_stack_bytes,
-            max_host_calls
-        );
-        let seconds = |name: &str, seconds: f64| {
-            Duration::try_from_secs_f64(seconds).map_err(|_| {
-                pyo3::exceptions::PyValueError::new_err(format!(
-                    "{name} must be a non-negative number of seconds, not {seconds}"
-                ))
-            })
-        };
-        if let Some(s) = deadline {
-            l.deadline = seconds("deadline", s)?;
-        }
-        if let Some(s) = call_deadline {
-            l.call_deadline = seconds("call_deadline", s)?;
-        }
-        Ok(Limits { inner: l })
-    }
+/// A budget's value as Python sees it: a count as an `int`, a duration in seconds.
+trait PyLimit: Sized {
+    type Py;
+    fn to_py(&self) -> Self::Py;
+    fn from_py(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Self>;
+}
 
-    #[getter]
-    fn max_source_bytes(&self) -> usize {
-        self.inner.max_source_bytes
+macro_rules! py_count {
+    ($($ty:ty),*) => {$(
+        impl PyLimit for $ty {
+            type Py = $ty;
+            fn to_py(&self) -> $ty {
+                *self
+            }
+            fn from_py(name: &str, value: &Bound<'_, PyAny>) -> PyResult<$ty> {
+                value.extract().map_err(|_| {
+                    let given = value.repr().map(|r| r.to_string()).unwrap_or_default();
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "{name} must be a whole number from 0 to {}, not {given}",
+                        <$ty>::MAX
+                    ))
+                })
+            }
+        }
+    )*};
+}
+py_count!(usize, u64, u32);
+
+impl PyLimit for Duration {
+    type Py = f64;
+    fn to_py(&self) -> f64 {
+        self.as_secs_f64()
     }
-    #[getter]
-    fn max_depth(&self) -> usize {
-        self.inner.max_depth
-    }
-    #[getter]
-    fn max_int_digits(&self) -> usize {
-        self.inner.max_int_digits
-    }
-    #[getter]
-    fn max_str_bytes(&self) -> usize {
-        self.inner.max_str_bytes
-    }
-    #[getter]
-    fn max_collection_len(&self) -> usize {
-        self.inner.max_collection_len
-    }
-    #[getter]
-    fn max_calls(&self) -> usize {
-        self.inner.max_calls
-    }
-    #[getter]
-    fn max_constructors(&self) -> usize {
-        self.inner.max_constructors
-    }
-    #[getter]
-    fn max_eval_bytes(&self) -> usize {
-        self.inner.max_eval_bytes
-    }
-    #[getter]
-    fn max_output_bytes(&self) -> usize {
-        self.inner.max_output_bytes
-    }
-    #[getter]
-    fn fuel(&self) -> u64 {
-        self.inner.fuel
-    }
-    /// Seconds.
-    #[getter]
-    fn deadline(&self) -> f64 {
-        self.inner.deadline.as_secs_f64()
-    }
-    /// Seconds.
-    #[getter]
-    fn call_deadline(&self) -> f64 {
-        self.inner.call_deadline.as_secs_f64()
-    }
-    #[getter]
-    fn memory_bytes(&self) -> usize {
-        self.inner.memory_bytes
-    }
-    #[getter]
-    fn wasm_stack_bytes(&self) -> usize {
-        self.inner.wasm_stack_bytes
-    }
-    #[getter]
-    fn max_host_calls(&self) -> u32 {
-        self.inner.max_host_calls
-    }
-    fn __repr__(&self) -> String {
-        let l = &self.inner;
-        format!(
-            "Limits(max_source_bytes={}, max_depth={}, max_int_digits={}, max_str_bytes={}, \
-             max_collection_len={}, max_calls={}, max_constructors={}, max_eval_bytes={}, \
-             max_output_bytes={}, fuel={}, deadline={}, call_deadline={}, memory_bytes={}, \
-             wasm_stack_bytes={}, max_host_calls={})",
-            l.max_source_bytes,
-            l.max_depth,
-            l.max_int_digits,
-            l.max_str_bytes,
-            l.max_collection_len,
-            l.max_calls,
-            l.max_constructors,
-            l.max_eval_bytes,
-            l.max_output_bytes,
-            l.fuel,
-            l.deadline.as_secs_f64(),
-            l.call_deadline.as_secs_f64(),
-            l.memory_bytes,
-            l.wasm_stack_bytes,
-            l.max_host_calls
-        )
+    fn from_py(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration> {
+        let seconds: f64 = value.extract()?;
+        Duration::try_from_secs_f64(seconds).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "{name} must be a non-negative number of seconds, not {seconds}"
+            ))
+        })
     }
 }
+
+/// `Limits`' constructor, getters and repr from the engine's one table of limits
+/// (`fexpr::limit_table!`): a limit added there is here too.
+macro_rules! py_limits {
+    ($(
+        $(#[doc = $doc:literal])*
+        $field:ident: $ty:ty = $default:expr, $kind:ident, $mode:ident, $(ceiling $ceiling:expr,)?
+            $bounds:literal;
+    )*) => {
+        #[pymethods]
+        impl Limits {
+            /// `Limits(max_calls=..., deadline=...)`: the defaults with the fields given (each
+            /// a field of the engine's `Limits`; durations in seconds).
+            #[new]
+            #[pyo3(signature = (**fields))]
+            fn new(fields: Option<&Bound<'_, PyDict>>) -> PyResult<Limits> {
+                let mut l = fexpr::Limits::default();
+                for (key, value) in fields.into_iter().flat_map(|f| f.iter()) {
+                    if value.is_none() {
+                        continue;
+                    }
+                    let key: String = key.extract()?;
+                    match key.as_str() {
+                        $( stringify!($field) => {
+                            l.$field = <$ty as PyLimit>::from_py(stringify!($field), &value)?;
+                        } )*
+                        other => {
+                            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                                "Limits() got an unexpected keyword argument '{other}'; the limits are {}",
+                                [$(stringify!($field)),*].join(", ")
+                            )))
+                        }
+                    }
+                }
+                Ok(Limits { inner: l })
+            }
+
+            $(
+                #[getter]
+                fn $field(&self) -> <$ty as PyLimit>::Py {
+                    self.inner.$field.to_py()
+                }
+            )*
+
+            fn __repr__(&self) -> String {
+                let fields: Vec<String> = vec![$(
+                    format!(concat!(stringify!($field), "={}"), self.inner.$field.to_py())
+                ),*];
+                format!("Limits({})", fields.join(", "))
+            }
+        }
+    };
+}
+
+fexpr::limit_table!(py_limits);

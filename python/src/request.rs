@@ -37,25 +37,65 @@ pub struct RequestState {
     /// The caller's session object (`run(session=...)`): what `fexpr.current_session()` gives
     /// inside the request's tools.
     pub session: Option<Py<PyAny>>,
+    /// `Limits::max_eval_bytes` of the request: what all its tools' results may take together.
+    max_results: usize,
+    /// Bytes of results converted so far (`Value::approx_size`'s measure).
+    results: std::sync::atomic::AtomicUsize,
 }
 
 /// A tool's returned object, until its output claims it.
 struct Kept {
     object: Option<Py<PyAny>>,
     observation: Option<String>,
+    /// Its bounded repr, for an object fexpr has no value for: made inside the tool's call,
+    /// within its deadline (a `__repr__` that never returns holds up only the tool's thread).
+    shown: Option<String>,
+}
+
+/// What an output claims of a kept object: the object, its own observation, and its repr when
+/// fexpr has no value for it.
+pub struct Claimed {
+    pub object: Py<PyAny>,
+    pub observation: Option<String>,
+    pub shown: Option<String>,
 }
 
 impl RequestState {
     /// A request whose async tools run on `locals` (or the background loop), its tools seeing
-    /// `session`.
-    pub fn new(locals: Option<TaskLocals>, session: Option<Py<PyAny>>) -> Arc<RequestState> {
+    /// `session`, their results together held to `max_results` bytes (the request's
+    /// `Limits::max_eval_bytes`).
+    pub fn new(
+        locals: Option<TaskLocals>,
+        session: Option<Py<PyAny>>,
+        max_results: usize,
+    ) -> Arc<RequestState> {
         Arc::new(RequestState {
             kept: Mutex::new(Vec::new()),
             interrupt: Mutex::new(None),
             interrupted: tokio::sync::Notify::new(),
             locals,
             session,
+            max_results,
+            results: std::sync::atomic::AtomicUsize::new(0),
         })
+    }
+
+    /// `Limits::max_eval_bytes` of the request, which its tools' results share.
+    pub fn max_results(&self) -> usize {
+        self.max_results
+    }
+
+    /// Bytes the request's tool results may still take: a result is converted within them,
+    /// and refused past them before it takes more memory.
+    pub fn results_left(&self) -> usize {
+        self.max_results
+            .saturating_sub(self.results.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Charge `bytes` of a converted result to the request.
+    pub fn charge_results(&self, bytes: usize) {
+        self.results
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The request being polled on this task, if any.
@@ -68,13 +108,20 @@ impl RequestState {
         CURRENT.scope(self, fut).await
     }
 
-    /// Keep a tool's returned object and observation; the mark to put in its observation.
-    pub fn keep(&self, object: Py<PyAny>, observation: Option<String>) -> Option<String> {
+    /// Keep a tool's returned object and observation (and, for an object fexpr has no value
+    /// for, its repr as `shown`); the mark to put in its observation.
+    pub fn keep(
+        &self,
+        object: Py<PyAny>,
+        observation: Option<String>,
+        shown: Option<String>,
+    ) -> Option<String> {
         let mut kept = self.kept.lock().ok()?;
         let index = kept.len();
         kept.push(Kept {
             object: Some(object),
             observation,
+            shown,
         });
         drop(kept);
         // `MARK` and the index in decimal, without the formatting machinery (a hot path).
@@ -88,12 +135,16 @@ impl RequestState {
         Some(mark)
     }
 
-    /// The object and observation behind `observation` if it is a mark of this request.
-    pub fn claim(&self, observation: &str) -> Option<(Py<PyAny>, Option<String>)> {
+    /// What is kept behind `observation` if it is a mark of this request.
+    pub fn claim(&self, observation: &str) -> Option<Claimed> {
         let index: usize = observation.strip_prefix(MARK)?.parse().ok()?;
         let mut kept = self.kept.lock().ok()?;
         let entry = kept.get_mut(index)?;
-        Some((entry.object.take()?, entry.observation.take()))
+        Some(Claimed {
+            object: entry.object.take()?,
+            observation: entry.observation.take(),
+            shown: entry.shown.take(),
+        })
     }
 
     /// Record an interrupt raised in a tool and wake the waiting caller.

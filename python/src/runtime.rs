@@ -185,7 +185,12 @@ where
 {
     let level = level(py)?;
     let locals = pyo3_async_runtimes::tokio::get_current_locals(py)?;
-    let state = RequestState::new(Some(locals.clone()), session);
+    let max_results = call
+        .limits
+        .as_ref()
+        .unwrap_or(manager.limits())
+        .max_eval_bytes;
+    let state = RequestState::new(Some(locals.clone()), session, max_results);
     pyo3_async_runtimes::tokio::future_into_py_with_locals(py, locals, async move {
         // Dropped when this future is dropped (the awaitable was cancelled): the call stops.
         let (_cancel, cancelled) = tokio::sync::oneshot::channel::<()>();

@@ -16,11 +16,18 @@ use crate::convert::Records;
 use crate::output::{self, Ignored};
 use crate::request::RequestState;
 
+/// What the engine's stream reads: a chunk of text or the source's failure.
+type Item = Result<String, fexpr::Error>;
+
+/// The engine's stream of chunks, fed by [`Stream::push`] and [`Stream::fail`].
+type Chunks = std::pin::Pin<Box<dyn futures_util::Stream<Item = Item> + Send>>;
+
 /// A running stream: chunks go in with `push`, events come out with `next`/`try_next`.
 #[pyclass(module = "fexpr._fexpr")]
 pub struct Stream {
-    /// Each message: a chunk, and whether it is the last (so the end is known with it).
-    chunks: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(String, bool)>>>,
+    /// Each message: a chunk (or the source's failure), and whether it is the last (so the end
+    /// is known with it).
+    chunks: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(Item, bool)>>>,
     events: Mutex<std::sync::mpsc::Receiver<StreamEvent>>,
     state: Arc<RequestState>,
     records: Arc<Records>,
@@ -31,28 +38,34 @@ impl Stream {
     pub fn start(
         manager: &fexpr::ToolManager,
         configure: impl FnOnce(
-            fexpr::stream::StreamRequest<
-                std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>>,
-            >,
-        ) -> fexpr::stream::StreamRequest<
-            std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>>,
-        >,
+            fexpr::stream::StreamRequest<Chunks>,
+        ) -> fexpr::stream::StreamRequest<Chunks>,
         session: Option<Py<PyAny>>,
+        max_results: usize,
         records: Arc<Records>,
     ) -> Stream {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, bool)>();
-        let chunks: std::pin::Pin<Box<dyn futures_util::Stream<Item = String> + Send>> =
-            Box::pin(futures_util::stream::unfold(Some(rx), |rx| async move {
-                let mut rx = rx?;
-                let (chunk, last) = rx.recv().await?;
-                Some((chunk, (!last).then_some(rx)))
-            }));
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(Item, bool)>();
+        let chunks: Chunks = Box::pin(futures_util::stream::unfold(Some(rx), |rx| async move {
+            let mut rx = rx?;
+            let (chunk, last) = rx.recv().await?;
+            Some((chunk, (!last).then_some(rx)))
+        }));
         let (events_tx, events_rx) = std::sync::mpsc::channel();
-        let state = RequestState::new(None, session);
+        let state = RequestState::new(None, session, max_results);
         let mut events = configure(manager.stream(chunks)).events();
         let scoped = state.clone();
+        let waiting = state.clone();
         crate::runtime::spawn_task(scoped.scope(async move {
-            while let Some(event) = events.next().await {
+            loop {
+                let event = tokio::select! {
+                    biased;
+                    // A tool raised `KeyboardInterrupt` or `SystemExit`: the stream stops, and
+                    // nothing after it starts (its pending calls are dropped); the caller gets
+                    // the exception from `next`.
+                    () = waiting.interrupted.notified() => break,
+                    event = events.next() => event,
+                };
+                let Some(event) = event else { break };
                 if events_tx.send(event).is_err() {
                     break;
                 }
@@ -84,30 +97,41 @@ impl Stream {
 #[pymethods]
 impl Stream {
     /// Add a chunk of the model's text; `last`: the text ends with it (the stream closes), so
-    /// nothing in it starts before the whole text is read.
+    /// nothing in it starts before the whole text is read. `False` when the stream takes no
+    /// more text (it stopped over a limit, whose `Limit` output is among the events, or it
+    /// was closed): the caller stops feeding it and reads the rest of the events.
     #[pyo3(signature = (chunk, last=false))]
-    fn push(&self, chunk: &str, last: bool) -> PyResult<()> {
+    fn push(&self, chunk: &str, last: bool) -> PyResult<bool> {
         let mut guard = self
             .chunks
             .lock()
             .map_err(|_| PyValueError::new_err("the stream failed"))?;
-        let sent = match guard.as_ref() {
-            Some(tx) => tx
-                .send((chunk.to_string(), last))
-                .map_err(|_| PyValueError::new_err("the stream has stopped")),
-            None => Err(PyValueError::new_err("the stream is closed")),
-        };
-        if last {
+        let sent = guard
+            .as_ref()
+            .is_some_and(|tx| tx.send((Ok(chunk.to_string()), last)).is_ok());
+        if last || !sent {
             guard.take();
         }
-        sent
+        Ok(sent)
+    }
+
+    /// The chunk source failed (it raised, gave something that is not text, or was
+    /// interrupted) with `message`: the stream ends with nothing further run. A call already
+    /// running finishes; every other call gets an output saying it did not run and why.
+    fn fail(&self, message: &str) {
+        if let Ok(mut guard) = self.chunks.lock() {
+            if let Some(tx) = guard.take() {
+                let error = fexpr::Error::new(fexpr::ErrorKind::Unsupported, message);
+                let _ = tx.send((Err(error), true));
+            }
+        }
     }
 
     /// The text has ended: the rest is read whole and run.
     fn close(&self) {
         if let Ok(mut guard) = self.chunks.lock() {
             if let Some(tx) = guard.take() {
-                let _ = tx.send((String::new(), true));
+                let _ = tx.send((Ok(String::new()), true));
             }
         }
     }

@@ -371,17 +371,38 @@ impl Callable {
             Ok(None) => (obj, None),
             Err(e) => return Err(self.failure(py, e, state)),
         };
-        let mut budget = Budget::new(fexpr::LimitKind::OutputBytes, self.max_output_bytes)
-            .int_digits(self.max_int_digits);
+        // Within `max_output_bytes`, and within what the request's results may still take
+        // (`max_eval_bytes` for them all): a result is refused while it is converted, before it
+        // takes more memory than the limits allow.
+        let left = state.map_or(usize::MAX, RequestState::results_left);
+        let budget = match state {
+            Some(state) if left < self.max_output_bytes => {
+                Budget::new(fexpr::LimitKind::EvalBytes, left).message(format!(
+                    "max_eval_bytes limit exceeded: the results of this request's tool calls \
+                     would total more than {} bytes",
+                    state.max_results()
+                ))
+            }
+            _ => Budget::new(fexpr::LimitKind::OutputBytes, self.max_output_bytes),
+        };
+        let mut budget = budget.int_digits(self.max_int_digits);
         let value = match convert::from_py(&obj, &self.records, &mut budget) {
-            Ok(value) => value,
+            Ok(value) => {
+                if let Some(state) = state {
+                    state.charge_results(budget.used());
+                }
+                value
+            }
             Err(Unconverted::Raised(e)) => return Err(self.failure(py, e, state)),
             // A result fexpr has no value for (a generator, a socket) is an error, never a
             // stand-in passed on to the next call. The object is kept: the caller gets it when
             // this is the call the input names (the mark leads the hint until then).
             Err(e @ (Unconverted::Unsupported(_) | Unconverted::Collision(_))) => {
                 let mut error = e.into_error(py, ErrorKind::Type, "the result");
-                if let Some(mark) = state.and_then(|s| s.keep(obj.unbind(), observation)) {
+                // Its repr is made here, within the call's deadline: a `__repr__` that never
+                // returns holds up the tool's thread, not the request.
+                let shown = state.map(|_| convert::bounded_repr(&obj, 2000));
+                if let Some(mark) = state.and_then(|s| s.keep(obj.unbind(), observation, shown)) {
                     error.hint = Some(crate::output::marked_hint(&mark, error.hint.as_deref()));
                 }
                 return Err(error);
@@ -390,7 +411,7 @@ impl Callable {
         };
         let observation = match state {
             Some(state) => state
-                .keep(obj.unbind(), observation.clone())
+                .keep(obj.unbind(), observation.clone(), None)
                 .or(observation),
             None => observation,
         };

@@ -34,7 +34,7 @@ use crate::value::Value;
 /// let out = rt.block_on(manager.execute_func_expr("add(a=x, b=3)"));
 /// assert_eq!(out.output, Ok(fexpr::Value::Int(5)));
 /// let bad = rt.block_on(manager.execute_func_expr("add(a=1, c=2)"));
-/// assert_eq!(bad.error().unwrap().kind, fexpr::ErrorKind::Arguments);
+/// assert_eq!(bad.output.as_ref().err().unwrap().kind, fexpr::ErrorKind::Arguments);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -324,6 +324,29 @@ impl ToolManager {
     /// Everything an expression can reach: tools, variables, record types, functions.
     pub fn context(&self) -> &Context {
         &self.inner.context
+    }
+
+    /// The grammar of the calls this manager's checker accepts, for constrained decoding
+    /// (see [`crate::grammar`]): its tools' typed signatures in `options`' syntax, markup and
+    /// tool choice.
+    ///
+    /// ```
+    /// use fexpr::grammar::{GrammarOptions, GrammarFormat, ToolChoice};
+    /// let manager = fexpr::demo::manager();
+    /// let options = GrammarOptions::default().format(GrammarFormat::Gbnf).tool_choice(ToolChoice::Required);
+    /// let grammar = manager.grammar(&options)?;
+    /// assert!(grammar.text.starts_with("root ::= calls"));
+    /// # Ok::<(), fexpr::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A `Config` error when `options.tool_choice` names a tool the manager does not have, or
+    /// asks for a call when no tool can be called validly.
+    pub fn grammar(
+        &self,
+        options: &crate::grammar::GrammarOptions,
+    ) -> Result<crate::grammar::Grammar, Error> {
+        crate::grammar::grammar(self.context(), options)
     }
 
     /// Whether any successful output came from a tool marked

@@ -19,7 +19,7 @@
 //! assert_eq!(response.outputs[1].output, Ok(fexpr::Value::Int(4)));
 //! assert_eq!(response.ignored.len(), 3); // the prose and the two fence markers
 //! let strict = rt.block_on(manager.run(Input::expr("add(a=2.0, b=3)")).into_future());
-//! assert_eq!(strict.outputs[0].error().unwrap().kind, fexpr::ErrorKind::Type);
+//! assert_eq!(strict.outputs[0].output.as_ref().err().unwrap().kind, fexpr::ErrorKind::Type);
 //! # use std::future::IntoFuture;
 //! ```
 
@@ -169,6 +169,27 @@ pub struct Response {
 }
 
 impl Response {
+    /// Why nothing ran, when the model text held no call: `None` when there is an output
+    /// (every call gets one), else [`nothing_to_run`] of the text not used. A message or text
+    /// without a call gets no output at all (an output answers a call, and there is none to
+    /// answer); this is what a program shows or logs instead.
+    ///
+    /// ```
+    /// use fexpr::Input;
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let response = rt.block_on(async { manager.run(Input::model_output("All done, thanks!")).await });
+    /// assert!(response.outputs.is_empty());
+    /// assert_eq!(response.nothing_to_run().unwrap().message, "no call to run: the text is prose");
+    /// let response = rt.block_on(async { manager.run(Input::model_output("add(a=1, b=2)")).await });
+    /// assert!(response.nothing_to_run().is_none());
+    /// ```
+    pub fn nothing_to_run(&self) -> Option<Error> {
+        self.outputs
+            .is_empty()
+            .then(|| nothing_to_run(&self.ignored))
+    }
+
     /// The OpenAI `role: tool` messages answering the calls: `{"role": "tool",
     /// "tool_call_id": output.call_id, "content": ...}`, in order, the content what the model
     /// can read ([`Response::reply_content`]). A message with no tool call gets none (the
@@ -729,20 +750,17 @@ impl Run<'_> {
                 ignored: plan.ignored,
             };
         }
-        // No call in call position: one row saying why nothing ran (nothing is evaluated).
-        if plan.calls.is_empty() && !text.trim().is_empty() {
-            if is_json {
-                return Response {
-                    outputs: self.text(text, true, None).await,
-                    ignored: plan.ignored,
-                };
-            }
+        // No call in call position: no output (nothing ran, and there is no call to answer);
+        // the text is in `ignored`, and `Response::nothing_to_run` says why. JSON that holds
+        // no call form is read as fexpr's own forms, for the JSON reader's error.
+        if plan.calls.is_empty() {
+            let outputs = if is_json && !text.trim().is_empty() {
+                self.text(text, true, None).await
+            } else {
+                Vec::new()
+            };
             return Response {
-                outputs: vec![FunctionOutput::failed(
-                    clip(text, 60),
-                    text,
-                    nothing_to_run(&plan.ignored),
-                )],
+                outputs,
                 ignored: plan.ignored,
             };
         }
@@ -827,7 +845,8 @@ pub(crate) fn not_run(p: Planned) -> FunctionOutput {
         .error
         .unwrap_or_else(|| Error::new(ErrorKind::Unsupported, "this call cannot run"));
     let mut out = FunctionOutput::failed(p.verdict.name, p.verdict.input, error);
-    out.parsed_input = Some(p.call);
+    // A call that could not be read has no call as written: its input is the text.
+    out.parsed_input = (!p.call.name.is_empty()).then_some(p.call);
     out.repairs = p.verdict.repairs;
     if let Some(id) = p.id {
         out.call_id = id;
@@ -835,8 +854,19 @@ pub(crate) fn not_run(p: Planned) -> FunctionOutput {
     out
 }
 
-/// Why model text in which no call was found runs nothing, from what was found instead.
-pub(crate) fn nothing_to_run(ignored: &[Ignored]) -> Error {
+/// Why model text in which no call was found runs nothing, from what was found instead (its
+/// [`Ignored`] stretches): an `Unsupported` error whose message a person or a model can read
+/// (`no call to run: the text is prose`). [`Response::nothing_to_run`] is this for a response;
+/// a stream's caller passes the [`StreamEvent::Ignored`](crate::stream::StreamEvent) it saw.
+///
+/// ```
+/// use fexpr::front::{IgnoreReason, Ignored};
+/// use fexpr::Span;
+/// let prose = Ignored { span: Span::new(0, 5), reason: IgnoreReason::Prose, text: "Done.".into() };
+/// assert_eq!(fexpr::request::nothing_to_run(&[prose]).message, "no call to run: the text is prose");
+/// assert_eq!(fexpr::request::nothing_to_run(&[]).message, "no call to run: the text is blank");
+/// ```
+pub fn nothing_to_run(ignored: &[Ignored]) -> Error {
     use crate::front::IgnoreReason;
     let has = |reason: IgnoreReason| ignored.iter().any(|i| i.reason == reason);
     let first = |reason: IgnoreReason| {
@@ -856,6 +886,10 @@ pub(crate) fn nothing_to_run(ignored: &[Ignored]) -> Error {
         "the calls are inside reasoning, which is not run".to_string()
     } else if has(IgnoreReason::Prose) {
         "the text is prose".to_string()
+    } else if has(IgnoreReason::JsonData) {
+        "the JSON holds no call (an assistant message without tool calls asks for none)".to_string()
+    } else if ignored.is_empty() {
+        "the text is blank".to_string()
     } else {
         "the text holds no call".to_string()
     };

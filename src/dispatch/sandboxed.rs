@@ -8,7 +8,7 @@ use crate::dispatch::session::Session;
 use crate::error::{Error, ErrorKind, LimitKind};
 use crate::eval::{Dispatch, ToolRequest};
 use crate::limits::Limits;
-use crate::sandbox::wire::{self, GuestInput, GuestResponse};
+use crate::sandbox::wire::{self, ContextTable, GuestInput, GuestResponse};
 use crate::sandbox::{HostCalls, Sandbox, SandboxConfig};
 use crate::value::Value;
 use std::future::Future;
@@ -16,8 +16,8 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// A manager's sandbox settings and what it prepared for sandboxed evaluation (the encoded
-/// context, a shared copy of the manager for host calls). Prepared on first use; a manager
+/// A manager's sandbox settings and what it prepared for sandboxed evaluation (its context as
+/// the guest reads it, a shared copy of the manager for host calls). Prepared on first use; a manager
 /// derived with [`ToolManager::to_builder`] prepares its own.
 #[derive(Clone, Default)]
 pub(crate) struct ManagerSandbox {
@@ -41,8 +41,9 @@ impl ManagerSandbox {
 struct Prepared {
     /// A copy of the manager that host calls run against (`'static`, as wasmtime needs).
     host: Arc<ToolManager>,
-    /// The manager's context in wire form, appended to every request.
-    context: Result<Vec<u8>, Error>,
+    /// The manager's context with each entry encoded once: the guest asks for the entries its
+    /// expression names (`HostCalls::lookup`).
+    context: Result<ContextTable, Error>,
 }
 
 /// The sandbox every manager without its own uses: built on first use with
@@ -73,7 +74,7 @@ impl ToolManager {
                 Arc::make_mut(&mut host.inner).sandboxed.reset();
                 Arc::new(Prepared {
                     host: Arc::new(host),
-                    context: wire::encode_context(self.context()),
+                    context: ContextTable::new(self.context()),
                 })
             })
             .clone()
@@ -102,16 +103,15 @@ impl ToolManager {
             Err(error) => return failed(error),
         };
         let prepared = self.prepared();
-        let request = match &prepared.context {
-            Ok(context) => wire::encode_request(&input, limits, context),
-            Err(error) => Err(error.clone()),
-        };
-        let request = match request {
+        if let Err(error) = &prepared.context {
+            return failed(error.clone());
+        }
+        let request = match wire::encode_request(&input, limits) {
             Ok(request) => request,
             Err(error) => return failed(error),
         };
         let host = Arc::new(HostSide {
-            manager: prepared.host.clone(),
+            prepared,
             max_calls: limits.max_calls,
             max_host_calls: limits.max_host_calls,
             calls: AtomicUsize::new(0),
@@ -124,7 +124,7 @@ impl ToolManager {
             max_output_bytes: limits.memory_bytes,
             ..limits.clone()
         };
-        let outcome = sandbox.run(&request, &engine_limits, host).await;
+        let outcome = sandbox.run(request, &engine_limits, host).await;
         let receipt = outcome.receipt;
         let response = outcome
             .result
@@ -157,9 +157,11 @@ impl ToolManager {
 }
 
 /// The host side of one sandboxed evaluation: decodes the guest's batches of tool requests,
-/// checks and runs them like the native path, and encodes the results.
+/// checks and runs them like the native path, and encodes the results; answers the guest's
+/// lookups of the manager's context.
 struct HostSide {
-    manager: Arc<ToolManager>,
+    /// The manager the calls run against, and its context for lookups.
+    prepared: Arc<Prepared>,
     /// [`Limits::max_calls`]: the guest counts its calls too, but the guest is not trusted.
     max_calls: usize,
     /// [`Limits::max_host_calls`], counted in tool invocations (the engine counts the
@@ -171,8 +173,12 @@ struct HostSide {
 }
 
 impl HostCalls for HostSide {
+    fn lookup(&self, key: &[u8]) -> Option<&[u8]> {
+        self.prepared.context.as_ref().ok()?.answer(key)
+    }
+
     fn call(&self, request: Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> {
-        let manager = self.manager.clone();
+        let manager = self.prepared.host.clone();
         let scope = self.scope.clone();
         let batch = wire::decode::<Vec<ToolRequest>>(&request).and_then(|requests| {
             let before = self.calls.fetch_add(requests.len(), Ordering::Relaxed);
@@ -215,8 +221,12 @@ mod tests {
     use crate::error::Span;
 
     fn host(max_calls: usize) -> HostSide {
+        let manager = crate::dispatch::demo::manager();
         HostSide {
-            manager: Arc::new(crate::dispatch::demo::manager()),
+            prepared: Arc::new(Prepared {
+                context: ContextTable::new(manager.context()),
+                host: Arc::new(manager),
+            }),
             max_calls,
             max_host_calls: u32::MAX,
             calls: AtomicUsize::new(0),

@@ -28,9 +28,9 @@ use futures_util::FutureExt;
 
 use crate::call::FunctionOutput;
 use crate::dispatch::manager::ToolManager;
-use crate::dispatch::request::{not_run, nothing_to_run, Run};
+use crate::dispatch::request::{not_run, Run};
 use crate::dispatch::session::Session;
-use crate::error::{clip, Error};
+use crate::error::{clip, Error, ErrorKind};
 use crate::front::check::Planned;
 use crate::front::repair::RepairOptions;
 use crate::front::stream::StreamReader;
@@ -45,6 +45,30 @@ pub enum StreamEvent {
     Output(Box<FunctionOutput>),
     /// Text that was not used, once the input ended.
     Ignored(Ignored),
+}
+
+/// One item of a stream of model text: a chunk of the text (`String`), or, from a source that
+/// can fail (`Result<String, Error>`), the failure that ends it.
+///
+/// A failure ends the stream with nothing further run: a call that had already started
+/// finishes and gives its output; every other call of the text read so far gets an output
+/// saying it did not run and why (the failure's message), a cut-off one its own error; the
+/// text not used is reported as at the end of any stream.
+pub trait Chunk: Send + 'static {
+    /// The text, or why there is no more.
+    fn into_text(self) -> Result<String, Error>;
+}
+
+impl Chunk for String {
+    fn into_text(self) -> Result<String, Error> {
+        Ok(self)
+    }
+}
+
+impl Chunk for Result<String, Error> {
+    fn into_text(self) -> Result<String, Error> {
+        self
+    }
 }
 
 /// A stream of model text to run: set options with the builder methods, then take its
@@ -62,10 +86,31 @@ impl ToolManager {
     /// Run model text that arrives as `chunks` (a model's streaming response, text deltas):
     /// each call starts as soon as its text is complete, and its output is an event the moment
     /// it finishes. The repairs and reading are those of [`Input::model_output`]
-    /// (crate::Input::model_output) unless [`StreamRequest::repair`] says otherwise.
+    /// (crate::Input::model_output) unless [`StreamRequest::repair`] says otherwise. A source
+    /// that can fail gives `Result<String, Error>` items: an `Err` ends the stream with
+    /// nothing further run (see [`Chunk`]).
+    ///
+    /// ```
+    /// use fexpr::dispatch::stream::StreamEvent;
+    /// use fexpr::{Error, ErrorKind};
+    /// use futures_util::StreamExt;
+    ///
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// // The connection drops before any call started: none runs, and each says why.
+    /// let chunks = futures_util::stream::iter([
+    ///     Ok("add(a=1, b=2)\nmultiply(a=2, b=3)\n".to_string()),
+    ///     Err(Error::new(ErrorKind::Unsupported, "the connection was reset")),
+    /// ]);
+    /// let events: Vec<StreamEvent> = rt.block_on(manager.stream(chunks).events().collect());
+    /// let StreamEvent::Output(out) = &events[1] else { panic!() };
+    /// assert_eq!((events.len(), out.name.as_str()), (2, "multiply"));
+    /// assert!(out.output.as_ref().unwrap_err().message.contains("the connection was reset"));
+    /// ```
     pub fn stream<S>(&self, chunks: S) -> StreamRequest<S>
     where
-        S: Stream<Item = String> + Send + Unpin + 'static,
+        S: Stream + Send + Unpin + 'static,
+        S::Item: Chunk,
     {
         StreamRequest {
             manager: self.clone(),
@@ -90,8 +135,8 @@ struct State<S> {
     session: Session,
     limits: Limits,
     sandboxed: bool,
-    /// The calls started early: span start, call id, name, source.
-    early: Vec<(u32, String, String, String)>,
+    /// The calls started early: span start, name.
+    early: Vec<(u32, String)>,
     /// Calls complete in the text so far, to start once no more text is at hand.
     waiting: Vec<Planned>,
     /// Bytes of tool results so far, for the whole stream ([`Limits::max_eval_bytes`]).
@@ -100,7 +145,8 @@ struct State<S> {
 
 impl<S> StreamRequest<S>
 where
-    S: Stream<Item = String> + Send + Unpin + 'static,
+    S: Stream + Send + Unpin + 'static,
+    S::Item: Chunk,
 {
     /// Run with `session` (its id, state and availability reach the tools).
     pub fn session(mut self, session: Session) -> StreamRequest<S> {
@@ -168,7 +214,8 @@ fn start<S>(state: &State<S>, call: Planned) -> CallFuture {
 
 async fn next_event<S>(mut state: State<S>) -> Option<(StreamEvent, State<S>)>
 where
-    S: Stream<Item = String> + Send + Unpin + 'static,
+    S: Stream + Send + Unpin + 'static,
+    S::Item: Chunk,
 {
     loop {
         if let Some(event) = state.queue.pop_front() {
@@ -182,7 +229,7 @@ where
                 None => Some(None),
             };
             match next {
-                Some(Some(chunk)) => state.push(&chunk),
+                Some(Some(chunk)) => state.take(chunk),
                 Some(None) => state.end_of_input(),
                 None => state.start_waiting(),
             }
@@ -201,7 +248,7 @@ where
                 }
             };
             match chunk {
-                Either::Chunk(Some(chunk)) => state.push(&chunk),
+                Either::Chunk(Some(chunk)) => state.take(chunk),
                 Either::Chunk(None) => state.end_of_input(),
                 Either::Done(Some((at, out))) => state.done(at, out),
                 Either::Done(None) => {}
@@ -216,12 +263,58 @@ where
 }
 
 /// What woke the stream up.
-enum Either {
-    Chunk(Option<String>),
+enum Either<C> {
+    Chunk(Option<C>),
     Done(Option<(u32, Box<FunctionOutput>)>),
 }
 
 impl<S> State<S> {
+    /// A chunk from the source: its text read, or its failure ending the stream.
+    fn take(&mut self, chunk: impl Chunk) {
+        match chunk.into_text() {
+            Ok(text) => self.push(&text),
+            Err(error) => self.stop(error),
+        }
+    }
+
+    /// The source failed with `error`: nothing further starts. The text so far is read whole
+    /// for what to report: a call that started early gives its output when it finishes; every
+    /// other call an output saying it did not run (its own error, or the failure); the text
+    /// not used as at the end.
+    fn stop(&mut self, error: Error) {
+        self.chunks = None;
+        self.waiting.clear();
+        let Some(reader) = self.reader.take() else {
+            return;
+        };
+        let early = std::mem::take(&mut self.early);
+        let plan = reader.finish(self.manager.context(), &self.limits);
+        let stopped = Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "not run: the model's text stopped before the stream ended ({})",
+                clip(&error.message, 200)
+            ),
+        )
+        .with_hint(
+            "nothing after the failure runs; run the text again once the model's whole response is at hand",
+        );
+        for mut call in plan.calls {
+            let span = call.verdict.span;
+            if call.verdict.valid && early.iter().any(|(start, _)| *start == span.start) {
+                continue;
+            }
+            if call.verdict.error.is_none() {
+                call.verdict.error = Some(stopped.clone().at(span));
+            }
+            self.queue
+                .push_back(StreamEvent::Output(Box::new(not_run(call))));
+        }
+        for ignored in plan.ignored {
+            self.queue.push_back(StreamEvent::Ignored(ignored));
+        }
+    }
+
     /// Read `chunk`; start what is complete.
     fn push(&mut self, chunk: &str) {
         let Some(reader) = self.reader.as_mut() else {
@@ -236,24 +329,17 @@ impl<S> State<S> {
 
     /// Start the calls that are complete: no more text is at hand.
     fn start_waiting(&mut self) {
-        for mut call in std::mem::take(&mut self.waiting) {
-            let id = call
-                .id
-                .get_or_insert_with(crate::call::fresh_call_id)
-                .clone();
-            self.early.push((
-                call.verdict.span.start,
-                id,
-                call.verdict.name.clone(),
-                call.verdict.input.clone(),
-            ));
+        for call in std::mem::take(&mut self.waiting) {
+            self.early
+                .push((call.verdict.span.start, call.verdict.name.clone()));
             let future = start(self, call);
             self.running.push(future);
         }
     }
 
     /// The input ended (or went over a limit): read the whole text, start what did not start
-    /// early, and report the rest.
+    /// early, and report the rest. A text without a call gives no output (only its ignored
+    /// text), as [`Input::model_output`](crate::Input::model_output) does.
     fn end_of_input(&mut self) {
         self.chunks = None;
         // What waited to start is read again, whole, below.
@@ -272,44 +358,36 @@ impl<S> State<S> {
                     error,
                 ))));
         }
-        if plan.calls.is_empty() && !text.trim().is_empty() && self.queue.is_empty() {
-            self.queue
-                .push_back(StreamEvent::Output(Box::new(FunctionOutput::failed(
-                    clip(&text, 60),
-                    &text,
-                    nothing_to_run(&plan.ignored),
-                ))));
-        }
-        let mut taken = Vec::new();
         for call in plan.calls {
-            let at = call.verdict.span.start;
-            if call.verdict.valid && early.iter().any(|(start, ..)| *start == at) {
-                taken.push(at);
+            let span = call.verdict.span;
+            // A call that started early has its output already (its one row): the whole
+            // reading of the same call is not run again.
+            if call.verdict.valid && early.iter().any(|(start, ..)| *start == span.start) {
                 continue;
             }
             if call.run.is_some() {
                 let future = start(self, call);
                 self.running.push(future);
-            } else {
-                self.queue
-                    .push_back(StreamEvent::Output(Box::new(not_run(call))));
+                continue;
             }
-        }
-        // A call that started early and that the whole text does not run (the text after it
-        // made its unit other code): it ran, and a row says so.
-        for (at, id, name, input) in early {
-            if !taken.contains(&at) {
-                let mut row = FunctionOutput::failed(
-                    name,
-                    input,
-                    Error::new(
-                        crate::error::ErrorKind::Unsupported,
-                        "this call started while the text was arriving, and the text after it made its unit other code: read whole, the text would not have run it",
-                    ),
+            let mut row = not_run(call);
+            // An item the whole text refuses (a cut-off list, a unit that turned out to be
+            // code) that holds calls which started early, while the text was arriving: they
+            // ran, and their own rows say so; this row is about the rest of the item.
+            let ran: Vec<&str> = early
+                .iter()
+                .filter(|(start, ..)| span.start <= *start && *start < span.end)
+                .map(|(_, name)| name.as_str())
+                .collect();
+            if let (false, Err(error)) = (ran.is_empty(), row.output.as_mut()) {
+                error.message = format!(
+                    "{} (`{}` started while the text was arriving, before the rest was read, \
+                     and ran: see its own output)",
+                    error.message,
+                    ran.join("`, `")
                 );
-                row.call_id = id;
-                self.queue.push_back(StreamEvent::Output(Box::new(row)));
             }
+            self.queue.push_back(StreamEvent::Output(Box::new(row)));
         }
         for ignored in plan.ignored {
             self.queue.push_back(StreamEvent::Ignored(ignored));

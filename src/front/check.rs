@@ -117,7 +117,9 @@ pub struct Planned {
     /// The verdict, as [`check_text`] gives it.
     pub verdict: Verdict,
     /// The call as written (after repairs): positional arguments in `args`, keywords in
-    /// `kwargs`, an argument that could not be read as the [`UNREADABLE`] marker.
+    /// `kwargs`, an argument that could not be read as the [`UNREADABLE`] marker. Empty
+    /// (`Function::default()`, no name) when the call could not be read at all (a syntax
+    /// error, a cut-off call): the verdict's `input` holds it as written.
     pub call: Function,
     /// The checked call to run (repaired), the tree every reader hands on (a JSON form's name
     /// and keys exactly as written), its spans indexing the call's own text (the verdict's
@@ -356,8 +358,8 @@ fn plan_call(
     let mut expr = match parsed {
         Ok(expr) => expr,
         Err(e) => {
+            // Not read: no call as written (`call` stays empty), the source holds it.
             planned.verdict.error = Some(place.locate_error(e));
-            planned.call.name.clone_from(&name);
             planned.verdict.name = name;
             planned.verdict.input = source;
             return planned;

@@ -27,7 +27,9 @@ pub(super) const MAX_TAG_BYTES: usize = 48;
 /// The explicit tool-call forms: an opening token or tag, and what ends its body (the first of
 /// these; the end of the text when none follows). The body is a call position.
 /// Whether the form must be closed: a body that runs to the end of the text without its
-/// closing tag was cut off, and its calls do not run.
+/// closing tag was cut off, and its calls do not run, unless the body is a whole JSON value or
+/// list of calls (`<tool_call>{…}`, `<|python_start|>[…]`): what it holds is complete, and a
+/// server stops at the stop token before the close.
 const EXPLICIT: &[(&str, &[&str], bool)] = &[
     ("<tool_call>", &["</tool_call>"], true),
     ("<tool_calls>", &["</tool_calls>"], true),
@@ -134,7 +136,9 @@ fn split(text: &str, a: usize, b: usize, out: &mut Vec<Region>) {
                         out.push(Region::Markup(span(i, i + open.len()), reason));
                         let body = i + open.len();
                         let (close, close_end) = explicit_close(text, body, b, closes);
-                        let missing = (*needed && close == close_end).then(|| closes[0]);
+                        let missing =
+                            (*needed && close == close_end && !whole_value(text, body, close))
+                                .then(|| closes[0]);
                         out.push(Region::Explicit(span(body, close), missing));
                         if close < close_end {
                             let reason = token_reason(&text[close..close_end]);
@@ -248,6 +252,16 @@ fn explicit_close(text: &str, body: usize, b: usize, closes: &[&str]) -> (usize,
         })
         .min()
         .unwrap_or((b, b))
+}
+
+/// Whether `text[body..end]` is, past blanks, one whole bracketed value (a JSON object or a
+/// list) with only blanks after it.
+fn whole_value(text: &str, body: usize, end: usize) -> bool {
+    let rest = &text[body..end];
+    let lead = rest.len() - rest.trim_start().len();
+    matches!(rest.trim_start().as_bytes().first(), Some(b'{' | b'['))
+        && json_end(text.as_bytes(), body + lead, end)
+            .is_some_and(|z| text[z..end].trim().is_empty())
 }
 
 /// The end (exclusive) of the JSON object or array opening at `open`, strings skipped; `None`

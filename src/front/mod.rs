@@ -39,7 +39,9 @@
 //! Every JSON form is read by [`json_input`](self::json_input) within the same limits as an
 //! expression: JSON over a limit refuses the whole text, as a text over
 //! [`Limits::max_source_bytes`] is refused. More calls in the whole text than
-//! [`Limits::max_calls`] make every call an error row with that limit (ids kept): none runs.
+//! [`Limits::max_calls`] (or more record constructors and builtin calls in their arguments
+//! than [`Limits::max_constructors`]) make every call an error row with that limit (ids
+//! kept): none runs.
 //!
 //! All work is bounded: the scan does at most a fixed multiple of the text's length in steps
 //! (past it the rest is reported as [`IgnoreReason::Budget`]), and nothing recurses on input but
@@ -426,6 +428,12 @@ impl<'a> Reader<'a> {
         }
         if let Some(from) = budget_from {
             ignored.retain(|i| (i.span.start as usize) < from);
+            // A stretch that runs past where the budget ran out ends there.
+            for i in &mut ignored {
+                if i.span.end as usize > from {
+                    *i = ignored_at(text, i.span.start as usize, from, i.reason);
+                }
+            }
             ignored.push(ignored_at(text, from, text.len(), IgnoreReason::Budget));
         }
         let prose = ignored
@@ -453,19 +461,34 @@ impl<'a> Reader<'a> {
         }
         calls.sort_by_key(|c| c.span.start);
         ignored.sort_by_key(|i| i.span.start);
-        // `max_calls` bounds the whole text: past it, every call is an error row (ids kept) and
-        // none runs. Tool calls are counted, nested ones too; record constructors are not.
-        let count = calls
+        // `max_calls` and `max_constructors` bound the whole text, as they bound an
+        // expression's units together: past either, every call is an error row (ids kept) and
+        // none runs. Each call found counts as a tool call; the calls in its arguments count
+        // as tool calls or as constructors (record types, builtins) by what they call.
+        let (tools, constructors) = calls
             .iter()
             .map(|c| {
-                1 + c
+                let (tools, constructors) = c
                     .parsed
                     .as_ref()
-                    .map_or(0, |e| nested_tool_calls(e, is_tool))
+                    .map_or((0, 0), |e| nested_calls(e, is_tool));
+                (tools.saturating_add(1), constructors)
             })
-            .fold(0usize, usize::saturating_add);
-        if count > limits.max_calls {
-            let error = Error::limit(LimitKind::Calls, limits.max_calls, count);
+            .fold((0usize, 0usize), |(t, k), (a, b)| {
+                (t.saturating_add(a), k.saturating_add(b))
+            });
+        let over = if tools > limits.max_calls {
+            Some(Error::limit(LimitKind::Calls, limits.max_calls, tools))
+        } else if constructors > limits.max_constructors {
+            Some(Error::limit(
+                LimitKind::Constructors,
+                limits.max_constructors,
+                constructors,
+            ))
+        } else {
+            None
+        };
+        if let Some(error) = over {
             for call in &mut calls {
                 call.parsed = Err(error.clone());
             }
@@ -478,16 +501,21 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The calls to tools inside `expr`'s arguments (not `expr` itself).
-fn nested_tool_calls(expr: &Expr, is_tool: &dyn Fn(&str) -> bool) -> usize {
-    let mut count = 0usize;
+/// The calls inside `expr`'s arguments (not `expr` itself): to tools, and to anything else
+/// (record types, builtins: what [`Limits::max_constructors`] counts).
+fn nested_calls(expr: &Expr, is_tool: &dyn Fn(&str) -> bool) -> (usize, usize) {
+    let (mut tools, mut constructors) = (0usize, 0usize);
     // Only nodes with children are stacked: a flat call's arguments allocate nothing.
     let mut stack: Vec<&Expr> = Vec::new();
     let mut node = Some(expr);
     while let Some(e) = node {
         for child in e.children() {
             if let ExprKind::Call(call) = &child.kind {
-                count += usize::from(is_tool(&call.func));
+                if is_tool(&call.func) {
+                    tools += 1;
+                } else {
+                    constructors += 1;
+                }
             }
             if child.children().next().is_some() {
                 stack.push(child);
@@ -495,7 +523,7 @@ fn nested_tool_calls(expr: &Expr, is_tool: &dyn Fn(&str) -> bool) -> usize {
         }
         node = stack.pop();
     }
-    count
+    (tools, constructors)
 }
 
 fn is_ident_start(c: u8) -> bool {

@@ -11,32 +11,17 @@ use crate::front::{
 };
 use crate::syntax::{self, Call, Expr, ExprKind, Keyword};
 
-/// The formats looked for when none is named: those whose markup the rest of the front door
-/// does not read. Hermes tags, Gemma's `tool_code`, xLAM's JSON and pythonic lists are plain
-/// JSON or Python in call position, read (with their checks) by the front door itself; naming
-/// one of them ([`ReadOptions::format`](crate::front::ReadOptions::format)) reads it with its
-/// own reader.
-const FOUND_BY_MARKERS: &[ModelFormat] = &[
-    ModelFormat::Harmony,
-    ModelFormat::KimiK2,
-    ModelFormat::DeepSeek,
-    ModelFormat::QwenXml,
-    ModelFormat::Glm,
-    ModelFormat::Llama31,
-    ModelFormat::Granite,
-    ModelFormat::Mistral,
-    ModelFormat::Phi4,
-];
-
 impl Reader<'_> {
     /// Read the regions the model formats in the text claim (the named format only, when one
     /// is named); the claimed spans, in order and apart.
     pub(super) fn read_formats(&mut self) -> Vec<Span> {
         let formats: Vec<ModelFormat> = match self.options.format {
             Some(format) => vec![format],
+            // The formats whose markup the rest of the front door does not read (see
+            // `ModelFormat::found_by_markers`).
             None => formats::detect(self.text)
                 .into_iter()
-                .filter(|f| FOUND_BY_MARKERS.contains(f))
+                .filter(|f| f.found_by_markers())
                 .collect(),
         };
         let mut claimed: Vec<Span> = Vec::new();

@@ -11,8 +11,9 @@
 //! runner ([`crate::dispatch::stream`]) starts it only once no more text is at hand (the model
 //! is still writing): text that arrives together, such as a whole response, is read whole
 //! first. Text that arrives after a call started cannot un-run it: if it turns the call's unit
-//! into code (`[add(a=1), x + 1]`), the final reading rejects the unit, and the runner reports
-//! the call that started in a row of its own. A call inside an unclosed reasoning block is not
+//! into code (`[add(a=1), x + 1]`) or leaves it cut off, the final reading rejects the unit,
+//! and the runner's row for it says which of its calls had started and ran (each of those has
+//! its one output row, never a second). A call inside an unclosed reasoning block is not
 //! handed out early.
 //!
 //! **Work is bounded.** Each early read covers only the text since the last prose line (the

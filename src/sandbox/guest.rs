@@ -1,11 +1,11 @@
 //! The guest side of one evaluation as the host sees it: the store's state, the memory
-//! limiter, the two `fexpr` imports, and a capability-free WASI.
+//! limiter, the three `fexpr` imports, and a capability-free WASI.
 
 use super::HostCalls;
 use crate::error::LimitKind;
 use crate::error::{Error, ErrorKind};
 use std::sync::Arc;
-use wasmtime::{Caller, Extern, Linker, Memory, ResourceLimiter};
+use wasmtime::{Caller, Linker, Memory, ResourceLimiter};
 
 /// The module the guest imports the host calls from.
 pub const HOST_MODULE: &str = "fexpr";
@@ -18,6 +18,7 @@ pub const HOST_MODULE: &str = "fexpr";
 pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
     (HOST_MODULE, "host_call"),
     (HOST_MODULE, "host_take"),
+    (HOST_MODULE, "host_lookup"),
     ("wasi_snapshot_preview1", "environ_get"),
     ("wasi_snapshot_preview1", "environ_sizes_get"),
     ("wasi_snapshot_preview1", "fd_write"),
@@ -32,18 +33,24 @@ pub(crate) struct GuestState {
     /// Host calls started (answered or cancelled by the deadline).
     pub(crate) host_calls: u32,
     max_host_calls: u32,
-    /// The reply of the last `host_call`, until `host_take` copies it into the guest.
-    pending_reply: Option<Vec<u8>>,
+    /// The bytes `host_take` copies into the guest next: the request, then the reply of each
+    /// `host_call`.
+    pending: Option<Vec<u8>>,
     /// Why the guest was stopped, when a host function, the limiter or the deadline stopped
     /// it: this is the error reported, whatever trap wasmtime reports.
     pub(crate) failure: Option<Error>,
+    /// The instance's exported memory, set once it is instantiated: the host functions use it
+    /// without looking the export up by name on every call.
+    pub(crate) memory: Option<Memory>,
 }
 
 impl GuestState {
+    /// The state of an evaluation of `request` (pending, for the guest to take first).
     pub(crate) fn new(
         memory_bytes: usize,
         max_host_calls: u32,
         host: Arc<dyn HostCalls>,
+        request: Vec<u8>,
     ) -> GuestState {
         GuestState {
             limiter: MemoryLimiter {
@@ -54,8 +61,9 @@ impl GuestState {
             host,
             host_calls: 0,
             max_host_calls,
-            pending_reply: None,
+            pending: Some(request),
             failure: None,
+            memory: None,
         }
     }
 
@@ -165,6 +173,7 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<Guest
         },
     )?;
     linker.func_wrap(HOST_MODULE, "host_take", host_take)?;
+    linker.func_wrap(HOST_MODULE, "host_lookup", host_lookup)?;
     Ok(linker)
 }
 
@@ -328,13 +337,14 @@ async fn host_call(
         ));
         return Err(caller.data_mut().fail(error));
     };
-    caller.data_mut().pending_reply = Some(reply);
+    caller.data_mut().pending = Some(reply);
     Ok(reply_len)
 }
 
-/// `host_take(ptr)`: copies the pending reply into guest memory at `ptr`.
+/// `host_take(ptr)`: copies the pending bytes (the request, or the last reply) into guest
+/// memory at `ptr`.
 fn host_take(mut caller: Caller<'_, GuestState>, ptr: i32) -> wasmtime::Result<()> {
-    let Some(reply) = caller.data_mut().pending_reply.take() else {
+    let Some(reply) = caller.data_mut().pending.take() else {
         let error = sandbox_error("host_take: no pending reply (host_call first)");
         return Err(caller.data_mut().fail(error));
     };
@@ -350,12 +360,56 @@ fn host_take(mut caller: Caller<'_, GuestState>, ptr: i32) -> wasmtime::Result<(
     Ok(())
 }
 
+/// `host_lookup(key_ptr, key_len, out_ptr, out_len) -> len`: the host's answer for the key at
+/// `key_ptr..key_ptr+key_len` ([`HostCalls::lookup`]), written at `out_ptr` when it fits in
+/// `out_len` bytes; its length either way, or -1 when there is none. Nothing is allocated: the
+/// answer is copied from the host's data into guest memory.
+fn host_lookup(
+    mut caller: Caller<'_, GuestState>,
+    key_ptr: i32,
+    key_len: i32,
+    out_ptr: i32,
+    out_len: i32,
+) -> wasmtime::Result<i32> {
+    let memory = guest_memory(&mut caller)?;
+    let key = checked_range(
+        &mut caller,
+        memory,
+        "host_lookup: key",
+        (key_ptr, key_len, 1),
+    )?;
+    let out = checked_range(
+        &mut caller,
+        memory,
+        "host_lookup: destination",
+        (out_ptr, out_len, 1),
+    )?;
+    let (data, state) = memory.data_and_store_mut(&mut caller);
+    let host: &dyn HostCalls = &*state.host;
+    let Some(answer) = data.get(key).and_then(|key| host.lookup(key)) else {
+        return Ok(-1);
+    };
+    let Ok(len) = i32::try_from(answer.len()) else {
+        let error = sandbox_error(format!(
+            "host_lookup: an answer of {} bytes does not fit the guest ABI",
+            answer.len()
+        ));
+        return Err(state.fail(error));
+    };
+    if answer.len() <= out.len() {
+        let end = out.start + answer.len();
+        if let Some(dest) = data.get_mut(out.start..end) {
+            dest.copy_from_slice(answer);
+        }
+    }
+    Ok(len)
+}
+
 fn guest_memory(caller: &mut Caller<'_, GuestState>) -> wasmtime::Result<Memory> {
-    match caller.get_export("memory").and_then(Extern::into_memory) {
+    let state = caller.data_mut();
+    match state.memory {
         Some(memory) => Ok(memory),
-        None => Err(caller
-            .data_mut()
-            .fail(sandbox_error("the guest exports no `memory`"))),
+        None => Err(state.fail(sandbox_error("the guest exports no `memory`"))),
     }
 }
 

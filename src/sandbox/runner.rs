@@ -1,6 +1,6 @@
 //! The wasmtime runner: a [`Sandbox`] runs every evaluation in a fresh instance of the guest.
 use super::cache::{self, ModuleCache, ModuleSource};
-use super::engine::{self, Allocation, EpochTicker};
+use super::engine::{self, Allocation, Housekeeper, Retired};
 use super::guest::{self, guest_range, sandbox_error, show_range, GuestState, ALLOWED_IMPORTS};
 pub use crate::call::Receipt;
 use crate::error::{clip, LimitKind};
@@ -42,6 +42,14 @@ pub const GUEST_WASM_ENV: &str = "FEXPR_GUEST_WASM";
 pub trait HostCalls: Send + Sync {
     /// Runs one request from the guest and returns the reply.
     fn call(&self, request: Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>>;
+
+    /// Answers the guest's `host_lookup` of `key` at once, from data the host prepared (a
+    /// manager's context entries, which the guest reads on demand): the answer's bytes, or
+    /// `None` when there is none. The default has none.
+    fn lookup(&self, key: &[u8]) -> Option<&[u8]> {
+        let _ = key;
+        None
+    }
 }
 
 /// How a [`Sandbox`] is built. These bound the whole sandbox; the per-evaluation budgets are
@@ -143,14 +151,15 @@ struct Inner {
     config: SandboxConfig,
     module_source: ModuleSource,
     imports: Vec<(String, String)>,
-    _ticker: EpochTicker,
+    housekeeper: Housekeeper,
 }
 
-/// The guest's exports, looked up once.
+/// The guest's exports, looked up and their types checked once, when the sandbox is built.
 struct Exports {
     memory: ModuleExport,
-    alloc: ModuleExport,
+    /// `fexpr_evaluate: (i32) -> i64`.
     evaluate: ModuleExport,
+    /// `_initialize: () -> ()`, if the guest has one.
     initialize: Option<ModuleExport>,
 }
 
@@ -231,11 +240,8 @@ impl Sandbox {
         }
         let exports = Exports {
             memory: export(&module, "memory", |t| matches!(t, ExternType::Memory(_)))?,
-            alloc: export(&module, "fexpr_alloc", |t| {
-                func_type_is(t, &[ValType::I32], &[ValType::I32])
-            })?,
             evaluate: export(&module, "fexpr_evaluate", |t| {
-                func_type_is(t, &[ValType::I32, ValType::I32], &[ValType::I64])
+                func_type_is(t, &[ValType::I32], &[ValType::I64])
             })?,
             initialize: match module.get_export("_initialize") {
                 None => None,
@@ -249,7 +255,7 @@ impl Sandbox {
         let pre = linker
             .instantiate_pre(&module)
             .map_err(|e| sandbox_error(format!("cannot link the guest: {e}")))?;
-        let ticker = EpochTicker::start(engine.clone(), config.epoch_tick)?;
+        let housekeeper = Housekeeper::start(engine.clone(), config.epoch_tick)?;
         let slots = Arc::new(Semaphore::new(config.max_instances.max(1) as usize));
         Ok(Sandbox {
             inner: Arc::new(Inner {
@@ -260,7 +266,7 @@ impl Sandbox {
                 config,
                 module_source,
                 imports,
-                _ticker: ticker,
+                housekeeper,
             }),
         })
     }
@@ -288,9 +294,13 @@ impl Sandbox {
     /// [`SandboxConfig::max_memory_bytes`]), `max_host_calls` and `max_output_bytes` (the
     /// response's length, checked before it is copied out). The wasm stack is the sandbox's
     /// [`SandboxConfig::max_wasm_stack_bytes`].
+    ///
+    /// The outcome is returned as soon as the guest has answered: the instance is dropped (its
+    /// pool slot reset, or its memory unmapped) afterwards on the sandbox's own thread, and
+    /// its slot counts against [`SandboxConfig::max_instances`] until then.
     pub async fn run(
         &self,
-        request: &[u8],
+        request: impl Into<Vec<u8>>,
         limits: &Limits,
         host: Arc<dyn HostCalls>,
     ) -> SandboxOutcome {
@@ -302,7 +312,7 @@ impl Sandbox {
 
         // Hold a pool slot until the store (and its instance) is dropped.
         let slot = crate::deadline::until(deadline, inner.slots.clone().acquire_owned());
-        let _slot = match slot.await {
+        let slot = match slot.await {
             Some(Ok(slot)) => slot,
             waited => {
                 let error = match waited {
@@ -321,7 +331,25 @@ impl Sandbox {
         };
 
         let memory_cap = limits.memory_bytes.min(inner.config.max_memory_bytes);
-        let state = GuestState::new(memory_cap, limits.max_host_calls, host);
+        let request = request.into();
+        let len = match i32::try_from(request.len()) {
+            Ok(len) => len,
+            Err(_) => {
+                let error = sandbox_error(format!(
+                    "a request of {} bytes does not fit the guest ABI",
+                    request.len()
+                ));
+                let receipt = Receipt {
+                    wall_time: started.elapsed(),
+                    ..Receipt::default()
+                };
+                return SandboxOutcome {
+                    result: Err(error),
+                    receipt,
+                };
+            }
+        };
+        let state = GuestState::new(memory_cap, limits.max_host_calls, host, request);
         let mut store = Store::new(&inner.engine, state);
         store.limiter(|state| &mut state.limiter);
         let fuel_set = store.set_fuel(limits.fuel);
@@ -340,7 +368,7 @@ impl Sandbox {
         let result = match fuel_set {
             Err(e) => Err(Stop::Error(sandbox_error(format!("cannot set fuel: {e}")))),
             Ok(()) => {
-                let call = evaluate(inner, &mut store, request, limits.max_output_bytes);
+                let call = evaluate(inner, &mut store, len, limits.max_output_bytes);
                 match crate::deadline::until(deadline, call).await {
                     Some(result) => result,
                     None => Err(Stop::Error(deadline_error(budget, started.elapsed()))),
@@ -356,7 +384,7 @@ impl Sandbox {
             wall_time: started.elapsed(),
             host_calls: state.host_calls,
         };
-        drop(store);
+        inner.housekeeper.retire(Retired { store, slot });
         SandboxOutcome { result, receipt }
     }
 }
@@ -375,44 +403,29 @@ impl From<wasmtime::Error> for Stop {
     }
 }
 
-/// One evaluation in a fresh instance: instantiate, `_initialize`, write the request, call
-/// `fexpr_evaluate`, read the response.
+/// One evaluation in a fresh instance: instantiate, `_initialize` if the guest has one, call
+/// `fexpr_evaluate` with the request's length (the guest takes the pending request), read the
+/// response.
 async fn evaluate(
     inner: &Inner,
     store: &mut Store<GuestState>,
-    request: &[u8],
+    len: i32,
     max_output_bytes: usize,
 ) -> Result<Vec<u8>, Stop> {
     let instance = inner.pre.instantiate_async(&mut *store).await?;
     let exports = &inner.exports;
-    if let Some(initialize) = &exports.initialize {
-        let initialize = typed::<(), ()>(instance, store, initialize, "_initialize")?;
-        initialize.call_async(&mut *store, ()).await?;
-    }
-    let alloc = typed::<i32, i32>(instance, store, &exports.alloc, "fexpr_alloc")?;
-    let run = typed::<(i32, i32), i64>(instance, store, &exports.evaluate, "fexpr_evaluate")?;
     let memory = instance
         .get_module_export(&mut *store, &exports.memory)
         .and_then(Extern::into_memory)
         .ok_or_else(|| Stop::Error(sandbox_error("the guest exports no `memory`")))?;
+    store.data_mut().memory = Some(memory);
+    if let Some(initialize) = &exports.initialize {
+        let initialize = typed::<(), ()>(instance, store, initialize, "_initialize")?;
+        initialize.call_async(&mut *store, ()).await?;
+    }
+    let run = typed::<i32, i64>(instance, store, &exports.evaluate, "fexpr_evaluate")?;
 
-    let len = i32::try_from(request.len()).map_err(|_| {
-        Stop::Error(sandbox_error(format!(
-            "a request of {} bytes does not fit the guest ABI",
-            request.len()
-        )))
-    })?;
-    let ptr = alloc.call_async(&mut *store, len).await?;
-    let range = guest_range(ptr, len, memory.data_size(&*store)).ok_or_else(|| {
-        Stop::Error(sandbox_error(format!(
-            "fexpr_alloc returned {}, out of bounds of guest memory ({} bytes)",
-            show_range(ptr, len),
-            memory.data_size(&*store)
-        )))
-    })?;
-    memory.data_mut(&mut *store)[range].copy_from_slice(request);
-
-    let packed = run.call_async(&mut *store, (ptr, len)).await? as u64;
+    let packed = run.call_async(&mut *store, len).await? as u64;
     let (resp_ptr, resp_len) = ((packed >> 32) as u32 as i32, packed as u32 as i32);
     if resp_len as u32 as usize > max_output_bytes {
         return Err(Stop::Error(Error::limit(
@@ -431,19 +444,24 @@ async fn evaluate(
     Ok(memory.data(&*store)[range].to_vec())
 }
 
-/// The export `index` of `instance` as a typed function (its type was checked when the
-/// sandbox was built).
+/// The export `index` of `instance` as a typed function, without checking its type again:
+/// [`Sandbox::from_module_bytes`] checked it (`func_type_is`) against the module, and every
+/// instance is of that module.
+#[allow(unsafe_code)] // the unsafe block below carries its SAFETY comment
 fn typed<P: WasmParams, R: WasmResults>(
     instance: Instance,
     store: &mut Store<GuestState>,
     index: &ModuleExport,
     name: &str,
 ) -> Result<TypedFunc<P, R>, Stop> {
-    instance
+    let func = instance
         .get_module_export(&mut *store, index)
         .and_then(Extern::into_func)
-        .and_then(|f| f.typed::<P, R>(&*store).ok())
-        .ok_or_else(|| Stop::Error(sandbox_error(format!("the guest's `{name}` is unusable"))))
+        .ok_or_else(|| Stop::Error(sandbox_error(format!("the guest's `{name}` is unusable"))))?;
+    // SAFETY: `P` and `R` are the parameter and result types `Sandbox::from_module` checked
+    // this export against when the sandbox was built (`fexpr_evaluate: (i32) -> i64`,
+    // `_initialize: () -> ()`), and `instance` is an instance of that module, in `store`.
+    Ok(unsafe { TypedFunc::new_unchecked(&*store, func) })
 }
 
 /// Explains why the guest stopped: a budget ([`ErrorKind::Limit`]) or anything else

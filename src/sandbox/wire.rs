@@ -1,19 +1,23 @@
 //! The sandbox wire: what the host and the wasm guest exchange, encoded with postcard.
 //!
-//! - Request (host → guest): [`GuestRequest`] `{ input, limits, context }`: the input is text
-//!   (an expression, fexpr's JSON forms) or the checked calls of the front door as trees
+//! - Request (host → guest): [`GuestRequest`] `{ input, limits }`: the input is text (an
+//!   expression, fexpr's JSON forms) or the checked calls of the front door as trees
 //!   ([`GuestInput::Calls`]: the guest evaluates them as they are, without reading text
-//!   again). The context is encoded once per manager ([`encode_context`]) and appended, since
-//!   postcard encodes a struct as its fields in order ([`encode_request`]). Each context entry
-//!   is encoded on its own, so that the guest decodes only the entries the expression names.
+//!   again).
+//! - Context (guest → host, on demand): the manager's context stays on the host, each entry
+//!   encoded once per manager in a [`ContextTable`]; the guest asks for a name when its
+//!   expression uses it (the `host_lookup` import, [`HostContext`]) and decodes that entry
+//!   only. A request carries no context, whatever the number of tools.
 //! - Host call (guest → host): a batch of [`ToolRequest`]s; reply: one `Result<Value, Error>`
 //!   per request (or one error for the whole batch).
 //! - Response (guest → host): [`GuestResponse`].
 //!
 //! Everything the guest sends is decoded and checked by the host as untrusted input.
 
+use elsa::sync::FrozenMap;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::error::{Error, ErrorKind};
@@ -31,9 +35,6 @@ pub struct GuestRequest<'a> {
     pub input: GuestInput<'a>,
     /// The evaluation limits.
     pub limits: Limits,
-    /// The allow-list, one entry at a time.
-    #[serde(borrow)]
-    pub context: WireContext<'a>,
 }
 
 /// What the guest evaluates: text it reads, or calls the host's front door read and checked.
@@ -50,75 +51,90 @@ pub enum GuestInput<'a> {
     Calls(Vec<Expr>),
 }
 
-/// The context on the wire: the entries in the context's order, each encoded on its own and
-/// decoded only when the expression uses its name, plus their indices sorted by name so that
-/// the guest finds a name by binary search without building anything.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct WireContext<'a> {
-    /// The entries in insertion order.
-    #[serde(borrow)]
-    pub entries: Vec<WireEntry<'a>>,
-    /// Indices into `entries`, sorted by name.
-    pub by_name: Vec<u32>,
+/// A manager's context as the guest reads it, kept on the host: every entry encoded once,
+/// found by name when the guest asks for it ([`ContextTable::answer`], the guest's
+/// `host_lookup`), so that a request carries no context and the guest decodes only the
+/// entries its expression names.
+#[derive(Debug, Default)]
+pub struct ContextTable {
+    /// Each name's encoded [`Entry`].
+    entries: HashMap<Box<[u8]>, Box<[u8]>, foldhash::fast::RandomState>,
+    /// Every name in order with whether it is a variable (all "did you mean" hints need),
+    /// encoded: the answer for the empty key.
+    names: Box<[u8]>,
 }
 
-/// One context entry on the wire: its name, whether it is a variable (all "did you mean"
-/// hints need), and the [`Entry`] encoded on its own.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct WireEntry<'a> {
-    /// The name or dotted path.
-    pub name: &'a str,
-    /// Whether the entry is a variable.
-    pub variable: bool,
-    /// The encoded [`Entry`].
-    pub entry: &'a [u8],
-}
-
-/// The guest's view of a [`WireContext`]: entries decoded on first use.
-pub struct LazyContext<'w, 'a> {
-    wire: &'w WireContext<'a>,
-    decoded: Vec<OnceLock<Option<Entry>>>,
-}
-
-impl<'w, 'a> LazyContext<'w, 'a> {
-    /// The view of `wire`; nothing is decoded yet.
-    pub fn new(wire: &'w WireContext<'a>) -> LazyContext<'w, 'a> {
-        let decoded = wire.entries.iter().map(|_| OnceLock::new()).collect();
-        LazyContext { wire, decoded }
+impl ContextTable {
+    /// Encodes `context` for the guest.
+    ///
+    /// # Errors
+    /// An entry that does not encode (a bug: every [`Entry`] encodes), as an
+    /// [`ErrorKind::Sandbox`] error.
+    pub fn new(context: &Context) -> Result<ContextTable, Error> {
+        let entries = context
+            .entries()
+            .map(|(name, entry)| Ok((name.as_bytes().into(), encode(entry)?.into())))
+            .collect::<Result<_, Error>>()?;
+        let names = encode(&context.names())?.into();
+        Ok(ContextTable { entries, names })
     }
 
-    /// The index of `name`'s entry. A malformed index (only a host bug can cause one) makes
-    /// names absent, never a panic.
-    fn find(&self, name: &str) -> Option<usize> {
-        let entries = &self.wire.entries;
-        let name_at = |i: &u32| entries.get(*i as usize).map(|e| e.name);
-        let at = self
-            .wire
-            .by_name
-            .binary_search_by(|i| name_at(i).unwrap_or_default().cmp(name))
-            .ok()?;
-        let index = *self.wire.by_name.get(at)? as usize;
-        (name_at(&(index as u32)) == Some(name)).then_some(index)
+    /// The answer to the guest's lookup of `key`: the encoded entry of the name `key` (its
+    /// UTF-8 bytes), or every name for the empty key (no name is empty); `None` for a name
+    /// the context does not have.
+    pub fn answer(&self, key: &[u8]) -> Option<&[u8]> {
+        if key.is_empty() {
+            return Some(&self.names);
+        }
+        self.entries.get(key).map(|entry| &**entry)
     }
 }
 
-impl Resolve for LazyContext<'_, '_> {
-    /// The entry of `name`, decoded now if it was not yet. An entry that does not decode
-    /// (the host encoded it, so only a bug can cause that) is treated as absent.
+/// How the guest asks the host for the answer to a key ([`ContextTable::answer`] on the host's
+/// side of the `host_lookup` import).
+pub type Lookup<'a> = dyn Fn(&[u8]) -> Option<Vec<u8>> + Sync + 'a;
+
+/// The guest's view of the manager's context: each name asked of the host once, its entry
+/// decoded once, on first use.
+pub struct HostContext<'l> {
+    lookup: &'l Lookup<'l>,
+    /// The names asked so far, with their entry (`None`: not in the context, or an entry that
+    /// does not decode, which only a host bug can cause).
+    asked: FrozenMap<Box<str>, Box<Option<Entry>>>,
+    /// Every name, asked for when a hint needs them.
+    names: OnceLock<Vec<(String, bool)>>,
+}
+
+impl<'l> HostContext<'l> {
+    /// The view of the context behind `lookup`; nothing is asked yet.
+    pub fn new(lookup: &'l Lookup<'l>) -> HostContext<'l> {
+        HostContext {
+            lookup,
+            asked: FrozenMap::new(),
+            names: OnceLock::new(),
+        }
+    }
+}
+
+impl Resolve for HostContext<'_> {
+    /// The entry of `name`, asked of the host and decoded now if it was not yet.
     fn get(&self, name: &str) -> Option<&Entry> {
-        let index = self.find(name)?;
-        let bytes = self.wire.entries.get(index)?.entry;
-        self.decoded
-            .get(index)?
-            .get_or_init(|| decode::<Entry>(bytes).ok())
-            .as_ref()
+        if let Some(entry) = self.asked.get(name) {
+            return entry.as_ref();
+        }
+        let entry = (self.lookup)(name.as_bytes()).and_then(|bytes| decode::<Entry>(&bytes).ok());
+        self.asked.insert(name.into(), Box::new(entry)).as_ref()
     }
 
     fn names(&self) -> Vec<(&str, bool)> {
-        self.wire
-            .entries
+        self.names
+            .get_or_init(|| {
+                (self.lookup)(&[])
+                    .and_then(|bytes| decode::<Vec<(String, bool)>>(&bytes).ok())
+                    .unwrap_or_default()
+            })
             .iter()
-            .map(|e| (e.name, e.variable))
+            .map(|(name, variable)| (name.as_str(), *variable))
             .collect()
     }
 }
@@ -132,39 +148,9 @@ pub enum GuestResponse {
     Failed(Error),
 }
 
-/// Encode a context once, for [`encode_request`].
-pub fn encode_context(context: &Context) -> Result<Vec<u8>, Error> {
-    let encoded = context
-        .entries()
-        .map(|(name, entry)| Ok((name, entry.is_variable(), encode(entry)?)))
-        .collect::<Result<Vec<_>, Error>>()?;
-    let entries = encoded
-        .iter()
-        .map(|(name, variable, bytes)| WireEntry {
-            name,
-            variable: *variable,
-            entry: bytes,
-        })
-        .collect::<Vec<_>>();
-    let mut by_name: Vec<u32> = (0..entries.len())
-        .map(|i| {
-            u32::try_from(i).map_err(|_| Error::new(ErrorKind::Limit, "too many context entries"))
-        })
-        .collect::<Result<_, _>>()?;
-    by_name.sort_by_key(|i| entries.get(*i as usize).map(|e| e.name));
-    encode(&WireContext { entries, by_name })
-}
-
-/// Encode a request from its parts, reusing an encoded context.
-pub fn encode_request(
-    input: &GuestInput<'_>,
-    limits: &Limits,
-    context: &[u8],
-) -> Result<Vec<u8>, Error> {
-    let mut bytes =
-        postcard::to_allocvec(&(input, limits)).map_err(|e| wire_error("encode the request", e))?;
-    bytes.extend_from_slice(context);
-    Ok(bytes)
+/// Encode a request from its parts.
+pub fn encode_request(input: &GuestInput<'_>, limits: &Limits) -> Result<Vec<u8>, Error> {
+    postcard::to_allocvec(&(input, limits)).map_err(|e| wire_error("encode the request", e))
 }
 
 /// Encode any wire message.
@@ -214,14 +200,18 @@ pub async fn evaluate<D: Dispatch>(
 }
 
 /// The guest's entry point: decode the request, evaluate with tool calls sent through
-/// `host`, encode the response.
-pub fn guest_evaluate(request: &[u8], host: &mut dyn FnMut(&[u8]) -> Vec<u8>) -> Vec<u8> {
+/// `host` and the context read through `lookup`, encode the response.
+pub fn guest_evaluate(
+    request: &[u8],
+    host: &mut dyn FnMut(&[u8]) -> Vec<u8>,
+    lookup: &Lookup<'_>,
+) -> Vec<u8> {
     let response = match decode::<GuestRequest>(request) {
         Ok(req) => {
             let dispatch = HostDispatch {
                 host: RefCell::new(host),
             };
-            let context = LazyContext::new(&req.context);
+            let context = HostContext::new(lookup);
             now(evaluate(&req.input, &context, &req.limits, &dispatch)).unwrap_or_else(|| {
                 GuestResponse::Failed(Error::new(
                     ErrorKind::Sandbox,
@@ -310,30 +300,56 @@ mod tests {
         context
     }
 
-    /// The request for `add(a=2, b=3)` in `context`, with the default limits.
-    fn add_request(context: &Context) -> Vec<u8> {
-        let bytes = encode_context(context).expect("encodes");
-        encode_request(
-            &GuestInput::Expression("add(a=2, b=3)"),
-            &Limits::default(),
-            &bytes,
-        )
-        .expect("encodes")
+    /// The request for `add(a=2, b=3)` with the default limits.
+    fn add_request() -> Vec<u8> {
+        encode_request(&GuestInput::Expression("add(a=2, b=3)"), &Limits::default())
+            .expect("encodes")
     }
 
     #[test]
-    fn the_guest_sees_the_context_the_host_encoded() {
-        let context = &context();
-        let request = add_request(context);
+    fn the_guest_sees_the_request_the_host_encoded() {
+        let request = add_request();
         let decoded: GuestRequest = decode(&request).expect("decodes");
         assert_eq!(decoded.input, GuestInput::Expression("add(a=2, b=3)"));
         assert_eq!(decoded.limits, Limits::default());
-        let view = LazyContext::new(&decoded.context);
-        assert_eq!(view.names(), context.names());
+    }
+
+    #[test]
+    fn the_guest_sees_the_context_the_host_keeps() {
+        let context = &context();
+        let table = ContextTable::new(context).expect("encodes");
+        let asked = std::sync::Mutex::new(Vec::new());
+        let lookup = |key: &[u8]| {
+            asked.lock().unwrap().push(key.to_vec());
+            table.answer(key).map(<[u8]>::to_vec)
+        };
+        let view = HostContext::new(&lookup);
         for (name, entry) in context.entries() {
+            assert_eq!(Resolve::get(&view, name), Some(entry), "{name}");
             assert_eq!(Resolve::get(&view, name), Some(entry), "{name}");
         }
         assert_eq!(Resolve::get(&view, "os"), None);
+        assert_eq!(Resolve::get(&view, "os"), None);
+        assert_eq!(view.names(), context.names());
+        assert_eq!(view.names(), context.names());
+        // Each name was asked once, the names once (the empty key).
+        let mut keys = asked.into_inner().unwrap();
+        keys.sort();
+        let mut expected: Vec<Vec<u8>> = context
+            .entries()
+            .map(|(n, _)| n.as_bytes().to_vec())
+            .collect();
+        expected.extend([b"os".to_vec(), Vec::new()]);
+        expected.sort();
+        assert_eq!(keys, expected);
+    }
+
+    #[test]
+    fn unreadable_answers_are_absent_names() {
+        let lookup = |key: &[u8]| (!key.is_empty()).then(|| vec![0xff; 3]);
+        let view = HostContext::new(&lookup);
+        assert_eq!(Resolve::get(&view, "add"), None);
+        assert!(view.names().is_empty());
     }
 
     #[test]
@@ -380,7 +396,7 @@ mod tests {
 
     #[test]
     fn truncated_requests_are_errors() {
-        let request = add_request(&context());
+        let request = add_request();
         for len in 0..request.len() {
             let prefix = request.get(..len).unwrap_or_default();
             assert!(decode::<GuestRequest>(prefix).is_err(), "{len}");

@@ -139,7 +139,7 @@ impl RecordType {
                 .fields
                 .iter()
                 .zip(given)
-                .map(|(field, (value, span))| self.coerce_argument(field, value, span).map(Some))
+                .map(|(field, (value, span))| self.argument(field, value, span))
                 .collect();
         }
         let mut slots: Vec<Option<(Value, Span)>> = vec![None; self.fields.len()];
@@ -157,7 +157,7 @@ impl RecordType {
             .iter()
             .zip(slots)
             .map(|(field, slot)| match slot {
-                Some((value, span)) => self.coerce_argument(field, value, span).map(Some),
+                Some((value, span)) => self.argument(field, value, span),
                 None => Ok(field
                     .default
                     .clone()
@@ -188,8 +188,10 @@ impl RecordType {
             let fields = kwargs
                 .into_iter()
                 .zip(&self.fields)
-                .map(|((name, value, span), field)| {
-                    self.coerce_argument(field, value, span).map(|v| (name, v))
+                .filter_map(|((name, value, span), field)| {
+                    self.argument(field, value, span)
+                        .map(|v| v.map(|v| (name, v)))
+                        .transpose()
                 })
                 .collect::<Result<_, _>>()?;
             return Ok(Value::Record(Record {
@@ -207,6 +209,20 @@ impl RecordType {
                 .filter_map(|(f, v)| v.map(|v| (f.name.clone(), v)))
                 .collect(),
         }))
+    }
+
+    /// The value bound for `field` when `value` is given for it: `value` coerced to its type,
+    /// or, for `None` given to a parameter whose default is `None` (`x: int | None = None`, as
+    /// the signature shows it), that default (`None` for a parameter left out).
+    fn argument(&self, field: &Field, value: Value, span: Span) -> Result<Option<Value>, Error> {
+        if matches!(value, Value::None) && !field.ty.accepts_none() {
+            match (&field.default, field.required) {
+                (Some(Value::None), _) => return Ok(Some(Value::None)),
+                (None, false) => return Ok(None),
+                _ => {}
+            }
+        }
+        self.coerce_argument(field, value, span).map(Some)
     }
 
     /// An argument given for `field`, coerced to its type; an error points at the argument.

@@ -293,6 +293,13 @@ impl Recursive {
         let def = self.definition()?;
         Some(f(def.resolved()))
     }
+
+    /// `f` of the type the definition stands for (the grammar writes its rule from it);
+    /// `None` when the definition is gone.
+    #[cfg(feature = "native")]
+    pub(crate) fn resolved<T>(&self, f: impl FnOnce(&Type) -> T) -> Option<T> {
+        self.with(f)
+    }
 }
 
 impl PartialEq for Recursive {
@@ -620,6 +627,14 @@ impl fmt::Display for RecordType {
                     crate::syntax::string_literal(&field.name),
                     field.ty
                 )?;
+            }
+            // A parameter whose default is None takes None: `x: int | None = None`.
+            let none_default = matches!(
+                (&field.default, field.required),
+                (Some(crate::value::Value::None), _) | (None, false)
+            );
+            if none_default && !field.ty.accepts_none() {
+                f.write_str(" | None")?;
             }
             match (&field.default, field.required) {
                 (Some(d), _) => write!(f, " = {}", d.repr())?,

@@ -28,6 +28,18 @@ const UNCHECKED_KEYWORDS: &[&str] = &[
     "$recursiveRef",
 ];
 
+/// `obj[key]`. A schema node holds a few keywords and is asked for some forty (each keyword
+/// fexpr reads or refuses): for a small object comparing its keys is much cheaper than
+/// hashing the key, which serde_json's map does with SipHash (it dominated reading the tools'
+/// schemas when a manager is built).
+fn field<'a>(obj: &'a serde_json::Map<String, Json>, key: &str) -> Option<&'a Json> {
+    if obj.len() <= 8 {
+        obj.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        obj.get(key)
+    }
+}
+
 /// The validation keywords [`Bounds`] holds.
 const BOUND_KEYWORDS: &[&str] = &[
     "minimum",
@@ -213,26 +225,26 @@ pub(super) fn schema_type(
         Json::Object(obj) => obj,
         _ => return unchecked("its schema is neither an object nor a boolean"),
     };
-    if let Some(keyword) = UNCHECKED_KEYWORDS.iter().find(|k| obj.contains_key(**k)) {
+    if let Some(keyword) = UNCHECKED_KEYWORDS.iter().find(|k| field(obj, k).is_some()) {
         return unchecked(format!(
             "its schema uses `{keyword}`, which fexpr does not check"
         ));
     }
     let mut parts = Vec::new();
-    if let Some(target) = obj.get("$ref") {
+    if let Some(target) = field(obj, "$ref") {
         parts.push(match target.as_str() {
             Some(target) => reference(target, root, depth),
             None => unchecked("its `$ref` is not a string"),
         });
     }
-    let listed = match (obj.get("const"), obj.get("enum")) {
+    let listed = match (field(obj, "const"), field(obj, "enum")) {
         (Some(c), _) => Some(std::iter::once(Value::from_json(c)).collect::<IndexSet<_>>()),
         (None, Some(Json::Array(values))) => Some(values.iter().map(Value::from_json).collect()),
         (None, Some(_)) => return unchecked("its `enum` is not a list"),
         (None, None) => None,
     };
     for key in ["anyOf", "oneOf"] {
-        if let Some(alts) = obj.get(key) {
+        if let Some(alts) = field(obj, key) {
             let Some(alts) = alts.as_array() else {
                 return unchecked(format!("its `{key}` is not a list"));
             };
@@ -243,7 +255,7 @@ pub(super) fn schema_type(
             ));
         }
     }
-    if let Some(all) = obj.get("allOf") {
+    if let Some(all) = field(obj, "allOf") {
         let Some(all) = all.as_array() else {
             return unchecked("its `allOf` is not a list");
         };
@@ -273,7 +285,7 @@ pub(super) fn schema_type(
         (None, None) => {}
     }
     let ty = all(parts);
-    if obj.get("nullable").and_then(Json::as_bool) == Some(true) {
+    if field(obj, "nullable").and_then(Json::as_bool) == Some(true) {
         union(vec![ty, Type::None])
     } else {
         ty
@@ -288,7 +300,7 @@ fn core_type(
     depth: usize,
     name_hint: Option<&str>,
 ) -> Result<Option<Type>, Type> {
-    let core = match obj.get("type") {
+    let core = match field(obj, "type") {
         Some(Json::String(t)) => Some(named_type(t, obj, root, depth, name_hint)),
         Some(Json::Array(ts)) => Some(union(
             ts.iter()
@@ -299,7 +311,7 @@ fn core_type(
                 .collect(),
         )),
         Some(_) => return Err(unchecked("its `type` is neither a string nor a list")),
-        None if obj.contains_key("properties") || obj.contains_key("required") => {
+        None if field(obj, "properties").is_some() || field(obj, "required").is_some() => {
             Some(named_type("object", obj, root, depth, name_hint))
         }
         None => None,
@@ -411,9 +423,9 @@ fn bounds(obj: &serde_json::Map<String, Json>, reader: &Reader) -> Result<Option
     if let Some(reason) = invalid_bound(obj) {
         return Err(reason);
     }
-    let number = |key: &str| obj.get(key).and_then(Json::as_f64);
-    let count = |key: &str| obj.get(key).and_then(whole_number);
-    let flag = |key: &str| obj.get(key).and_then(Json::as_bool) == Some(true);
+    let number = |key: &str| field(obj, key).and_then(Json::as_f64);
+    let count = |key: &str| field(obj, key).and_then(whole_number);
+    let flag = |key: &str| field(obj, key).and_then(Json::as_bool) == Some(true);
     let mut b = Bounds {
         minimum: number("minimum"),
         maximum: number("maximum"),
@@ -428,7 +440,7 @@ fn bounds(obj: &serde_json::Map<String, Json>, reader: &Reader) -> Result<Option
         min_properties: count("minProperties"),
         max_properties: count("maxProperties"),
         required: Vec::new(),
-        pattern: match obj.get("pattern") {
+        pattern: match field(obj, "pattern") {
             None => None,
             Some(Json::String(source)) => Some(reader.pattern(source)?),
             Some(_) => return Err("its `pattern` is not a string".into()),
@@ -441,7 +453,7 @@ fn bounds(obj: &serde_json::Map<String, Json>, reader: &Reader) -> Result<Option
     if flag("exclusiveMaximum") {
         b.exclusive_maximum = b.maximum.take();
     }
-    if obj.get("type").and_then(Json::as_str) == Some("integer") {
+    if field(obj, "type").and_then(Json::as_str) == Some("integer") {
         b.int_range = obj
             .get("format")
             .and_then(Json::as_str)
@@ -528,7 +540,7 @@ pub fn invalid_bound(obj: &serde_json::Map<String, Json>) -> Option<String> {
         "minProperties",
         "maxProperties",
     ] {
-        match obj.get(key) {
+        match field(obj, key) {
             Some(v) if whole_number(v).is_none() => {
                 return Some(format!(
                     "its `{key}` must be a whole number >= 0, not {}",
@@ -540,13 +552,13 @@ pub fn invalid_bound(obj: &serde_json::Map<String, Json>) -> Option<String> {
     }
     for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
         let draft4 = key.starts_with("exclusive");
-        match obj.get(key) {
+        match field(obj, key) {
             Some(Json::Number(_)) | None => {}
             Some(Json::Bool(_)) if draft4 => {}
             Some(v) => return Some(format!("its `{key}` must be a number, not {}", shown(v))),
         }
     }
-    match obj.get("multipleOf") {
+    match field(obj, "multipleOf") {
         Some(v) if !v.as_f64().is_some_and(|m| m > 0.0 && m.is_finite()) => Some(format!(
             "its `multipleOf` must be a number > 0, not {}",
             shown(v)
@@ -578,22 +590,22 @@ fn named_type(
     depth: usize,
     name_hint: Option<&str>,
 ) -> Type {
-    let sub = |key: &str| obj.get(key).map(|s| root.nested(s, depth));
+    let sub = |key: &str| field(obj, key).map(|s| root.nested(s, depth));
     match t {
         "null" => Type::None,
         "boolean" => Type::Bool,
         "integer" => Type::Int,
         "number" => Type::Float,
         "string" => Type::Str,
-        "array" if obj.get("format").and_then(Json::as_str) == Some("ndarray") => Type::Array,
-        "array" => match obj.get("prefixItems").and_then(Json::as_array) {
+        "array" if field(obj, "format").and_then(Json::as_str) == Some("ndarray") => Type::Array,
+        "array" => match field(obj, "prefixItems").and_then(Json::as_array) {
             Some(items) => Type::Tuple(items.iter().map(|s| root.nested(s, depth)).collect()),
-            None => match obj.get("items") {
+            None => match field(obj, "items") {
                 // draft-07 tuple form
                 Some(Json::Array(items)) => {
                     Type::Tuple(items.iter().map(|s| root.nested(s, depth)).collect())
                 }
-                _ if obj.get("uniqueItems").and_then(Json::as_bool) == Some(true) => {
+                _ if field(obj, "uniqueItems").and_then(Json::as_bool) == Some(true) => {
                     Type::Set(Box::new(sub("items").unwrap_or(Type::Any)))
                 }
                 _ => Type::List(Box::new(sub("items").unwrap_or(Type::Any))),
@@ -626,7 +638,7 @@ fn named_type(
                         .collect()
                 })
                 .unwrap_or_default();
-            let (dict, max_properties) = match obj.get("additionalProperties") {
+            let (dict, max_properties) = match field(obj, "additionalProperties") {
                 Some(s @ Json::Object(_)) => (Type::Dict(Box::new(root.nested(s, depth))), None),
                 Some(Json::Bool(false)) => {
                     let count = u64::try_from(required.len()).unwrap_or(u64::MAX);
@@ -709,7 +721,7 @@ impl RecordType {
             .and_then(Json::as_array)
             .map(|r| r.iter().filter_map(Json::as_str).collect())
             .unwrap_or_default();
-        let properties = obj.get("properties").and_then(Json::as_object);
+        let properties = field(obj, "properties").and_then(Json::as_object);
         let mut fields: Vec<Field> = properties
             .map(|props| {
                 props
@@ -742,7 +754,7 @@ impl RecordType {
                 });
             }
         }
-        let closed = obj.get("additionalProperties") == Some(&Json::Bool(false));
+        let closed = field(obj, "additionalProperties") == Some(&Json::Bool(false));
         RecordType::new(name, fields, closed)
     }
 }

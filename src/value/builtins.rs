@@ -40,7 +40,7 @@ pub enum Builtin {
     Max,
     /// `round(x[, ndigits])`
     Round,
-    /// `sum(iterable)`
+    /// `sum(iterable, start=0)`
     Sum,
 }
 
@@ -112,7 +112,7 @@ impl Builtin {
             Builtin::Abs => Some(&["x"]),
             Builtin::Len => Some(&["obj"]),
             Builtin::Round => Some(&["number", "ndigits"]),
-            Builtin::Sum => Some(&["iterable"]),
+            Builtin::Sum => Some(&["iterable", "start"]),
             Builtin::Min | Builtin::Max => None,
         }
     }
@@ -280,9 +280,16 @@ impl Builtin {
                     (other, _) => Err(type_error("round", &other)),
                 }
             }
-            Builtin::Min | Builtin::Max | Builtin::Sum => {
-                let items = match (self, slots.len(), first) {
-                    (Builtin::Sum, _, v) | (_, 1, v) => iterable(self.name(), v)?,
+            Builtin::Sum => {
+                // Python adds `start` first: `sum([1, 2], 10)` is `10 + 1 + 2`.
+                let start = arg(1).unwrap_or(Value::Int(0));
+                let mut items = iterable(self.name(), first)?;
+                items.insert(0, start);
+                fold(self, items, limits)
+            }
+            Builtin::Min | Builtin::Max => {
+                let items = match (slots.len(), first) {
+                    (1, v) => iterable(self.name(), v)?,
                     _ => slots.into_iter().flatten().collect(),
                 };
                 fold(self, items, limits)

@@ -18,9 +18,8 @@ pub(super) struct Cli {
 pub(super) enum Command {
     /// Execute calls given as arguments, or the model output on stdin with `-`.
     Exec {
-        /// The toolset to run against.
-        #[arg(long, value_enum, default_value_t = Toolset::None)]
-        tools: Toolset,
+        #[command(flatten)]
+        tools: ToolArgs,
         /// Evaluate inside the wasmtime sandbox (extraction and repairs run on the host).
         #[arg(long)]
         sandbox: bool,
@@ -31,17 +30,16 @@ pub(super) enum Command {
         /// in call position run; a mention is reported on stderr.
         #[arg(long, conflicts_with = "expr")]
         lenient: bool,
-        /// Read the text as this model format only (qwen3-coder, glm, kimi-k2, deepseek,
-        /// harmony, mistral, llama3.1, granite, phi4, xlam, gemma, hermes, pythonic). By
-        /// default every format whose markers the text holds is read.
+        /// Read the text as this model format only (harmony, kimi-k2, kimi-k3, deepseek,
+        /// deepseek-dsml, step3, gemma4, functiongemma, command-r7b, minimax-m2, minicpm5,
+        /// seed-oss, qwen3-coder, glm, llama3.1, pythonic, granite, mistral, phi4, gemma,
+        /// hermes, xlam). By default every format whose markers the text holds is read.
         #[arg(long, conflicts_with = "expr")]
         model_format: Option<fexpr::front::formats::ModelFormat>,
         /// Read each input as one Python expression (a call or a list of calls) or fexpr's
         /// JSON forms, exactly as written: no extraction from model text, no repairs.
         #[arg(long, conflicts_with = "strict")]
         expr: bool,
-        #[command(flatten)]
-        mcp: McpArgs,
         #[command(flatten)]
         report: ReportArgs,
         #[command(flatten)]
@@ -54,9 +52,8 @@ pub(super) enum Command {
     /// one JSON verdict per call, `{"name", "kwargs", "valid", "error", "repairs", "span"}`.
     /// Text that is not a call is listed on stderr as `{"ignored": ...}` lines.
     Check {
-        /// Tool definitions: OpenAI, Anthropic or MCP tool JSON, or BFCL-style function docs.
-        #[arg(long)]
-        tools_json: std::path::PathBuf,
+        #[command(flatten)]
+        tools: ToolArgs,
         /// No schema-aware repairs (by default `true`/`false`/`null`, integral floats and
         /// single values for list parameters, enum spellings are repaired, and each repair is
         /// reported).
@@ -81,16 +78,8 @@ pub(super) enum Command {
     /// call checked, repaired and bounded by fexpr, plus `run_calls`, which runs several calls
     /// (a list, nested calls) written as Python in one round trip.
     Serve {
-        /// The toolset to serve [default: demo, or none with --mcp-config or --tools-json].
-        #[arg(long, value_enum)]
-        tools: Option<Toolset>,
         #[command(flatten)]
-        mcp: McpArgs,
-        /// Also serve these tool definitions (OpenAI, Anthropic or MCP tool JSON, or BFCL-style
-        /// function docs). They have no code: a call to one is checked and repaired like any
-        /// other, and its result is the checked call `{"name", "kwargs"}`; nothing runs.
-        #[arg(long, value_name = "FILE")]
-        tools_json: Option<PathBuf>,
+        tools: ToolArgs,
         /// Serve streamable HTTP at `http://ADDR/mcp` (e.g. `127.0.0.1:8000`) instead of stdio.
         #[arg(long, value_name = "ADDR")]
         listen: Option<std::net::SocketAddr>,
@@ -106,17 +95,66 @@ pub(super) enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Print the grammar of the calls `check` accepts, for constrained decoding (vLLM,
+    /// SGLang, llama.cpp, OpenAI custom tools): made from the tools' typed signatures. Where it
+    /// admits more than `check` (a float's bounds, a pattern, ...) is listed on stderr as
+    /// `{"approximation": ...}` lines.
+    Grammar {
+        #[command(flatten)]
+        tools: ToolArgs,
+        /// The grammar's syntax: lark (llguidance), gbnf (llama.cpp), ebnf (XGrammar) or
+        /// structural-tag (XGrammar's JSON).
+        #[arg(long, default_value = "lark")]
+        format: fexpr::grammar::GrammarFormat,
+        /// The model's tool-call format: pythonic, hermes, llama3-json, qwen3-coder.
+        #[arg(long, default_value = "pythonic")]
+        markup: fexpr::grammar::Markup,
+        /// required (at least one call), auto (prose or calls), none (prose only), or a tool's
+        /// name (calls of that tool only).
+        #[arg(long, default_value = "required")]
+        tool_choice: fexpr::grammar::ToolChoice,
+        /// Print the request fields of an engine instead of the grammar: vllm, sglang, openai
+        /// (a custom tool; Lark only) or json (the grammar and its approximations as one
+        /// object).
+        #[arg(long, value_enum)]
+        request: Option<GrammarRequest>,
+    },
     /// Print the tool definitions a model should see.
     Tools {
-        /// The toolset to describe [default: demo, or none with --mcp-config].
-        #[arg(long, value_enum)]
-        tools: Option<Toolset>,
         #[command(flatten)]
-        mcp: McpArgs,
+        tools: ToolArgs,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
     },
+}
+
+/// The tools a subcommand works with: one option set for `exec`, `check`, `tools` and
+/// `serve`, from any of three sources together.
+#[derive(clap::Args)]
+pub(super) struct ToolArgs {
+    /// A built-in toolset [default: demo for check, tools and serve, none for exec; none when
+    /// --tools-json or --mcp-config is given].
+    #[arg(long, value_enum)]
+    pub(super) tools: Option<Toolset>,
+    /// Tool definitions (OpenAI, Anthropic or MCP tool JSON, or BFCL-style function docs).
+    /// They have no code: a call to one is checked and repaired like any other, and its
+    /// result is the checked call `{"name", "kwargs"}`; nothing runs.
+    #[arg(long, value_name = "FILE")]
+    pub(super) tools_json: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) mcp: McpArgs,
+}
+
+impl ToolArgs {
+    /// The toolset: the one given, else `default` when no other source is given, else none.
+    pub(super) fn toolset(&self, default: Toolset) -> Toolset {
+        match (self.tools, &self.tools_json, &self.mcp.mcp_config) {
+            (Some(tools), _, _) => tools,
+            (None, None, None) => default,
+            _ => Toolset::None,
+        }
+    }
 }
 
 /// MCP servers as tool sources.
@@ -301,10 +339,26 @@ impl LimitArgs {
                 };
                 return Err(Stop::Usage(format!("{what}: `{name}` must be {kind}")));
             };
-            // A value that cannot work (above its ceiling, say) is refused here, naming it.
+            // A value that cannot work (above its ceiling, say) is refused here, naming it in
+            // the command line's words.
             if let Err(e) = limits.check() {
-                let hint = e.hint.map(|h| format!(" ({h})")).unwrap_or_default();
-                return Err(Stop::Usage(format!("{what}: {}{hint}", e.message)));
+                let ceiling = fexpr::Limits::TABLE
+                    .iter()
+                    .find(|l| l.name == name)
+                    .and_then(|l| l.ceiling);
+                let message = match ceiling {
+                    Some(ceiling) if e.message.contains("ceiling") => format!(
+                        "`{name}` must be at most {ceiling}: above it one input could exhaust \
+                         the host's memory or stack (SECURITY.md lists the ceilings)"
+                    ),
+                    _ if name == "memory_bytes" => format!(
+                        "`memory_bytes` must be at least {} (3.5 MiB), the memory the \
+                         sandbox's guest starts with: below it no evaluation could run",
+                        fexpr::Limits::MIN_MEMORY_BYTES
+                    ),
+                    _ => e.message,
+                };
+                return Err(Stop::Usage(format!("{what}: {message}")));
             }
             fields = candidate;
         }
@@ -313,12 +367,24 @@ impl LimitArgs {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum Toolset {
     /// No tools.
     None,
     /// The seed walkthrough's tools and context.
     Demo,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(super) enum GrammarRequest {
+    /// `{"structured_outputs": {"grammar" | "structural_tag": ...}}`.
+    Vllm,
+    /// `{"ebnf": ...}` or `{"response_format": {structural tag}}`.
+    Sglang,
+    /// An OpenAI custom tool whose input is the grammar (`format: {type: grammar, syntax: lark}`).
+    Openai,
+    /// The grammar, its format, markup, tool choice and approximations as one JSON object.
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

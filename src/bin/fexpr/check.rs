@@ -38,19 +38,17 @@ impl fexpr::Tool for CheckedCall {
     }
 }
 
-/// `fexpr check`: verdicts on stdout, ignored text on stderr.
+/// `fexpr check`: verdicts on stdout, ignored text on stderr, against `manager`'s tools (its
+/// limits). A text without a call gets no verdict: stderr says there is nothing to check.
 pub(super) fn check(
     out: &mut Output,
-    tools_json: &std::path::Path,
+    manager: &ToolManager,
     options: fexpr::repair::RepairOptions,
     human: Option<Human>,
-    limits: &fexpr::Limits,
     exprs: Vec<OsString>,
 ) -> Result<(), Stop> {
-    let defs = read_tools_json(tools_json)?;
-    let ctx = fexpr::tooldefs::context(&defs);
     let mut inputs = Inputs {
-        max_bytes: limits.max_source_bytes,
+        max_bytes: manager.limits().max_source_bytes,
         stdin_read: false,
     };
     // The row of an input that yields no verdict of its own.
@@ -67,7 +65,8 @@ pub(super) fn check(
     for expr in exprs {
         let (text, checked) = match inputs.text(expr) {
             Ok(text) => {
-                let checked = fexpr::check::check_text(&text, &ctx, limits, &options);
+                let request = manager.run(Input::model_output(text.as_str()));
+                let checked = request.repair(options).check();
                 (text, checked)
             }
             Err(e) => (
@@ -84,16 +83,14 @@ pub(super) fn check(
                 None => out.note(serde_json::json!({ "ignored": ignored }))?,
             }
         }
-        let error = checked.error.or_else(|| {
-            (checked.verdicts.is_empty() && checked.ignored.is_empty())
-                .then(|| Error::new(ErrorKind::Syntax, "the input is blank: no call to check"))
-        });
-        if let Some(mut e) = error {
+        if let Some(mut e) = checked.error {
             flag_hint(&mut e);
             match human {
                 Some(human) => out.row(human.show(&e, &text) + "\n")?,
                 None => out.row(failed(e).to_json())?,
             }
+        } else if checked.verdicts.is_empty() {
+            nothing_to_run(out, human, &checked.ignored)?;
         }
         for mut verdict in checked.verdicts {
             if let Some(e) = verdict.error.as_mut() {

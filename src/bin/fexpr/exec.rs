@@ -95,7 +95,6 @@ pub(super) fn exec(
                 let outputs = runtime.block_on(run_expression(&manager, sandbox, &text));
                 (text, outputs, Vec::new())
             }
-            Ok(text) if text.trim().is_empty() => (text, vec![blank("run")], Vec::new()),
             Ok(text) => {
                 // Not trimmed: the size limit counts every byte given, and spans index the
                 // text as given.
@@ -116,6 +115,9 @@ pub(super) fn exec(
                 Some(human) => out.note(human.show(ignored, &text) + "\n")?,
                 None => out.note(serde_json::json!({ "ignored": ignored }))?,
             }
+        }
+        if outputs.is_empty() {
+            nothing_to_run(out, human, &ignored)?;
         }
         // Every span indexes the whole input.
         for mut output in outputs {
@@ -172,6 +174,7 @@ fn exec_stream(
     };
     let mut events = request.events();
     let mut any = false;
+    let mut ignored = Vec::new();
     let failed = || failure.lock().map(|f| f.is_some()).unwrap_or(true);
     while let Some(event) = runtime.block_on(events.next()) {
         // Input that cannot be used (not UTF-8, unreadable): what has not started never does
@@ -192,10 +195,13 @@ fn exec_stream(
                     None => out.row(output.to_json())?,
                 }
             }
-            StreamEvent::Ignored(ignored) => match human {
-                Some(human) => out.note(human.show(&ignored, &text) + "\n")?,
-                None => out.note(serde_json::json!({ "ignored": ignored }))?,
-            },
+            StreamEvent::Ignored(stretch) => {
+                match human {
+                    Some(human) => out.note(human.show(&stretch, &text) + "\n")?,
+                    None => out.note(serde_json::json!({ "ignored": stretch }))?,
+                }
+                ignored.push(stretch);
+            }
             _ => {}
         }
         out.flush()?;
@@ -205,10 +211,7 @@ fn exec_stream(
     if let Some(error) = failure {
         out.row(FunctionOutput::failed("", "<stdin>", error).to_json())?;
     } else if !any {
-        let text = text.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if text.trim().is_empty() {
-            out.row(blank("run").to_json())?;
-        }
+        nothing_to_run(out, human, &ignored)?;
     }
     out.flush()
 }
@@ -349,16 +352,22 @@ pub(super) fn repair_options(
     }
 }
 
-/// The row of a blank input: nothing to `what`.
-fn blank(what: &str) -> FunctionOutput {
-    FunctionOutput::failed(
-        "",
-        "",
-        Error::new(
-            ErrorKind::Syntax,
-            format!("the input is blank: no call to {what}"),
-        ),
-    )
+/// An input without a call (prose, a message that asks for none, blank text) has no row, as
+/// it has no output: stderr says why there is nothing to run (`{"nothing_to_run": error}`, or
+/// a note for people), from the text it ignored. The exit status stays 0.
+pub(super) fn nothing_to_run(
+    out: &mut Output,
+    human: Option<Human>,
+    ignored: &[fexpr::front::Ignored],
+) -> Result<(), Stop> {
+    let error = fexpr::request::nothing_to_run(ignored);
+    match human {
+        Some(_) => {
+            let hint = error.hint.as_deref().unwrap_or_default();
+            out.note(format_args!("note: {}\n  = help: {hint}\n", error.message))
+        }
+        None => out.note(serde_json::json!({ "nothing_to_run": error })),
+    }
 }
 
 /// A limit error's hint names the library's setting (`raise Limits::max_calls …`); here it

@@ -30,10 +30,18 @@
 //! diagnostics for people: the source line with the span underlined, and the hint; with
 //! `--format json` (the default otherwise) the JSON objects above.
 //!
-//! Exit status: 0 when every input was answered on stdout, with an error row for an input that
-//! could not be used (not UTF-8, over `max_source_bytes`, unreadable) as for a call that failed,
-//! and also when the reader of stdout or stderr closed it early (`| head`): the process then
-//! stops quietly. 1 when fexpr could not run (the async runtime did not start, no MCP
+//! Tools: one option set for every subcommand, any of them together: `--tools demo|none`,
+//! `--tools-json FILE` (definitions without code) and `--mcp-config FILE`; with none of them
+//! `check`, `tools` and `serve` use the demo tools and `exec` none.
+//!
+//! An input without a call (prose, an assistant message asking for none, blank text) gets no
+//! row: an output answers a call. Its text is on stderr (`{"ignored": ...}`), then one
+//! `{"nothing_to_run": error}` line (a `note:` for people) says why nothing ran.
+//!
+//! Exit status: 0 when every input was answered on stdout (an input without a call is answered
+//! by no row), with an error row for an input that could not be used (not UTF-8, over
+//! `max_source_bytes`, unreadable) as for a call that failed, and also when the reader of
+//! stdout or stderr closed it early (`| head`): the process then stops quietly. 1 when fexpr could not run (the async runtime did not start, no MCP
 //! server of the config started, `serve` could not listen, or the output could not be
 //! written). 2 for a usage error: the command line, or a file it names (`--tools-json`,
 //! `--mcp-config`) that cannot be read or understood. Messages for 1 and 2 are one
@@ -58,16 +66,29 @@ mod check;
 mod exec;
 mod output;
 
+/// The CLI allocates with mimalloc: a library leaves the choice to the program that links it,
+/// this program chooses (BENCHMARKS.md shows fexpr's figures with both).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use args::*;
 use check::{check, read_tools_json, CheckedCall};
 use exec::*;
 use output::{Output, Stop};
 
-fn manager(tools: Toolset) -> ToolManagerBuilder {
-    match tools {
+/// The manager of `args` before its MCP servers are added: the toolset (`default` when no
+/// other source is given) and the definitions of `--tools-json`.
+fn tool_builder(args: &ToolArgs, default: Toolset) -> Result<ToolManagerBuilder, Stop> {
+    let mut builder = match args.toolset(default) {
         Toolset::None => ToolManager::builder(),
         Toolset::Demo => fexpr::demo::builder(),
+    };
+    if let Some(path) = &args.tools_json {
+        for def in read_tools_json(path)? {
+            builder.add_tool(std::sync::Arc::new(CheckedCall(def)));
+        }
     }
+    Ok(builder)
 }
 
 /// Connect to the MCP servers of `args` (if any) and add their tools to `manager`.
@@ -129,7 +150,7 @@ fn main() -> ExitCode {
     let mut out = Output::new();
     let result = match cli.command {
         Command::Check {
-            tools_json,
+            tools,
             strict,
             lenient,
             model_format,
@@ -137,14 +158,11 @@ fn main() -> ExitCode {
             limits,
             exprs,
         } => limits.limits().and_then(|limits| {
-            check(
-                &mut out,
-                &tools_json,
-                repair_options(strict, lenient, model_format),
-                report.human(),
-                &limits,
-                exprs,
-            )
+            let builder = tool_builder(&tools, Toolset::Demo)?.limits(limits);
+            with_tools(&mut out, builder, &tools.mcp, |out, _, m| {
+                let options = repair_options(strict, lenient, model_format);
+                check(out, &m, options, report.human(), exprs)
+            })
         }),
         Command::Exec {
             tools,
@@ -153,36 +171,29 @@ fn main() -> ExitCode {
             lenient,
             model_format,
             expr,
-            mcp,
             report,
             limits,
             exprs,
         } => limits.limits().and_then(|limits| {
-            let manager = manager(tools).limits(limits);
+            let manager = tool_builder(&tools, Toolset::None)?.limits(limits);
             let manager = if sandbox {
                 one_shot_sandbox(manager)
             } else {
                 manager
             };
-            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+            with_tools(&mut out, manager, &tools.mcp, |out, runtime, m| {
                 let how = (repair_options(strict, lenient, model_format), expr);
                 exec(out, runtime, m, sandbox, how, report.human(), exprs)
             })
         }),
         Command::Serve {
             tools,
-            mcp,
-            tools_json,
             listen,
             sandbox,
             strict,
             only_run_calls,
             limits,
         } => limits.limits().and_then(|limits| {
-            let default = match (&mcp.mcp_config, &tools_json) {
-                (None, None) => Toolset::Demo,
-                _ => Toolset::None,
-            };
             let options = fexpr::mcp::serve::ServeOptions {
                 only_run_calls,
                 sandboxed: sandbox,
@@ -193,13 +204,8 @@ fn main() -> ExitCode {
                 Some(addr) => fexpr::mcp::serve::McpTransport::Http(addr),
                 None => fexpr::mcp::serve::McpTransport::Stdio,
             };
-            let mut manager = manager(tools.unwrap_or(default)).limits(limits);
-            if let Some(path) = &tools_json {
-                for def in read_tools_json(path)? {
-                    manager.add_tool(std::sync::Arc::new(CheckedCall(def)));
-                }
-            }
-            with_tools(&mut out, manager, &mcp, |out, runtime, m| {
+            let manager = tool_builder(&tools, Toolset::Demo)?.limits(limits);
+            with_tools(&mut out, manager, &tools.mcp, |out, runtime, m| {
                 let gateway = fexpr::mcp::serve::McpGateway::new(m, options)
                     .map_err(|e| Stop::Usage(e.to_string()))?;
                 if let fexpr::mcp::serve::McpTransport::Http(addr) = &transport {
@@ -211,17 +217,27 @@ fn main() -> ExitCode {
                     .map_err(|e| Stop::Failed(e.message))
             })
         }),
-        Command::Tools { tools, mcp, format } => {
-            let default = match mcp.mcp_config {
-                Some(_) => Toolset::None,
-                None => Toolset::Demo,
-            };
-            with_tools(
-                &mut out,
-                manager(tools.unwrap_or(default)),
-                &mcp,
-                |out, _, m| out.row(definitions(&m, format)),
-            )
+        Command::Tools { tools, format } => tool_builder(&tools, Toolset::Demo).and_then(|b| {
+            with_tools(&mut out, b, &tools.mcp, |out, _, m| {
+                out.row(definitions(&m, format))
+            })
+        }),
+        Command::Grammar {
+            tools,
+            format,
+            markup,
+            tool_choice,
+            request,
+        } => {
+            let options = fexpr::grammar::GrammarOptions::default()
+                .format(format)
+                .markup(markup)
+                .tool_choice(tool_choice);
+            tool_builder(&tools, Toolset::Demo).and_then(|b| {
+                with_tools(&mut out, b, &tools.mcp, |out, _, m| {
+                    grammar(out, &m, &options, request)
+                })
+            })
         }
     };
     out.finish(result)
@@ -250,6 +266,52 @@ fn with_tools(
         runtime.block_on(mcp.close());
     }
     result
+}
+
+/// `fexpr grammar`: the grammar (or an engine's request fields) on stdout, its approximations
+/// and the tools it leaves out on stderr.
+fn grammar(
+    out: &mut Output,
+    manager: &ToolManager,
+    options: &fexpr::grammar::GrammarOptions,
+    request: Option<GrammarRequest>,
+) -> Result<(), Stop> {
+    let grammar = manager.grammar(options).map_err(|e| {
+        let hint = e.hint.map(|h| format!(" ({h})")).unwrap_or_default();
+        Stop::Usage(format!("{}{hint}", e.message))
+    })?;
+    let printed = match request {
+        None => grammar.text.clone(),
+        Some(GrammarRequest::Vllm) => pretty(&grammar.vllm()),
+        Some(GrammarRequest::Json) => pretty(&grammar.to_json()),
+        Some(GrammarRequest::Sglang) => pretty(&grammar.sglang().ok_or_else(|| {
+            Stop::Usage("SGLang takes EBNF or a structural tag: use --format ebnf".into())
+        })?),
+        Some(GrammarRequest::Openai) => pretty(
+            &grammar
+                .openai_tool("fexpr_calls", "Call the tools: write the calls.")
+                .ok_or_else(|| {
+                    Stop::Usage(
+                        "an OpenAI custom tool takes a Lark grammar: use --format lark".into(),
+                    )
+                })?,
+        ),
+    };
+    let printed = printed.trim_end_matches('\n');
+    out.row(printed)?;
+    for a in &grammar.approximations {
+        out.note(format_args!(
+            "{}",
+            serde_json::json!({"approximation": {"tool": a.tool, "path": a.path, "what": a.what, "kind": a.kind}})
+        ))?;
+    }
+    for (tool, why) in &grammar.left_out {
+        out.note(format_args!(
+            "{}",
+            serde_json::json!({"left_out": {"tool": tool, "why": why}})
+        ))?;
+    }
+    Ok(())
 }
 
 /// `fexpr tools`: the definitions of `manager`'s tools in `format`.

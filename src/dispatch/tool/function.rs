@@ -494,7 +494,7 @@ fn arg<T: DeserializeOwned + 'static>(
     message = "`{Self}` cannot be a sync tool function",
     label = "not `Fn(A, B, ...) -> R` with tool parameters and result",
     note = "`FunctionTool::new` takes `Fn(A, B, ...) -> R` with up to 8 parameters, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter",
-    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E` is a `String`, a `&str`, a `fexpr::ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync` or a pointer to one (`anyhow::Error`, `Box<dyn Error + Send + Sync>`)",
     note = "an async function goes to `FunctionTool::new_async`; one taking a `CallContext` first to `FunctionTool::with_context` (or `with_context_async`)"
 )]
 pub trait SyncFn<Args, M>: Send + Sync + 'static {
@@ -513,7 +513,7 @@ pub trait SyncFn<Args, M>: Send + Sync + 'static {
     message = "`{Self}` cannot be an async tool function",
     label = "not `Fn(A, B, ...) -> impl Future<Output = R> + Send + 'static` with tool parameters and result",
     note = "`FunctionTool::new_async` takes `Fn(A, B, ...) -> impl Future<Output = R> + Send + 'static` with up to 8 parameters, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter",
-    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E` is a `String`, a `&str`, a `fexpr::ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync` or a pointer to one (`anyhow::Error`, `Box<dyn Error + Send + Sync>`)",
     note = "a sync function goes to `FunctionTool::new`; one taking a `CallContext` first to `FunctionTool::with_context_async`"
 )]
 pub trait AsyncFn<Args, M>: Send + Sync + 'static {
@@ -532,7 +532,7 @@ pub trait AsyncFn<Args, M>: Send + Sync + 'static {
     message = "`{Self}` cannot be a sync tool function taking a `CallContext`",
     label = "not `Fn(CallContext, A, B, ...) -> R` with tool parameters and result",
     note = "`FunctionTool::with_context` takes `Fn(CallContext, A, B, ...) -> R` with up to 6 parameters after the context, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter after the context",
-    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E` is a `String`, a `&str`, a `fexpr::ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync` or a pointer to one (`anyhow::Error`, `Box<dyn Error + Send + Sync>`)",
     note = "an async function goes to `FunctionTool::with_context_async`; one without a `CallContext` to `FunctionTool::new`"
 )]
 pub trait ContextFn<Args, M>: Send + Sync + 'static {
@@ -557,7 +557,7 @@ pub trait ContextFn<Args, M>: Send + Sync + 'static {
     message = "`{Self}` cannot be an async tool function taking a `CallContext`",
     label = "not `Fn(CallContext, A, B, ...) -> impl Future<Output = R> + Send + 'static` with tool parameters and result",
     note = "`FunctionTool::with_context_async` takes `Fn(CallContext, A, B, ...) -> impl Future<Output = R> + Send + 'static` with up to 6 parameters after the context, each `serde::de::DeserializeOwned + schemars::JsonSchema` (an `Option<T>` parameter is optional), and one name per parameter after the context",
-    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)",
+    note = "R is `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E` is a `String`, a `&str`, a `fexpr::ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync` or a pointer to one (`anyhow::Error`, `Box<dyn Error + Send + Sync>`)",
     note = "a sync function goes to `FunctionTool::with_context`; one without a `CallContext` to `FunctionTool::new_async`"
 )]
 pub trait AsyncContextFn<Args, M>: Send + Sync + 'static {

@@ -23,10 +23,14 @@ use crate::value::Value;
 mod definition;
 mod features;
 mod function;
+mod returns;
 
 pub use self::definition::ToolDefinition;
 pub use self::features::{Memo, ToolFeatures};
 pub use self::function::{AsyncContextFn, AsyncFn, ContextFn, FunctionTool, SyncFn};
+pub use self::returns::{
+    Fallible, FallibleDyn, FallibleMessage, FallibleTool, Output, Plain, ToolReturn,
+};
 
 /// The future a tool returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, Error>> + Send>>;
@@ -77,85 +81,6 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// Marks [`ToolReturn`] for a value returned as it is (`T: Serialize + JsonSchema`).
-pub enum Plain {}
-/// Marks [`ToolReturn`] for a [`ToolOutput`] (an output with its own observation).
-pub enum Output {}
-/// Marks [`ToolReturn`] for a `Result` whose `Ok` value is returned as `M` says.
-pub struct Fallible<M>(std::marker::PhantomData<M>);
-
-/// What a tool function may return, sync or async, with or without a [`CallContext`]:
-///
-/// - `T` where `T: Serialize + JsonSchema` (its schema is the tool's result schema);
-/// - [`ToolOutput`]: an output with the text the model should see;
-/// - `Result<T, E>` or `Result<ToolOutput, E>` for any `E: Into<ToolError>`: a [`ToolError`],
-///   an [`Error`] (its kind and hint are kept: a pool's `Limit` stays `Limit`), any
-///   `std::error::Error + Send + Sync` (`std::io::Error`, `anyhow::Error`, …), a `String`.
-///
-/// `M` is a marker that keeps these apart; it is inferred. One case is ambiguous: a
-/// `Result` whose error type is itself serializable (`Result<T, String>`) is both a value and
-/// a failure to the compiler ("type annotations needed"); return a [`ToolError`]
-/// (`.map_err(ToolError::new)`) instead. `#[fexpr::tool]` functions have no such case.
-///
-/// ```
-/// use fexpr::{FunctionTool, ToolOutput, Value};
-/// use fexpr::tool::ToolError;
-/// let half = FunctionTool::new("half", ["n"], |n: i64| -> Result<i64, ToolError> {
-///     if n % 2 == 1 { return Err(ToolError::new("odd")); }
-///     Ok(n / 2)
-/// });
-/// let read = FunctionTool::new("read", ["path"], |path: String| -> Result<String, std::io::Error> {
-///     std::fs::read_to_string(path)
-/// });
-/// let shown = FunctionTool::new("shown", [], || ToolOutput::new(Value::Int(3)).with_observation("three"));
-/// # let _ = (half, read, shown);
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "a tool cannot return `{Self}`",
-    label = "this is returned by the tool",
-    note = "a tool returns `T`, `ToolOutput`, `Result<T, E>` or `Result<ToolOutput, E>`, where `T: serde::Serialize + schemars::JsonSchema` and `E: Into<fexpr::tool::ToolError>` (a `ToolError`, a `fexpr::Error`, any `std::error::Error + Send + Sync`, a `String`)"
-)]
-pub trait ToolReturn<M>: Send + 'static {
-    /// The JSON Schema of the value (`{}`, anything, for a [`ToolOutput`]).
-    fn schema(generator: &mut schemars::SchemaGenerator) -> Json;
-    /// The output, or the tool's failure.
-    fn into_output(self) -> Result<ToolOutput, Error>;
-}
-
-impl<T: Serialize + schemars::JsonSchema + Send + 'static> ToolReturn<Plain> for T {
-    fn schema(generator: &mut schemars::SchemaGenerator) -> Json {
-        generator.subschema_for::<T>().to_value()
-    }
-    fn into_output(self) -> Result<ToolOutput, Error> {
-        Value::from_serialize(&self).map(ToolOutput::from)
-    }
-}
-
-impl ToolReturn<Output> for ToolOutput {
-    fn schema(_: &mut schemars::SchemaGenerator) -> Json {
-        json!({})
-    }
-    fn into_output(self) -> Result<ToolOutput, Error> {
-        Ok(self)
-    }
-}
-
-impl<T, E, M> ToolReturn<Fallible<M>> for Result<T, E>
-where
-    T: ToolReturn<M>,
-    E: Into<ToolError> + Send + 'static,
-{
-    fn schema(generator: &mut schemars::SchemaGenerator) -> Json {
-        T::schema(generator)
-    }
-    fn into_output(self) -> Result<ToolOutput, Error> {
-        match self {
-            Ok(value) => value.into_output(),
-            Err(e) => Err(e.into().0),
-        }
-    }
-}
-
 /// A tool's failure: the [`Error`] the call reports to the model.
 ///
 /// [`ToolError::new`] makes a `ToolFailed` error from a message. Any error converts with `?`
@@ -165,7 +90,7 @@ where
 /// `&str`) becomes a `ToolFailed` error with its message.
 ///
 /// ```
-/// use fexpr::tool::ToolError;
+/// use fexpr::ToolError;
 /// use fexpr::{Error, ErrorKind, LimitKind};
 /// fn divide(a: f64, b: f64) -> Result<f64, ToolError> {
 ///     if b == 0.0 { return Err(ToolError::new("cannot divide by zero")); }

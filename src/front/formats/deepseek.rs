@@ -12,33 +12,46 @@
 //! `<think>` block is reasoning.
 
 use super::scan::{cut, find, malformed, section, skip_ws, span, trim, Out, Src};
-use super::FormatArgs;
+use super::{FormatArgs, ModelFormat, Spec};
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::DeepSeek,
+    name: "deepseek",
+    marker_bytes: b"<",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "DeepSeek";
-pub(super) const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 const CALLS_END: &str = "<｜tool▁calls▁end｜>";
-pub(super) const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
 const SEP: &str = "<｜tool▁sep｜>";
 const CALL_END: &str = "<｜tool▁call▁end｜>";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
+fn holds_markers(text: &str) -> bool {
+    text.contains(CALL_BEGIN)
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let mut pos = 0;
     while let Some((start, which)) = src.find_any(pos, &[CALLS_BEGIN, CALL_BEGIN]) {
         if which == 1 {
             match call(text, start, out) {
                 Some(end) => pos = end,
-                None => return,
+                None => break,
             }
             continue;
         }
         let token = (start, start + CALLS_BEGIN.len());
-        match section(text, &src, token, (CALL_BEGIN, &[CALLS_END]), call, out) {
+        match section(text, &mut src, token, (CALL_BEGIN, &[CALLS_END]), call, out) {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
 /// Read the call whose `<｜tool▁call▁begin｜>` is at `start`.

@@ -12,22 +12,36 @@
 use super::scan::{
     char_end, cut, find, malformed, may_continue, python_call, skip_ws, span, Out, PyCall, Src,
 };
-use super::FormatArgs;
+use super::{FormatArgs, ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Gemma,
+    name: "gemma",
+    marker_bytes: b"`",
+    found_by_markers: false,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Gemma";
 const OPEN: &str = "```tool_code";
 const CLOSE: &str = "```";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::plain(text);
+fn holds_markers(text: &str) -> bool {
+    text.contains(OPEN)
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let mut pos = 0;
     while let Some((start, _)) = src.find_any(pos, &[OPEN]) {
         match block(text, start, out) {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
 /// Read the block whose fence is at `start`.

@@ -8,13 +8,24 @@
 //! </tool_call>
 //! ```
 //!
-//! (GLM-4.7 writes no newline after the name.) Values are kept as written; a key given twice
-//! is an error.
+//! (GLM-4.7 writes no newline after the name.) Values are kept as written (the template writes
+//! no newline inside `<arg_value>`); a key given twice is an error. A call whose last value is
+//! closed when the text ends is complete without its `</tool_call>`.
 
 use super::scan::{
     char_end, cut, find, malformed, may_continue, skip_ws, slice, span, trim, Out, Src,
 };
-use super::{FormatArgs, TextArg};
+use super::{FormatArgs, ModelFormat, Spec, TextArg};
+use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Glm,
+    name: "glm",
+    marker_bytes: b"<",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "GLM";
 const OPEN: &str = "<tool_call>";
@@ -24,18 +35,35 @@ const END_KEY: &str = "</arg_key>";
 const VALUE: &str = "<arg_value>";
 const END_VALUE: &str = "</arg_value>";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
+/// A `<tool_call>` followed by a name and then `<arg_key>` or `</tool_call>` (a call with no
+/// arguments), as no other format writes it.
+fn holds_markers(text: &str) -> bool {
+    super::tag_then(text, |rest| {
+        let name = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            .count();
+        let after = &rest[skip_ws(rest.as_bytes(), name)..];
+        name > 0 && (after.starts_with(KEY) || after.starts_with(CLOSE))
+    })
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let mut pos = 0;
     while let Some((start, _)) = src.find_any(pos, &[OPEN]) {
         match call(text, start, out) {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
+/// Read the call at `start`; where to go on, or `None` when the text ends inside it.
+///
+/// Long (about 100 lines) for a reason: one scan of the call's keys and values, whose steps
+/// share the position, the name and the arguments read so far.
 fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     let b = text.as_bytes();
     let skip_to = |from: usize| find(text, from, CLOSE).map(|p| p + CLOSE.len());
@@ -62,11 +90,36 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     }
     let mut args: Vec<TextArg> = Vec::new();
     let mut i = name_stop;
-    let end = loop {
+    // Where the content read so far ends: the call's stretch, its close left out.
+    let mut whole = name_stop;
+    loop {
         i = skip_ws(b, i);
         let rest = &text[i..];
         if rest.starts_with(CLOSE) {
-            break i + CLOSE.len();
+            // The call is complete where its content is; its close is the format's markup.
+            out.markup(i, i + CLOSE.len(), IgnoreReason::Tag);
+            out.claim(start, i + CLOSE.len());
+            out.call(
+                name,
+                name_span,
+                (start, whole),
+                FormatArgs::Text(args),
+                None,
+            );
+            return Some(i + CLOSE.len());
+        }
+        if CLOSE.starts_with(rest) {
+            // The text ends after a complete argument (or the name's line), maybe inside
+            // the close: the call is complete without its `</tool_call>`.
+            out.claim(start, text.len());
+            out.call(
+                name,
+                name_span,
+                (start, whole),
+                FormatArgs::Text(args),
+                None,
+            );
+            return None;
         }
         if !rest.starts_with(KEY) {
             if may_continue(text, i, &[CLOSE, KEY]) {
@@ -117,9 +170,8 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
             value_span: span(value_start, value_end),
         });
         i = value_end + END_VALUE.len();
-    };
-    out.call(name, name_span, (start, end), FormatArgs::Text(args), None);
-    Some(end)
+        whole = i;
+    }
 }
 
 #[cfg(test)]
@@ -158,6 +210,25 @@ mod tests {
         let r = read_as(F, text);
         assert_eq!(names(&r), ["add", "add"]);
         assert!(r.calls.iter().all(is_broken));
+    }
+
+    #[test]
+    fn a_call_with_no_arguments_after_reasoning_is_glm() {
+        let text = "<think>I need the time.</think>\n<tool_call>get_time</tool_call>";
+        assert_eq!(super::super::detect(text), [F]);
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["get_time"]);
+        assert_eq!(r.calls[0].args, super::super::FormatArgs::Text(Vec::new()));
+        // A Hermes tag is not GLM's.
+        assert!(!super::super::detect("<tool_call>{\"name\": \"f\"}</tool_call>").contains(&F));
+    }
+
+    #[test]
+    fn complete_when_the_text_ends_after_a_value() {
+        let text = "<tool_call>add\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool";
+        let r = read_as(F, text);
+        assert_eq!(args_text(&r.calls[0], text), [("a", "1")]);
+        assert!(!is_broken(&r.calls[0]));
     }
 
     #[test]

@@ -1,41 +1,70 @@
 //! IBM Granite: Granite 3's `<|tool_call|>` token followed by a JSON list of calls (or one
-//! call), as its chat template writes it and vLLM's `granite` parser reads it, and Granite 4's
-//! Hermes-style `<tool_call>{…}</tool_call>`:
+//! call), as its chat template writes it and vLLM's `granite` parser reads it; Granite 3.1's
+//! list after `<tool_call>`; Granite 4's Hermes-style `<tool_call>{…}</tool_call>`; and Granite
+//! 20B FC's `<function_call>` before each call, with no closing tag (vLLM's `granite-20b-fc`):
 //!
 //! ```text
 //! <|tool_call|>[{"name": "add", "arguments": {"a": 1, "b": 2}}]
+//! <function_call> {"name": "add", "arguments": {"a": 1, "b": 2}}
 //! ```
 
+use super::hermes::{tag_call, CLOSE as END_TAG, OPEN as TAG};
 use super::scan::{
     char_end, cut, json_call, json_call_list, malformed, may_continue, skip_ws, span, Out, Src,
 };
+use super::{ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Granite,
+    name: "granite",
+    marker_bytes: b"<",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Granite";
 const TOKEN: &str = "<|tool_call|>";
+const FUNCTION_CALL: &str = "<function_call>";
+const END_FUNCTION_CALL: &str = "</function_call>";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
+/// `<|tool_call|>`, a JSON list of objects after `<tool_call>` (Granite 3.1's form, not a
+/// Python list of calls in a tag), or a JSON object after `<function_call>`.
+fn holds_markers(text: &str) -> bool {
+    let list_of_objects = |rest: &str| {
+        rest.strip_prefix('[')
+            .is_some_and(|r| r.trim_start().starts_with('{'))
+    };
+    text.contains(TOKEN)
+        || super::tag_then(text, list_of_objects)
+        || text.match_indices(FUNCTION_CALL).any(|(p, _)| {
+            text[p + FUNCTION_CALL.len()..]
+                .trim_start()
+                .starts_with('{')
+        })
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let b = src.b;
     let mut pos = 0;
-    while let Some((start, which)) = src.find_any(pos, &[TOKEN, super::hermes::OPEN]) {
+    while let Some((start, which)) = src.find_any(pos, &[TOKEN, TAG, FUNCTION_CALL]) {
         // Granite 3.1 writes its list after `<tool_call>`, with no closing tag.
-        let list_after_tag =
-            which == 1 && b.get(skip_ws(b, start + super::hermes::OPEN.len())) == Some(&b'[');
-        if which == 1 && !list_after_tag {
-            match super::hermes::tag_call(text, start, WHAT, out) {
+        let list_after_tag = which == 1 && b.get(skip_ws(b, start + TAG.len())) == Some(&b'[');
+        let tags = match which {
+            1 if !list_after_tag => Some((TAG, END_TAG)),
+            2 => Some((FUNCTION_CALL, END_FUNCTION_CALL)),
+            _ => None,
+        };
+        if let Some(tags) = tags {
+            match tag_call(text, start, tags, WHAT, out) {
                 Some(end) => pos = end,
-                None => return,
+                None => break,
             }
             continue;
         }
-        let after = start
-            + if which == 1 {
-                super::hermes::OPEN.len()
-            } else {
-                TOKEN.len()
-            };
+        let after = start + if which == 1 { TAG.len() } else { TOKEN.len() };
         out.markup(start, after, IgnoreReason::ChatToken);
         let i = skip_ws(b, after);
         let end = match b.get(i) {
@@ -58,16 +87,17 @@ pub(super) fn read(text: &str, out: &mut Out) {
         };
         let Some(mut end) = end else {
             out.claim(start, text.len());
-            return;
+            break;
         };
         let close = skip_ws(b, end);
-        if list_after_tag && text[close..].starts_with("</tool_call>") {
-            out.markup(close, close + "</tool_call>".len(), IgnoreReason::Tag);
-            end = close + "</tool_call>".len();
+        if list_after_tag && text[close..].starts_with(END_TAG) {
+            out.markup(close, close + END_TAG.len(), IgnoreReason::Tag);
+            end = close + END_TAG.len();
         }
         out.claim(start, end);
         pos = end;
     }
+    src.report_reasoning(out);
 }
 
 #[cfg(test)]

@@ -16,9 +16,19 @@
 //! `<|end|>` or `<|return|>`, or where the next one starts. Garbage before a header's
 //! `<|start|>` (`<|channel|>??<|end|>`) is reported and stepped over.
 
+use super::reasoning::HARMONY_ANALYSIS;
 use super::scan::{cut, find, json_end, skip_ws, span, trim, Out, Src};
-use super::FormatArgs;
+use super::{FormatArgs, ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Harmony,
+    name: "harmony",
+    marker_bytes: b"<",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Harmony";
 const START: &str = "<|start|>";
@@ -26,8 +36,14 @@ const CHANNEL: &str = "<|channel|>";
 const MESSAGE: &str = "<|message|>";
 const ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>"];
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::plain(text);
+fn holds_markers(text: &str) -> bool {
+    text.contains(CHANNEL) || text.contains("<|start|>assistant")
+}
+
+/// Read the messages; reasoning in other formats' markers (`<think>`, …) outside them is
+/// stepped over.
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::except(text, &[HARMONY_ANALYSIS]);
     let mut pos = 0;
     while let Some((mut start, _)) = src.find_any(pos, &[START, CHANNEL, MESSAGE]) {
         // The rest of a header the prompt began with `<|start|>assistant`: ` to=functions.f`.
@@ -38,9 +54,10 @@ pub(super) fn read(text: &str, out: &mut Out) {
         }
         match message(text, start, out) {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
 /// What a header says.

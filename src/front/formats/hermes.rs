@@ -7,73 +7,80 @@
 //! </tool_call>
 //! ```
 //!
-//! `<think>` blocks are reasoning.
+//! A call is complete where its object closes: the `</tool_call>` after it is the format's
+//! markup, and a call the text ends after (vLLM's `..._until_eos`) is complete without it.
+//! Reasoning blocks are reasoning.
 
 use super::scan::{
     char_end, cut, find, json_call, malformed, may_continue, skip_ws, span, Out, Src,
 };
-use super::FormatArgs;
+use super::{ModelFormat, Spec};
+use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Hermes,
+    name: "hermes",
+    marker_bytes: b"<",
+    found_by_markers: false,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Hermes";
 pub(super) const OPEN: &str = "<tool_call>";
-const CLOSE: &str = "</tool_call>";
+pub(super) const CLOSE: &str = "</tool_call>";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
-    let mut pos = 0;
-    while let Some((start, _)) = src.find_any(pos, &[OPEN]) {
-        match tag_call(text, start, WHAT, out) {
-            Some(end) => pos = end,
-            None => return,
-        }
-    }
+fn holds_markers(text: &str) -> bool {
+    super::tag_then(text, |rest| rest.starts_with('{'))
 }
 
-/// Read `<tool_call>{…}</tool_call>` at `start`; where to go on, or `None` when the text ends
-/// inside it.
-pub(super) fn tag_call(text: &str, start: usize, what: &str, out: &mut Out) -> Option<usize> {
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
+    let mut pos = 0;
+    while let Some((start, _)) = src.find_any(pos, &[OPEN]) {
+        match tag_call(text, start, (OPEN, CLOSE), WHAT, out) {
+            Some(end) => pos = end,
+            None => break,
+        }
+    }
+    src.report_reasoning(out);
+}
+
+/// Read the JSON call after the tag `open` at `start` (its `close` after it optional); where
+/// to go on, or `None` when the text ends inside it.
+pub(super) fn tag_call(
+    text: &str,
+    start: usize,
+    (open, close): (&str, &str),
+    what: &str,
+    out: &mut Out,
+) -> Option<usize> {
     let b = text.as_bytes();
-    let open = skip_ws(b, start + OPEN.len());
-    if b.get(open) != Some(&b'{') {
-        if may_continue(text, open, &["{"]) {
-            out.broken("", None, start, text.len(), cut(what, "", CLOSE));
+    let object = skip_ws(b, start + open.len());
+    if b.get(object) != Some(&b'{') {
+        if may_continue(text, object, &["{"]) {
+            out.broken("", None, start, text.len(), cut(what, "", "}"));
             return None;
         }
-        let error = malformed(what, "", "expected a JSON object after `<tool_call>`")
-            .at(span(open, char_end(text, open)));
-        let end = find(text, open, CLOSE).map(|p| p + CLOSE.len());
+        let problem = format!("expected a JSON object after `{open}`");
+        let error = malformed(what, "", &problem).at(span(object, char_end(text, object)));
+        let end = find(text, object, close).map(|p| p + close.len());
         out.broken("", None, start, end.unwrap_or(text.len()), error);
         return end;
     }
-    let object_end = json_call(text, open, what, out);
-    // The call is complete at its closing tag: take it back to give it its whole stretch.
+    let object_end = json_call(text, object, what, out);
+    // The call's stretch starts at its tag.
     let mut call = out.take_last()?;
     call.span = span(start, call.span.end as usize);
-    let Some(object_end) = object_end else {
-        out.push(call);
-        return None;
-    };
-    let close = skip_ws(b, object_end);
-    if text[close..].starts_with(CLOSE) {
-        call.span = span(start, close + CLOSE.len());
-        out.push(call);
-        return Some(close + CLOSE.len());
-    }
-    let (error, end) = if may_continue(text, close, &[CLOSE]) {
-        (cut(what, &call.name, CLOSE), None)
-    } else {
-        let error = malformed(what, &call.name, "expected `</tool_call>` after the call")
-            .at(span(close, char_end(text, close)));
-        (error, Some(object_end))
-    };
-    if !matches!(call.args, FormatArgs::Broken(_)) {
-        call.args = FormatArgs::Broken(error.at(span(start, end.unwrap_or(text.len()))));
-        call.id = None;
-    }
-    call.span = span(start, end.unwrap_or(text.len()));
     out.push(call);
-    end
+    let object_end = object_end?;
+    let k = skip_ws(b, object_end);
+    if text[k..].starts_with(close) {
+        out.markup(k, k + close.len(), IgnoreReason::Tag);
+        out.claim(start, k + close.len());
+        return Some(k + close.len());
+    }
+    Some(object_end)
 }
 
 #[cfg(test)]
@@ -90,7 +97,23 @@ mod tests {
         let r = read_as(F, text);
         assert_eq!(names(&r), ["add"]);
         assert_eq!(args_src(&r.calls[0], text), "{\"a\": 1, \"b\": 2}");
-        assert_eq!(r.calls[0].span.end as usize, text.len());
+        // The call ends where its object does; the closing tag is markup it claims.
+        assert_eq!(&text[r.calls[0].span.range()], &text[..text.len() - 13]);
+        assert_eq!(r.claimed[0].end as usize, text.len());
+    }
+
+    #[test]
+    fn complete_at_the_end_of_the_text_without_its_closing_tag() {
+        // vLLM's test_extract_tool_calls_..._until_eos.
+        let text = "<tool_call>\n{\"name\": \"get_current_weather\", \"arguments\": {\"city\": \"Dallas\"}}";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["get_current_weather"]);
+        assert!(!is_broken(&r.calls[0]));
+        let r = read_as(
+            F,
+            "<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool",
+        );
+        assert!(!is_broken(&r.calls[0]));
     }
 
     #[test]
@@ -110,11 +133,6 @@ mod tests {
             "<tool_call>\n{\"name\": \"final_answer\", \"arguments\": {\"x\": true}",
         );
         assert_eq!(names(&r), ["final_answer"]);
-        assert!(is_broken(&r.calls[0]));
-        let r = read_as(
-            F,
-            "<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool",
-        );
         assert!(is_broken(&r.calls[0]));
     }
 

@@ -6,26 +6,45 @@
 //! ```
 //!
 //! The name is the id without `functions.` and `:INDEX`; the id is kept whole. The arguments
-//! run to `<|tool_call_end|>`.
+//! run to `<|tool_call_end|>`. Kimi K2-Thinking's template ends reasoning where the calls
+//! begin: a `<think>` block left open ends at `<|tool_calls_section_begin|>`.
 
 use super::scan::{cut, find, malformed, may_continue, section, span, trim, Out, Src};
 use crate::error::clip;
 
-use super::FormatArgs;
+use super::{FormatArgs, ModelFormat, Spec};
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::KimiK2,
+    name: "kimi-k2",
+    marker_bytes: b"<",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Kimi K2";
 const SECTIONS: &[&str] = &[
     "<|tool_calls_section_begin|>",
     "<|tool_call_section_begin|>",
 ];
+/// Where an open reasoning block ends: where the calls begin.
+const REASONING_ENDS: &[&str] = &[
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_section_begin|>",
+    "<|tool_call_begin|>",
+];
 const SECTION_ENDS: &[&str] = &["<|tool_calls_section_end|>", "<|tool_call_section_end|>"];
 const BEGIN: &str = "<|tool_call_begin|>";
 const ARGS: &str = "<|tool_call_argument_begin|>";
 const END: &str = "<|tool_call_end|>";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
+fn holds_markers(text: &str) -> bool {
+    text.contains(BEGIN)
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::ending_at(text, REASONING_ENDS);
     let mut pos = 0;
     let patterns = [SECTIONS[0], SECTIONS[1], BEGIN];
     while let Some((start, which)) = src.find_any(pos, &patterns) {
@@ -33,16 +52,17 @@ pub(super) fn read(text: &str, out: &mut Out) {
             // A call outside a section.
             match call(text, start, out) {
                 Some(end) => pos = end,
-                None => return,
+                None => break,
             }
             continue;
         }
         let token = (start, start + patterns[which].len());
-        match section(text, &src, token, (BEGIN, SECTION_ENDS), call, out) {
+        match section(text, &mut src, token, (BEGIN, SECTION_ENDS), call, out) {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
 /// Read the call whose `<|tool_call_begin|>` is at `start`.

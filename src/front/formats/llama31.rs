@@ -7,15 +7,25 @@
 //! ```
 //!
 //! After `<|python_tag|>` a built-in tool's Python call (`brave_search.call(query="x")`) is a
-//! Python call. A text that starts with a JSON call (`{"name": …, "parameters": …}`) is read
-//! the same way.
+//! Python call. A text that starts with a JSON call (`{"name": …, "parameters": …}`), after
+//! any reasoning, is read the same way, and so are several separated by `;` (which vLLM's
+//! `llama3_json` reads and the rest of the front door does not).
 
 use super::scan::{
-    char_end, cut, find, json_call, json_end, malformed, may_continue, python_call, skip_ws, span,
-    Out, PyCall, Reading, Src,
+    self, char_end, cut, find, json_call, json_end, malformed, may_continue, python_call, skip_ws,
+    span, Out, PyCall, Reading, Src,
 };
-use super::FormatArgs;
+use super::{FormatArgs, ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Llama31,
+    name: "llama3.1",
+    marker_bytes: b"<;",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Llama 3.1";
 const FUNCTION: &str = "<function=";
@@ -23,18 +33,36 @@ const END_FUNCTION: &str = "</function>";
 const PYTHON_TAG: &str = "<|python_tag|>";
 const CODE_ENDS: &[&str] = &["<|eom_id|>", "<|eot_id|>"];
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::plain(text);
+/// `<|python_tag|>`, a `<function=NAME>` tag followed by a JSON object, or a text that starts
+/// with JSON objects separated by `;`.
+fn holds_markers(text: &str) -> bool {
+    let b = text.as_bytes();
+    text.contains(PYTHON_TAG)
+        || scan::function_tags(text).any(|(_, body)| b.get(skip_ws(b, body)) == Some(&b'{'))
+        || {
+            let first = skip_ws(b, 0);
+            b.get(first) == Some(&b'{')
+                && json_end(b, first).is_some_and(|end| {
+                    let semi = skip_ws(b, end);
+                    b.get(semi) == Some(&b';') && b.get(skip_ws(b, semi + 1)) == Some(&b'{')
+                })
+        }
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let b = src.b;
     let mut pos = 0;
-    let first = skip_ws(b, 0);
+    // The answer's start, after any reasoning.
+    let lead = src.find_any(skip_ws(b, 0), &[""]).map_or(0, |(p, _)| p);
+    let first = skip_ws(b, lead);
     if b.get(first) == Some(&b'{') {
         match json_calls(text, first, out) {
             Some(end) => {
                 out.claim(first, end);
                 pos = end;
             }
-            None => return,
+            None => pos = text.len(),
         }
     }
     while let Some((start, which)) = src.find_any(pos, &[FUNCTION, PYTHON_TAG]) {
@@ -45,9 +73,10 @@ pub(super) fn read(text: &str, out: &mut Out) {
         };
         match next {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
 /// JSON calls separated by `;` from `i`; where they end, or `None` if the text ends in one.

@@ -15,17 +15,29 @@ use super::scan::{
     char_end, cut, json_call_list, json_end, malformed, may_continue, skip_ws, slice, span, Out,
     Src,
 };
-use super::FormatArgs;
+use super::{FormatArgs, ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Mistral,
+    name: "mistral",
+    marker_bytes: b"[",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Mistral";
 const TOOL_CALLS: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "[THINK]", "[/THINK]");
-    src.report_reasoning(out);
+fn holds_markers(text: &str) -> bool {
+    text.contains(TOOL_CALLS)
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let b = src.b;
     let mut pos = 0;
     while let Some((start, _)) = src.find_any(pos, &[TOOL_CALLS]) {
@@ -44,16 +56,17 @@ pub(super) fn read(text: &str, out: &mut Out) {
                 }
                 None => {
                     out.claim(start, text.len());
-                    return;
+                    break;
                 }
             }
             continue;
         }
         match call(text, start, after, out) {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
 /// Read a v11 call: `[TOOL_CALLS]` at `start`, the name from `from`.

@@ -10,8 +10,9 @@
 //! closing token or bracket is read, so any prefix of a valid text reads as that text's
 //! complete calls plus, at most, one [`FormatArgs::Broken`] call for the one cut off (with its
 //! name when that was read): what a stream has complete never changes as more text arrives.
-//! Calls written inside reasoning (a `<think>` block, even an unclosed one; Harmony's
-//! `analysis` channel; Magistral's `[THINK]`) are not read.
+//! Calls written inside reasoning (a block of any of the reasoning markers of every format:
+//! `<think>`, `<seed:think>`, `[THINK]`, Harmony's `analysis` channel, …, even an unclosed
+//! one; see `reasoning.rs`) are not read.
 //!
 //! ```
 //! use fexpr::front::formats::{detect, read, FormatArgs, ModelFormat};
@@ -28,84 +29,168 @@
 //! assert_eq!(&text[args.range()], "{\"a\": 8, \"b\": 1}");
 //! ```
 
+mod command_r;
 mod convert;
 mod deepseek;
+mod dsml;
 mod gemma;
+mod gemma4;
 mod glm;
 mod granite;
 mod harmony;
 mod hermes;
+mod invoke;
 mod kimi;
+mod kimi_k3;
 mod llama31;
+mod minicpm;
+mod minimax;
 mod mistral;
 mod phi4;
 mod pythonic;
 mod qwen_xml;
+pub(crate) mod reasoning;
 mod scan;
+mod seed_oss;
+mod step3;
 mod xlam;
 
 pub use convert::convert_text_arg;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::front::IgnoreReason;
 use crate::limits::Limits;
 
-/// A raw tool-call format an open model writes.
+/// A raw tool-call format an open model writes. Everything else known of a format is its
+/// entry in [`FORMATS`] (its name, markers, reader); its `serde` form is its name.
 #[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ModelFormat {
-    /// Qwen3-Coder: `<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>`.
-    #[serde(rename = "qwen3-coder")]
-    QwenXml,
-    /// GLM-4.5/4.6: `<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>`.
-    Glm,
-    /// Kimi K2: `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`.
-    KimiK2,
-    /// DeepSeek V3, V3.1 and R1: `<｜tool▁call▁begin｜>…<｜tool▁sep｜>…<｜tool▁call▁end｜>`.
-    #[serde(rename = "deepseek")]
-    DeepSeek,
     /// gpt-oss (Harmony): `<|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>`.
     Harmony,
+    /// Kimi K2: `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`.
+    KimiK2,
+    /// Kimi K3 (XTML): `<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|>…<|close|>call<|sep|>…`.
+    KimiK3,
+    /// DeepSeek V3, V3.1 and R1: `<｜tool▁call▁begin｜>…<｜tool▁sep｜>…<｜tool▁call▁end｜>`.
+    DeepSeek,
+    /// DeepSeek V3.2 and V4 (DSML): `<｜DSML｜function_calls><｜DSML｜invoke name="f">…`.
+    DeepSeekDsml,
+    /// Step3: `<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="f">…`.
+    Step3,
+    /// Gemma 4: `<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|>`.
+    Gemma4,
+    /// FunctionGemma: `<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>`.
+    FunctionGemma,
+    /// Command R7B and Command A: `<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>`.
+    CommandR,
+    /// MiniMax-M2: `<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke>…`.
+    MiniMaxM2,
+    /// MiniCPM5: `<function name="f"><param name="a">1</param></function>`.
+    MiniCpm5,
+    /// Seed-OSS: `<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>`.
+    SeedOss,
+    /// Qwen3-Coder: `<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>`.
+    QwenXml,
+    /// GLM-4.5/4.6/4.7: `<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>`.
+    Glm,
+    /// Llama 3.1: `<function=f>{…}</function>`, `<|python_tag|>{"name", "parameters"}` and
+    /// JSON calls separated by `;`.
+    Llama31,
+    /// Llama 3.2 and 4: `[f(a=1), g(b=2)]`, in Llama 4 between `<|python_start|>` and `<|python_end|>`.
+    Pythonic,
+    /// IBM Granite: `<|tool_call|>[{"name", "arguments"}]` (Granite 3), Granite 4's `<tool_call>`
+    /// JSON and Granite 20B FC's `<function_call> {…}`.
+    Granite,
     /// Mistral: `[TOOL_CALLS] [{"name", "arguments"}]` (before v11) and `[TOOL_CALLS]f{…}` (v11+).
     Mistral,
-    /// Llama 3.1: `<function=f>{…}</function>` and `<|python_tag|>{"name", "parameters"}`.
-    #[serde(rename = "llama3.1")]
-    Llama31,
-    /// IBM Granite 3: `<|tool_call|>[{"name", "arguments"}]` (and Granite 4's `<tool_call>` JSON).
-    Granite,
     /// Phi-4-mini: `functools[{"name", "arguments"}]`.
-    #[serde(rename = "phi4")]
     Phi4,
-    /// Salesforce xLAM: a JSON list of `{"name", "arguments"}`, maybe fenced, or `{"tool_calls": […]}`.
-    Xlam,
     /// Gemma: ```` ```tool_code\nprint(f(a=1))\n``` ````.
     Gemma,
     /// Hermes and Qwen2.5/Qwen3: `<tool_call>{"name", "arguments"}</tool_call>`.
     Hermes,
-    /// Llama 3.2 and 4: `[f(a=1), g(b=2)]`, in Llama 4 between `<|python_start|>` and `<|python_end|>`.
-    Pythonic,
+    /// Salesforce xLAM: a JSON list of `{"name", "arguments"}`, maybe fenced, or `{"tool_calls": […]}`.
+    Xlam,
 }
+
+/// What the crate knows of one format, in one place: adding a format is a [`ModelFormat`]
+/// variant, its reader module with its `SPEC`, and that `SPEC` in [`FORMATS`].
+struct Spec {
+    /// Its variant.
+    format: ModelFormat,
+    /// Its name, as `--model-format` and `serde` take it.
+    name: &'static str,
+    /// Bytes every marker of the format holds one of: it is searched for only in text holding
+    /// one of them (empty: found only by name).
+    marker_bytes: &'static [u8],
+    /// Whether the front door reads it when its markers are found and no format is named
+    /// (false: the rest of the front door reads its markup itself, and it is read only by name).
+    found_by_markers: bool,
+    /// Whether `text` holds the format's markers.
+    holds_markers: fn(&str) -> bool,
+    /// The reader.
+    read: fn(&str, &mut scan::Out),
+}
+
+/// Every format, in the order [`detect`] tries them (most specific first), each at the index
+/// of its variant.
+const FORMATS: &[Spec] = &[
+    harmony::SPEC,
+    kimi::SPEC,
+    kimi_k3::SPEC,
+    deepseek::SPEC,
+    dsml::SPEC,
+    step3::SPEC,
+    gemma4::SPEC,
+    gemma4::FUNCTION_GEMMA,
+    command_r::SPEC,
+    minimax::SPEC,
+    minicpm::SPEC,
+    seed_oss::SPEC,
+    qwen_xml::SPEC,
+    glm::SPEC,
+    llama31::SPEC,
+    pythonic::SPEC,
+    granite::SPEC,
+    mistral::SPEC,
+    phi4::SPEC,
+    gemma::SPEC,
+    hermes::SPEC,
+    xlam::SPEC,
+];
+
+/// Every format in [`FORMATS`] is at its variant's index (checked when the crate compiles).
+const _: () = {
+    let mut i = 0;
+    while i < FORMATS.len() {
+        assert!(FORMATS[i].format as usize == i, "FORMATS out of order");
+        i += 1;
+    }
+};
+
+const fn all_formats<const N: usize>() -> [ModelFormat; N] {
+    let mut out = [ModelFormat::Harmony; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = FORMATS[i].format;
+        i += 1;
+    }
+    out
+}
+
+const ALL_FORMATS: [ModelFormat; FORMATS.len()] = all_formats();
 
 impl ModelFormat {
     /// Every format, in the order [`detect`] tries them (most specific first).
-    pub const ALL: &'static [ModelFormat] = &[
-        ModelFormat::Harmony,
-        ModelFormat::KimiK2,
-        ModelFormat::DeepSeek,
-        ModelFormat::QwenXml,
-        ModelFormat::Glm,
-        ModelFormat::Llama31,
-        ModelFormat::Pythonic,
-        ModelFormat::Granite,
-        ModelFormat::Mistral,
-        ModelFormat::Phi4,
-        ModelFormat::Gemma,
-        ModelFormat::Hermes,
-        ModelFormat::Xlam,
-    ];
+    pub const ALL: &'static [ModelFormat] = &ALL_FORMATS;
+
+    /// Its entry in [`FORMATS`].
+    fn spec(self) -> &'static Spec {
+        &FORMATS[self as usize]
+    }
 
     /// The format's name, as `--model-format` takes it.
     ///
@@ -115,21 +200,35 @@ impl ModelFormat {
     /// assert_eq!("llama3.1".parse::<ModelFormat>().unwrap(), ModelFormat::Llama31);
     /// ```
     pub fn name(self) -> &'static str {
-        match self {
-            ModelFormat::QwenXml => "qwen3-coder",
-            ModelFormat::Glm => "glm",
-            ModelFormat::KimiK2 => "kimi-k2",
-            ModelFormat::DeepSeek => "deepseek",
-            ModelFormat::Harmony => "harmony",
-            ModelFormat::Mistral => "mistral",
-            ModelFormat::Llama31 => "llama3.1",
-            ModelFormat::Granite => "granite",
-            ModelFormat::Phi4 => "phi4",
-            ModelFormat::Xlam => "xlam",
-            ModelFormat::Gemma => "gemma",
-            ModelFormat::Hermes => "hermes",
-            ModelFormat::Pythonic => "pythonic",
-        }
+        self.spec().name
+    }
+
+    /// Whether the front door reads this format when it finds its markers and no format is
+    /// named. The others (Hermes tags, Gemma's `tool_code`, xLAM's JSON, pythonic lists) are
+    /// plain JSON or Python in call position, read by the front door's own rules unless the
+    /// format is named.
+    ///
+    /// ```
+    /// use fexpr::front::formats::ModelFormat;
+    /// assert!(ModelFormat::QwenXml.found_by_markers());
+    /// assert!(!ModelFormat::Hermes.found_by_markers());
+    /// ```
+    pub fn found_by_markers(self) -> bool {
+        self.spec().found_by_markers
+    }
+}
+
+impl Serialize for ModelFormat {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelFormat {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ModelFormat, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse()
+            .map_err(|e: Error| serde::de::Error::custom(e.message))
     }
 }
 
@@ -150,10 +249,10 @@ impl std::str::FromStr for ModelFormat {
     /// assert!(e.hint.unwrap().starts_with("did you mean `kimi-k2`?"));
     /// ```
     fn from_str(s: &str) -> Result<ModelFormat, Error> {
-        if let Some(format) = ModelFormat::ALL.iter().find(|f| f.name() == s) {
-            return Ok(*format);
+        if let Some(spec) = FORMATS.iter().find(|f| f.name == s) {
+            return Ok(spec.format);
         }
-        let names: Vec<&str> = ModelFormat::ALL.iter().map(|f| f.name()).collect();
+        let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
         Err(Error::new(
             ErrorKind::Config,
             format!("unknown model format `{}`", clip(s, 40)),
@@ -236,101 +335,34 @@ pub struct FormatReading {
 /// assert!(detect("add(a=1, b=2)").is_empty());
 /// ```
 pub fn detect(text: &str) -> Vec<ModelFormat> {
-    // Every format's markers hold its marker byte: a format is searched for only in text that
-    // holds it (a list of calls, `[f(a=[1, 2])]`, is not searched for tags).
-    let (mut angle, mut square, mut tick) = (false, false, false);
+    // Every format's markers hold one of its marker bytes: a format is searched for only in
+    // text that holds one (a list of calls, `[f(a=[1, 2])]`, is not searched for tags).
+    let mut present = [false; 256];
     for c in text.bytes() {
-        match c {
-            b'<' => angle = true,
-            b'[' => square = true,
-            b'`' => tick = true,
-            _ => {}
-        }
+        present[usize::from(c)] = true;
     }
-    if !(angle || square || tick) {
-        return Vec::new();
-    }
-    ModelFormat::ALL
+    FORMATS
         .iter()
-        .copied()
-        .filter(|f| match marker_byte(*f) {
-            Some(b'<') => angle,
-            Some(b'[') => square,
-            Some(b'`') => tick,
-            _ => false,
-        })
-        .filter(|f| holds_markers(*f, text))
+        .filter(|f| f.marker_bytes.iter().any(|c| present[usize::from(*c)]))
+        .filter(|f| (f.holds_markers)(text))
+        .map(|f| f.format)
         .collect()
 }
 
-/// The byte every marker of `format` holds (see [`holds_markers`]): `[` for Mistral's
-/// `[TOOL_CALLS]` and Phi-4's `functools[`, a backtick for Gemma's fence, `<` for the tags and
-/// special tokens of the rest; none for xLAM, which has no markers.
-fn marker_byte(format: ModelFormat) -> Option<u8> {
-    match format {
-        ModelFormat::Mistral | ModelFormat::Phi4 => Some(b'['),
-        ModelFormat::Gemma => Some(b'`'),
-        ModelFormat::Xlam => None,
-        ModelFormat::Harmony
-        | ModelFormat::KimiK2
-        | ModelFormat::DeepSeek
-        | ModelFormat::QwenXml
-        | ModelFormat::Glm
-        | ModelFormat::Llama31
-        | ModelFormat::Pythonic
-        | ModelFormat::Granite
-        | ModelFormat::Hermes => Some(b'<'),
-    }
-}
-
+/// Whether `text` holds the markers of `format` (what [`detect`] asks of each format).
+#[cfg(test)]
 fn holds_markers(format: ModelFormat, text: &str) -> bool {
-    let b = text.as_bytes();
-    match format {
-        ModelFormat::Harmony => text.contains("<|channel|>") || text.contains("<|start|>assistant"),
-        ModelFormat::KimiK2 => text.contains("<|tool_call_begin|>"),
-        ModelFormat::DeepSeek => text.contains(deepseek::CALL_BEGIN),
-        ModelFormat::QwenXml => scan::function_tags(text).any(|(_, body)| {
-            let rest = &text[scan::skip_ws(b, body)..];
-            rest.starts_with("<parameter=") || rest.starts_with("</function>")
-        }),
-        ModelFormat::Glm => text.contains("<tool_call>") && text.contains("<arg_key>"),
-        ModelFormat::Llama31 => {
-            text.contains("<|python_tag|>")
-                || scan::function_tags(text)
-                    .any(|(_, body)| b.get(scan::skip_ws(b, body)) == Some(&b'{'))
-        }
-        ModelFormat::Pythonic => text.contains("<|python_start|>"),
-        ModelFormat::Granite => text.contains("<|tool_call|>") || tag_then_list_of_objects(text),
-        ModelFormat::Mistral => text.contains("[TOOL_CALLS]"),
-        ModelFormat::Phi4 => text.contains("functools["),
-        ModelFormat::Gemma => text.contains("```tool_code"),
-        ModelFormat::Hermes => tag_then(text, b'{'),
-        ModelFormat::Xlam => false,
-    }
+    (format.spec().holds_markers)(text)
 }
 
-/// Whether a `<tool_call>` tag is followed (after blanks) by a JSON list of objects (`[{`):
-/// Granite's form, not a Python list of calls in a tag.
-fn tag_then_list_of_objects(text: &str) -> bool {
+/// Whether a `<tool_call>` tag is followed (after blanks) by something `after` accepts (the
+/// text from there on).
+fn tag_then(text: &str, after: impl Fn(&str) -> bool) -> bool {
     let b = text.as_bytes();
     let mut from = 0;
     while let Some(p) = scan::find(text, from, "<tool_call>") {
         let body = scan::skip_ws(b, p + "<tool_call>".len());
-        if b.get(body) == Some(&b'[') && b.get(scan::skip_ws(b, body + 1)) == Some(&b'{') {
-            return true;
-        }
-        from = p + 1;
-    }
-    false
-}
-
-/// Whether a `<tool_call>` tag is followed (after blanks) by `first`.
-fn tag_then(text: &str, first: u8) -> bool {
-    let b = text.as_bytes();
-    let mut from = 0;
-    while let Some(p) = scan::find(text, from, "<tool_call>") {
-        let body = scan::skip_ws(b, p + "<tool_call>".len());
-        if b.get(body) == Some(&first) {
+        if after(&text[body..]) {
             return true;
         }
         from = p + 1;
@@ -368,21 +400,7 @@ pub fn read(format: ModelFormat, text: &str, limits: &Limits) -> FormatReading {
         return out.finish();
     }
     let mut out = scan::Out::default();
-    match format {
-        ModelFormat::QwenXml => qwen_xml::read(text, &mut out),
-        ModelFormat::Glm => glm::read(text, &mut out),
-        ModelFormat::KimiK2 => kimi::read(text, &mut out),
-        ModelFormat::DeepSeek => deepseek::read(text, &mut out),
-        ModelFormat::Harmony => harmony::read(text, &mut out),
-        ModelFormat::Mistral => mistral::read(text, &mut out),
-        ModelFormat::Llama31 => llama31::read(text, &mut out),
-        ModelFormat::Granite => granite::read(text, &mut out),
-        ModelFormat::Phi4 => phi4::read(text, &mut out),
-        ModelFormat::Xlam => xlam::read(text, &mut out),
-        ModelFormat::Gemma => gemma::read(text, &mut out),
-        ModelFormat::Hermes => hermes::read(text, &mut out),
-        ModelFormat::Pythonic => pythonic::read(text, &mut out),
-    }
+    (format.spec().read)(text, &mut out);
     out.finish()
 }
 

@@ -6,13 +6,27 @@
 //! ```
 
 use super::scan::{json_call_list, Out, Src};
+use super::{ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Phi4,
+    name: "phi4",
+    marker_bytes: b"[",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "Phi-4";
 const TOKEN: &str = "functools[";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::plain(text);
+fn holds_markers(text: &str) -> bool {
+    text.contains(TOKEN)
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let mut pos = 0;
     while let Some((start, _)) = src.find_any(pos, &[TOKEN]) {
         let list = start + TOKEN.len() - 1;
@@ -21,9 +35,10 @@ pub(super) fn read(text: &str, out: &mut Out) {
         out.claim(start, end.unwrap_or(text.len()));
         match end {
             Some(end) => pos = end,
-            None => return,
+            None => break,
         }
     }
+    src.report_reasoning(out);
 }
 
 #[cfg(test)]

@@ -13,24 +13,39 @@ use super::scan::{
     char_end, cut, malformed, python_call, python_group_end, python_item_end, skip_ws, span, Out,
     PyCall, Src,
 };
-use super::FormatArgs;
+use super::{FormatArgs, ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Pythonic,
+    name: "pythonic",
+    marker_bytes: b"<",
+    found_by_markers: false,
+    holds_markers,
+    read,
+};
 
 const WHAT: &str = "pythonic";
 const START: &str = "<|python_start|>";
 const END: &str = "<|python_end|>";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
+fn holds_markers(text: &str) -> bool {
+    text.contains(START)
+}
+
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let b = src.b;
     let mut pos = 0;
-    if src.find_any(0, &[START]).is_none() {
-        let i = skip_ws(b, 0);
+    if !text.contains(START) {
+        // A list that opens the answer, after any reasoning.
+        let lead = src.find_any(skip_ws(b, 0), &[""]).map_or(0, |(p, _)| p);
+        let i = skip_ws(b, lead);
         if b.get(i) == Some(&b'[') {
             let end = list(text, i, out);
             out.claim(i, end.unwrap_or(text.len()));
         }
+        src.report_reasoning(out);
         return;
     }
     while let Some((start, _)) = src.find_any(pos, &[START]) {
@@ -44,7 +59,7 @@ pub(super) fn read(text: &str, out: &mut Out) {
         };
         let Some(end) = end else {
             out.claim(start, text.len());
-            return;
+            break;
         };
         let close = skip_ws(b, end);
         if text[close..].starts_with(END) {
@@ -56,6 +71,7 @@ pub(super) fn read(text: &str, out: &mut Out) {
             pos = end;
         }
     }
+    src.report_reasoning(out);
 }
 
 /// One call at `i` (Llama 4 may leave out the brackets).

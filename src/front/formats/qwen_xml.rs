@@ -1,5 +1,6 @@
 //! Qwen3-Coder: XML-style calls whose values are written as text, as its chat template writes
-//! them and vLLM's `qwen3_coder` parser reads them:
+//! them and vLLM's `qwen3_coder` parser reads them (Seed-OSS writes the same calls in its own
+//! wrapper, `seed_oss.rs`):
 //!
 //! ```text
 //! <tool_call>
@@ -11,46 +12,86 @@
 //! </tool_call>
 //! ```
 //!
-//! A value loses one leading and one trailing newline. A `</parameter>` ends the value only
-//! when the next thing is `<parameter=` or `</function>` (so a value may hold the text
-//! `</parameter>`). The `<tool_call>` wrapper may be left out. A parameter given twice is an
-//! error (no silent choice).
+//! A value is kept exactly as written but for the newlines the template writes around it: one
+//! after `<parameter=…>` and one before `</parameter>`, taken off as a pair (a value written
+//! inline, `<parameter=a>6</parameter>`, keeps its own newlines; code keeps its indentation).
+//! A `</parameter>` ends the value only when the next thing is `<parameter=` or `</function>`
+//! (so a value may hold the text `</parameter>`). A call is complete at its `</function>`: the
+//! wrapper may be left out or left open, and one wrapper may hold several functions. A
+//! parameter given twice is an error (no silent choice).
 
-use super::scan::{char_end, malformed, may_continue, skip_ws, slice, span, Out, Reading, Src};
-use super::{FormatArgs, TextArg};
+use super::scan::{char_end, may_continue, skip_ws, slice, span, Out, Reading, Src};
+use super::{FormatArgs, ModelFormat, Spec, TextArg};
 use crate::front::IgnoreReason;
 
-const WHAT: &str = "Qwen3-Coder";
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::QwenXml,
+    name: "qwen3-coder",
+    marker_bytes: b"<",
+    found_by_markers: true,
+    holds_markers,
+    read,
+};
+
+const QWEN: Wrapper = Wrapper {
+    what: "Qwen3-Coder",
+    open: "<tool_call>",
+    close: "</tool_call>",
+};
 const FUNCTION: &str = "<function=";
 const PARAMETER: &str = "<parameter=";
 const END_PARAMETER: &str = "</parameter>";
 const END_FUNCTION: &str = "</function>";
-const END_TOOL_CALL: &str = "</tool_call>";
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
-    let mut pos = 0;
-    while let Some((start, which)) = src.find_any(pos, &["<tool_call>", FUNCTION]) {
-        match call(text, start, which == 0, out) {
-            Some(end) => pos = end,
-            None => return,
-        }
-    }
+/// The tags a format wraps its functions in.
+pub(super) struct Wrapper {
+    pub what: &'static str,
+    pub open: &'static str,
+    pub close: &'static str,
 }
 
-/// Read the call at `start` (`<tool_call>` when `wrapped`, else `<function=`); where to go on,
-/// or `None` when the text ends inside it.
+/// A `<function=NAME>` tag followed by `<parameter=` or `</function>`.
+pub(super) fn holds_markers(text: &str) -> bool {
+    let b = text.as_bytes();
+    super::scan::function_tags(text).any(|(_, body)| {
+        let rest = &text[skip_ws(b, body)..];
+        rest.starts_with(PARAMETER) || rest.starts_with(END_FUNCTION)
+    })
+}
+
+fn read(text: &str, out: &mut Out) {
+    read_as(&QWEN, text, &mut Src::new(text), out);
+}
+
+/// Read the functions of `text`, wrapped in `wrapper` or bare.
+pub(super) fn read_as(wrapper: &Wrapper, text: &str, src: &mut Src<'_>, out: &mut Out) {
+    let mut pos = 0;
+    while let Some((start, which)) = src.find_any(pos, &[wrapper.open, FUNCTION]) {
+        match call(wrapper, text, start, which == 0, out) {
+            Some(end) => pos = end,
+            None => break,
+        }
+    }
+    src.report_reasoning(out);
+}
+
+/// Read the call at `start` (the wrapper's opening tag when `wrapped`, else `<function=`);
+/// where to go on, or `None` when the text ends inside it.
 ///
 /// Long (about 110 lines) for a reason: one scan of the call's `<parameter=...>` tags, whose
 /// steps share the position, the call's own close and what was read so far.
-fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize> {
+fn call(
+    wrapper: &Wrapper,
+    text: &str,
+    start: usize,
+    wrapped: bool,
+    out: &mut Out,
+) -> Option<usize> {
     let b = text.as_bytes();
-    let closing = if wrapped { END_TOOL_CALL } else { END_FUNCTION };
     // A malformed call ends at its closing tag, or the text's end.
-    let call = Reading::new(text, WHAT, start, closing);
+    let call = Reading::new(text, wrapper.what, start, END_FUNCTION);
     let func = if wrapped {
-        skip_ws(b, start + "<tool_call>".len())
+        skip_ws(b, start + wrapper.open.len())
     } else {
         start
     };
@@ -59,6 +100,10 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
             return call.cut(out);
         }
         let at = span(func, char_end(text, func));
+        let call = Reading {
+            closing: wrapper.close,
+            ..call
+        };
         return call.malformed("expected `<function=NAME>`", at, func, out);
     }
     let name_start = func + FUNCTION.len();
@@ -68,7 +113,6 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
         Err(next) => return next,
     };
     let call = call.named(name_start, name_close);
-    let (name, name_span) = (call.name, call.name_span);
     let mut args: Vec<TextArg> = Vec::new();
     let mut i = name_close + 1;
     let function_end = loop {
@@ -93,7 +137,7 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
         let key = &text[key_start..key_close];
         // The value ends at the first of: a `</parameter>` followed by `<parameter=` or
         // `</function>`; a `<parameter=` opening a line, or a `</function>` followed by
-        // `</tool_call>`, when the model left `</parameter>` out (as vLLM reads them).
+        // the wrapper's close, when the model left `</parameter>` out (as vLLM reads them).
         let value_start = key_close + 1;
         let mut from = value_start;
         let ends = [END_PARAMETER, "\n<parameter=", END_FUNCTION];
@@ -101,10 +145,11 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
             let Some((q, which)) = Src::plain(text).find_any(from, &ends) else {
                 return call.cut(out);
             };
+            let close = [wrapper.close];
             let (after, structure): (usize, &[&str]) = match which {
                 0 => (q + END_PARAMETER.len(), &[PARAMETER, END_FUNCTION]),
                 1 => break (q + 1, q + 1),
-                _ => (q + END_FUNCTION.len(), &[END_TOOL_CALL]),
+                _ => (q + END_FUNCTION.len(), &close),
             };
             let k = skip_ws(b, after);
             if structure.iter().any(|t| text[k..].starts_with(t)) {
@@ -115,13 +160,7 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
             }
             from = after;
         };
-        let (mut a, mut z) = (value_start, value_end);
-        if b.get(a) == Some(&b'\n') {
-            a += 1;
-        }
-        if z > a && b[z - 1] == b'\n' {
-            z -= 1;
-        }
+        let (a, z) = unwrap_newlines(b, value_start, value_end);
         if let Some(first) = args.iter().find(|arg| arg.key == key) {
             let problem = format!("parameter `{key}` is given twice");
             let at = first.key_span.to(span(key_start, key_close));
@@ -135,29 +174,41 @@ fn call(text: &str, start: usize, wrapped: bool, out: &mut Out) -> Option<usize>
         });
         i = next;
     };
-    let end = if wrapped {
-        let j = skip_ws(b, function_end);
-        if text[j..].starts_with(END_TOOL_CALL) {
-            j + END_TOOL_CALL.len()
-        } else if may_continue(text, j, &[END_TOOL_CALL]) {
-            return call.cut(out);
-        } else {
-            let error = malformed(WHAT, name, "expected `</tool_call>` after `</function>`")
-                .at(span(j, char_end(text, j)));
-            out.broken(name, name_span, start, function_end, error);
-            return Some(function_end);
-        }
+    out.call(
+        call.name,
+        call.name_span,
+        (start, function_end),
+        FormatArgs::Text(args),
+        None,
+    );
+    // The wrapper's close (also the stray close of a bare function whose opener was left
+    // out) is the format's markup.
+    let j = skip_ws(b, function_end);
+    if text[j..].starts_with(wrapper.close) {
+        out.markup(j, j + wrapper.close.len(), IgnoreReason::Tag);
+        out.claim(start, j + wrapper.close.len());
+        return Some(j + wrapper.close.len());
+    }
+    Some(function_end)
+}
+
+/// The value written between `a` and `z`: the newline after `<parameter=…>` and the one
+/// before `</parameter>`, which the template writes, taken off as a pair.
+fn unwrap_newlines(b: &[u8], a: usize, z: usize) -> (usize, usize) {
+    let lead = if b[a..z].starts_with(b"\r\n") {
+        2
     } else {
-        // A bare function is often followed by the `</tool_call>` of the opener left out.
-        let j = skip_ws(b, function_end);
-        if text[j..].starts_with(END_TOOL_CALL) {
-            out.markup(j, j + END_TOOL_CALL.len(), IgnoreReason::Tag);
-            out.claim(start, j + END_TOOL_CALL.len());
-        }
-        function_end
+        usize::from(b[a..z].starts_with(b"\n"))
     };
-    out.call(name, name_span, (start, end), FormatArgs::Text(args), None);
-    Some(end)
+    if lead == 0 {
+        return (a, z);
+    }
+    let trail = if b[a + lead..z].ends_with(b"\r\n") {
+        2
+    } else {
+        usize::from(b[a + lead..z].ends_with(b"\n"))
+    };
+    (a + lead, z - trail)
 }
 
 #[cfg(test)]
@@ -173,7 +224,33 @@ mod tests {
         let r = read_as(F, text);
         assert_eq!(names(&r), ["multiply"]);
         assert_eq!(args_text(&r.calls[0], text), [("a", "6"), ("b", "7")]);
-        assert_eq!(r.calls[0].span.end as usize, text.len());
+        assert!(text[..r.calls[0].span.end as usize].ends_with("</function>"));
+        assert_eq!(r.claimed[0].end as usize, text.len());
+    }
+
+    #[test]
+    fn values_keep_their_own_newlines() {
+        // Only the template's pair of newlines around a value is syntax.
+        let text = "<tool_call>\n<function=write>\n<parameter=code>\ndef f():\n    return 1\n\n</parameter>\n<parameter=inline>  x\n</parameter>\n<parameter=n>\n\n</parameter>\n</function>\n</tool_call>";
+        let r = read_as(F, text);
+        assert_eq!(
+            args_text(&r.calls[0], text),
+            [
+                ("code", "def f():\n    return 1\n"),
+                ("inline", "  x\n"),
+                ("n", "")
+            ]
+        );
+    }
+
+    #[test]
+    fn complete_at_its_function_s_close_and_several_in_one_wrapper() {
+        let text = "<tool_call>\n<function=add>\n<parameter=a>\n1\n</parameter>\n</function>";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["add"]);
+        assert!(!super::super::tests::is_broken(&r.calls[0]));
+        let text = "<tool_call>\n<function=add>\n</function>\n<function=multiply>\n</function>\n</tool_call>";
+        assert_eq!(names(&read_as(F, text)), ["add", "multiply"]);
     }
 
     #[test]
@@ -212,7 +289,7 @@ mod tests {
         let text = "<tool_call>\n<function=set>\n<parameter=body>\n{\"on\": true}\n</function>\n</tool_call>";
         let r = read_as(F, text);
         assert_eq!(args_text(&r.calls[0], text), [("body", "{\"on\": true}")]);
-        assert_eq!(r.calls[0].span.end as usize, text.len());
+        assert_eq!(r.claimed[0].end as usize, text.len());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use crate::error::{clip, Error, ErrorKind, Span};
 use crate::front::IgnoreReason;
 
+use super::reasoning::Finder;
 use super::{FormatArgs, FormatCall, FormatReading};
 
 /// A span from byte offsets (texts over `u32::MAX` bytes are refused before any reading).
@@ -106,54 +107,63 @@ impl Out {
     }
 }
 
-/// The text with its reasoning blocks, and a finder that steps over them.
+/// The text with its reasoning blocks, and a finder that steps over them: a block counts
+/// where the reader looks for its markup, not inside text it took (a call's string argument).
 pub(super) struct Src<'a> {
     pub b: &'a [u8],
+    blocks: Option<Finder<'a>>,
+    /// The blocks stepped over, in order.
     think: Vec<Span>,
+    /// Where the blocks found so far end: no block is looked for before it.
+    done: usize,
 }
 
 impl<'a> Src<'a> {
-    /// A text whose reasoning is written between `open` and `close` (`<think>`, `</think>`): a
-    /// block left open runs to the end of the text (a stream cut inside reasoning is still
-    /// reasoning), and a `close` with no `open` before it closes a block the chat template
-    /// opened, from the start of the text.
-    pub(super) fn new(text: &'a str, open: &str, close: &str) -> Src<'a> {
-        let mut think = Vec::new();
-        let mut pos = 0;
-        let first_open = find(text, 0, open);
-        if let Some(c) = find(text, 0, close) {
-            if first_open.is_none_or(|o| c < o) {
-                think.push(span(0, c + close.len()));
-                pos = c + close.len();
-            }
-        }
-        while let Some(o) = find(text, pos, open) {
-            match find(text, o + open.len(), close) {
-                Some(c) => {
-                    think.push(span(o, c + close.len()));
-                    pos = c + close.len();
-                }
-                None => {
-                    think.push(span(o, text.len()));
-                    break;
-                }
-            }
-        }
+    /// A text whose reasoning is written with any marker of [`super::reasoning::MARKERS`] (see
+    /// [`Finder`]).
+    pub(super) fn new(text: &'a str) -> Src<'a> {
+        Src::with(text, &[], &[])
+    }
+
+    /// The same, a block left open ending at the first of `ends` (the format's own markup
+    /// that its template writes after reasoning).
+    pub(super) fn ending_at(text: &'a str, ends: &'static [&'static str]) -> Src<'a> {
+        Src::with(text, ends, &[])
+    }
+
+    /// The same, but for the markers opening with one of `except` (which the format reads
+    /// itself), and with no block opened by a chat template (a format whose template opens
+    /// none: a lone closing marker is text).
+    pub(super) fn except(text: &'a str, except: &[&str]) -> Src<'a> {
+        let mut src = Src::with(text, &[], except);
+        src.think.clear();
+        src.done = 0;
+        src
+    }
+
+    fn with(text: &'a str, ends: &'static [&'static str], except: &[&str]) -> Src<'a> {
+        let finder = Finder::new(text, ends, except);
+        let think: Vec<Span> = finder.opened_by_template().into_iter().collect();
+        let done = think.last().map_or(0, |s| s.end as usize);
         Src {
             b: text.as_bytes(),
+            blocks: Some(finder),
             think,
+            done,
         }
     }
 
-    /// A text of a format without reasoning blocks.
+    /// A text read with no reasoning blocks.
     pub(super) fn plain(text: &'a str) -> Src<'a> {
         Src {
             b: text.as_bytes(),
+            blocks: None,
             think: Vec::new(),
+            done: 0,
         }
     }
 
-    /// Report the reasoning blocks.
+    /// Report the reasoning blocks stepped over (call once the reading is done).
     pub(super) fn report_reasoning(&self, out: &mut Out) {
         for s in &self.think {
             out.reasoning(s.start as usize, s.end as usize);
@@ -162,26 +172,28 @@ impl<'a> Src<'a> {
 
     /// The first place at or after `from`, outside reasoning, where one of `patterns` starts
     /// (which one, by index). Each pattern starts with an ASCII byte.
-    pub(super) fn find_any(&self, from: usize, patterns: &[&str]) -> Option<(usize, usize)> {
-        let mut k = self.think.partition_point(|s| (s.end as usize) <= from);
-        let mut i = from;
-        while i < self.b.len() {
-            if let Some(which) = patterns
-                .iter()
-                .position(|p| self.b[i..].starts_with(p.as_bytes()))
-            {
-                while self.think.get(k).is_some_and(|s| (s.end as usize) <= i) {
-                    k += 1;
+    pub(super) fn find_any(&mut self, from: usize, patterns: &[&str]) -> Option<(usize, usize)> {
+        let mut i = from.max(self.done);
+        loop {
+            let open = match &mut self.blocks {
+                Some(finder) => finder.next_open(i),
+                None => None,
+            };
+            let stop = open.unwrap_or(self.b.len());
+            while i < stop {
+                if let Some(which) = patterns
+                    .iter()
+                    .position(|p| self.b[i..].starts_with(p.as_bytes()))
+                {
+                    return Some((i, which));
                 }
-                match self.think.get(k) {
-                    Some(s) if (s.start as usize) <= i => i = s.end as usize,
-                    _ => return Some((i, which)),
-                }
-                continue;
+                i += 1;
             }
-            i += 1;
+            let block = self.blocks.as_mut().and_then(|f| f.next(stop))?;
+            self.think.push(block);
+            self.done = block.end as usize;
+            i = self.done;
         }
-        None
     }
 }
 
@@ -229,7 +241,7 @@ pub(super) fn function_tags(text: &str) -> impl Iterator<Item = (usize, usize)> 
 /// where to go on after it, or `None` when the text ends inside it.
 pub(super) fn section(
     text: &str,
-    src: &Src<'_>,
+    src: &mut Src<'_>,
     (start, token_end): (usize, usize),
     (begin, ends): (&str, &[&str]),
     call: fn(&str, usize, &mut Out) -> Option<usize>,
@@ -551,18 +563,28 @@ pub(super) fn members(text: &str, open: usize) -> (Vec<Member>, Result<usize, St
     }
 }
 
-/// Keys that name the function in a JSON call.
-const NAME_KEYS: &[&str] = &["name"];
-/// Keys that hold its arguments.
-const ARGS_KEYS: &[&str] = &["arguments", "parameters"];
-/// Other keys a JSON call may carry.
-const OTHER_KEYS: &[&str] = &["id", "type"];
+/// The keys of a JSON call object: what names the function, what holds its arguments, its
+/// id, and other keys it may carry.
+pub(super) struct Keys {
+    pub name: &'static [&'static str],
+    pub args: &'static [&'static str],
+    pub id: &'static [&'static str],
+    pub other: &'static [&'static str],
+}
+
+/// `{"name", "arguments"}` (or `"parameters"`), with an `"id"` and a `"type"` allowed.
+pub(super) const CALL_KEYS: Keys = Keys {
+    name: &["name"],
+    args: &["arguments", "parameters"],
+    id: &["id"],
+    other: &["type"],
+};
 
 /// The name and its span in an object's members, if a complete `"name": "…"` was read.
-fn name_of(text: &str, members: &[Member]) -> (String, Option<Span>) {
+fn name_of(text: &str, members: &[Member], keys: &Keys) -> (String, Option<Span>) {
     members
         .iter()
-        .find(|m| NAME_KEYS.contains(&m.key.as_str()))
+        .find(|m| keys.name.contains(&m.key.as_str()))
         .and_then(|m| {
             let (a, z) = m.value;
             let name = (text.as_bytes().get(a) == Some(&b'"'))
@@ -577,8 +599,22 @@ fn name_of(text: &str, members: &[Member]) -> (String, Option<Span>) {
 /// the arguments too; `"id"` kept, `"type"` allowed); the end of the object, or `None` when
 /// the text ends inside it (a broken call is pushed either way when it is not a call).
 pub(super) fn json_call(text: &str, open: usize, what: &str, out: &mut Out) -> Option<usize> {
+    json_call_with(&CALL_KEYS, text, open, what, out)
+}
+
+/// [`json_call`] with the call object's `keys`.
+///
+/// Long (about 90 lines) for a reason: one pass over the object's members, whose checks
+/// (unknown, repeated, the name, the arguments' form) each end in the same broken call.
+pub(super) fn json_call_with(
+    keys: &Keys,
+    text: &str,
+    open: usize,
+    what: &str,
+    out: &mut Out,
+) -> Option<usize> {
     let (members, end) = members(text, open);
-    let (name, name_span) = name_of(text, &members);
+    let (name, name_span) = name_of(text, &members, keys);
     let end = match end {
         Ok(end) => end,
         Err(Stop::Cut) => {
@@ -601,15 +637,17 @@ pub(super) fn json_call(text: &str, open: usize, what: &str, out: &mut Out) -> O
     let mut problem = None;
     for m in &members {
         let key = m.key.as_str();
-        let known =
-            NAME_KEYS.contains(&key) || ARGS_KEYS.contains(&key) || OTHER_KEYS.contains(&key);
+        let known = keys.name.contains(&key)
+            || keys.args.contains(&key)
+            || keys.id.contains(&key)
+            || keys.other.contains(&key);
         if !known {
             problem = Some((format!("unexpected key `{}`", clip(key, 40)), m.key_span));
             break;
         }
         if let Some(before) = seen
             .iter()
-            .find(|k| **k == key || (ARGS_KEYS.contains(k) && ARGS_KEYS.contains(&key)))
+            .find(|k| **k == key || (keys.args.contains(k) && keys.args.contains(&key)))
         {
             problem = Some((
                 format!("`{before}` and `{}` both given", clip(key, 40)),
@@ -618,14 +656,15 @@ pub(super) fn json_call(text: &str, open: usize, what: &str, out: &mut Out) -> O
             break;
         }
         seen.push(key);
-        if ARGS_KEYS.contains(&key) {
+        if keys.args.contains(&key) {
             args = Some(m.value);
-        } else if key == "id" {
+        } else if keys.id.contains(&key) {
             id = Some(m.value);
         }
     }
     if problem.is_none() && name.is_empty() {
-        problem = Some(("no `\"name\"` string".to_string(), (open, end)));
+        let key = keys.name.first().copied().unwrap_or("name");
+        problem = Some((format!("no `\"{key}\"` string"), (open, end)));
     }
     if let Some((problem, (a, z))) = problem {
         out.broken(
@@ -660,8 +699,20 @@ pub(super) fn json_call(text: &str, open: usize, what: &str, out: &mut Out) -> O
 
 /// Read the JSON list of call objects opening at `open`, each item its own call (an item that
 /// is not an object is a broken call); the end of the list, or `None` when the text ends
-/// inside it (a broken call is pushed for the cut-off item, or for the unclosed list).
+/// inside it (a broken call is pushed for the cut-off item; a list the text ends in after a
+/// whole item holds nothing cut off).
 pub(super) fn json_call_list(text: &str, open: usize, what: &str, out: &mut Out) -> Option<usize> {
+    json_call_list_with(&CALL_KEYS, text, open, what, out)
+}
+
+/// [`json_call_list`] with the call objects' `keys`.
+pub(super) fn json_call_list_with(
+    keys: &Keys,
+    text: &str,
+    open: usize,
+    what: &str,
+    out: &mut Out,
+) -> Option<usize> {
     let b = text.as_bytes();
     let mut i = skip_ws(b, open + 1);
     if b.get(i) == Some(&b']') {
@@ -673,7 +724,7 @@ pub(super) fn json_call_list(text: &str, open: usize, what: &str, out: &mut Out)
             return None;
         };
         let item_end = if c == b'{' {
-            json_call(text, i, what, out)?
+            json_call_with(keys, text, i, what, out)?
         } else {
             let Some(end) = json_value_end(b, i) else {
                 out.broken("", None, i, text.len(), cut(what, "", "]"));
@@ -686,10 +737,8 @@ pub(super) fn json_call_list(text: &str, open: usize, what: &str, out: &mut Out)
         };
         let next = skip_ws(b, item_end);
         match b.get(next) {
-            None => {
-                out.broken("", None, item_end, text.len(), cut(what, "", "]"));
-                return None;
-            }
+            // The text ends after a whole item: nothing is cut off.
+            None => return None,
             Some(b',') => i = skip_ws(b, next + 1),
             Some(b']') => return Some(next + 1),
             Some(_) => {

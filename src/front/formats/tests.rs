@@ -114,6 +114,17 @@ pub(super) const EXAMPLES: &[(ModelFormat, &str, &[&str])] = &[
     (ModelFormat::Gemma, "```tool_code\nprint(add(a=1, b=2))\n```\n```tool_code\nsearch(query=\"é\")\n```", &["add", "search"]),
     (ModelFormat::Hermes, "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"é\"}}\n</tool_call>", &["add", "search"]),
     (ModelFormat::Pythonic, "<|python_start|>[add(a=1, b=2), search(query=\"é, ]\")]<|python_end|>", &["add", "search"]),
+    (ModelFormat::Gemma4, "<|channel>thought\nI could call <|tool_call>call:multiply{a:9}<tool_call|><channel|>Sure. <|tool_call>call:add{a:1,b:2}<tool_call|><|tool_call>call:search{query:<|\"|>é, {x}<|\"|>,opts:{k:[1,<|\"|>]<|\"|>]}}<tool_call|>", &["add", "search"]),
+    (ModelFormat::FunctionGemma, "<start_function_call>call:add{a:<escape>1<escape>,b:<escape>2<escape>}<end_function_call><start_function_call>call:search{query:<escape>é<escape>}<end_function_call>", &["add", "search"]),
+    (ModelFormat::DeepSeekDsml, "<think>Two calls.</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"add\">\n<｜DSML｜parameter name=\"a\" string=\"false\">1</｜DSML｜parameter>\n<｜DSML｜parameter name=\"b\" string=\"false\">2</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"search\">\n<｜DSML｜parameter name=\"query\" string=\"true\">杭州</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>", &["add", "search"]),
+    (ModelFormat::MiniMaxM2, "<think>Add, then search.</think>\n<minimax:tool_call>\n<invoke name=\"add\">\n<parameter name=\"a\">1</parameter>\n<parameter name=\"b\">2</parameter>\n</invoke>\n<invoke name=\"search\">\n<parameter name=\"query\">é </parameter>\n</invoke>\n</minimax:tool_call>", &["add", "search"]),
+    (ModelFormat::Step3, "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"add\"><steptml:parameter name=\"a\">1</steptml:parameter><steptml:parameter name=\"b\">2</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke name=\"search\"><steptml:parameter name=\"query\">é</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>", &["add", "search"]),
+    (ModelFormat::CommandR, "<|START_THINKING|>Both.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"search\", \"parameters\": {\"query\": \"é\"}}\n]<|END_ACTION|>", &["add", "search"]),
+    (ModelFormat::SeedOss, "<seed:think>Quote <seed:tool_call>\n<function=multiply>\n</function>\n</seed:tool_call> no.</seed:think><seed:tool_call>\n<function=add>\n<parameter=a>1</parameter>\n<parameter=b>2</parameter>\n</function>\n</seed:tool_call><seed:tool_call>\n<function=search>\n<parameter=query>\né\n</parameter>\n</function>\n</seed:tool_call>", &["add", "search"]),
+    (ModelFormat::Granite, "<function_call> {\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n<function_call> {\"name\": \"search\", \"arguments\": {\"query\": \"é\"}}", &["add", "search"]),
+    (ModelFormat::Llama31, "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}; {\"name\": \"search\", \"parameters\": {\"query\": \"é\"}}", &["add", "search"]),
+    (ModelFormat::KimiK3, "<|open|>think<|sep|>Two.<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"add\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"integer\"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool=\"search\" index=\"2\"<|sep|><|open|>argument key=\"query\" type=\"string\"<|sep|>é<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>", &["add", "search"]),
+    (ModelFormat::MiniCpm5, "<think>Both.</think>\n<function name=\"add\"><param name=\"a\">1</param><param name=\"b\">2</param></function>\n<function name=\"search\"><param name=\"query\"><![CDATA[é]]></param></function>\n", &["add", "search"]),
 ];
 
 #[test]
@@ -164,8 +175,9 @@ fn the_marker_byte_is_in_every_marker() {
     assert!(found > 50, "{found}");
 }
 
-/// Every prefix reads as the whole text's calls that end within it, plus at most one broken
-/// call, last.
+/// Every prefix reads as the whole text's calls that end within it, plus at most one call,
+/// last: broken (cut off), or complete as far as the text goes (a GLM call whose next
+/// argument or `</tool_call>` is still to come: one of the whole text's calls starts there).
 #[test]
 fn every_prefix_reads_as_complete_calls_and_one_broken() {
     for (format, text, _) in EXAMPLES {
@@ -173,12 +185,17 @@ fn every_prefix_reads_as_complete_calls_and_one_broken() {
         for cut in (0..=text.len()).filter(|k| text.is_char_boundary(*k)) {
             let prefix = &text[..cut];
             let r = read_as(*format, prefix);
-            let complete: Vec<&FormatCall> = r.calls.iter().filter(|c| !is_broken(c)).collect();
+            let mut complete: Vec<&FormatCall> = r.calls.iter().filter(|c| !is_broken(c)).collect();
             let expected: Vec<&FormatCall> = whole
                 .calls
                 .iter()
                 .filter(|c| c.span.end as usize <= cut)
                 .collect();
+            let grows = |c: &&FormatCall| whole.calls.iter().any(|w| w.span.start == c.span.start);
+            if complete.len() == expected.len() + 1 && complete.last().is_some_and(grows) {
+                complete.pop();
+                assert!(!r.calls.iter().any(is_broken), "{format} at {cut}: {r:?}");
+            }
             assert_eq!(complete, expected, "{format} cut at {cut}: {prefix:?}");
             let broken = r.calls.iter().filter(|c| is_broken(c)).count();
             assert!(broken <= 1, "{format} cut at {cut}: {r:?}");
@@ -258,6 +275,58 @@ const PIECES: &[&str] = &[
     "```",
     "<|python_start|>",
     "<|python_end|>",
+    "<|tool_call>",
+    "call:",
+    "<|\"|>",
+    "<tool_call|>",
+    "<|channel>thought",
+    "<channel|>",
+    "<start_function_call>",
+    "<escape>",
+    "<end_function_call>",
+    "<｜DSML｜function_calls>",
+    "<｜DSML｜invoke name=\"",
+    "<｜DSML｜parameter name=\"",
+    "\" string=\"true\">",
+    "</｜DSML｜parameter>",
+    "</｜DSML｜invoke>",
+    "<minimax:tool_call>",
+    "<invoke name=",
+    "<parameter name=",
+    "</invoke>",
+    "<｜tool_calls_begin｜>",
+    "<｜tool_call_begin｜>",
+    "<steptml:invoke name=\"",
+    "<steptml:parameter name=\"",
+    "</steptml:parameter>",
+    "</steptml:invoke>",
+    "<｜tool_call_end｜>",
+    "<|START_ACTION|>",
+    "<|END_ACTION|>",
+    "\"tool_name\"",
+    "\"tool_call_id\"",
+    "<|START_THINKING|>",
+    "<|END_THINKING|>",
+    "<seed:tool_call>",
+    "</seed:tool_call>",
+    "<seed:think>",
+    "</seed:think>",
+    "[THINK]",
+    "[/THINK]",
+    "<function_call>",
+    "<|open|>tools<|sep|>",
+    "<|open|>call tool=\"",
+    "<|open|>argument key=\"",
+    "<|sep|>",
+    "<|close|>argument<|sep|>",
+    "<|close|>call<|sep|>",
+    "<|open|>think<|sep|>",
+    "<function name=\"",
+    "<param name=\"",
+    "</param>",
+    "<![CDATA[",
+    "]]>",
+    ">",
     "print(",
     "add",
     "(a=1",
@@ -376,4 +445,58 @@ fn the_corpus_reads_as_expected() {
         assert_eq!(serde_json::Value::from(got), case["expected"], "{id}");
     }
     assert_eq!(formats.len(), ModelFormat::ALL.len());
+}
+
+/// The README's formats table lists every format by its name, with an example.
+#[test]
+fn the_readme_lists_every_format() {
+    let readme = include_str!("../../../README.md");
+    for format in ModelFormat::ALL {
+        let row = format!("| `{}` |", format.name());
+        let line = readme.lines().find(|l| l.starts_with(&row));
+        assert!(
+            line.is_some_and(|l| l.matches(" | ").count() >= 2 && l.trim_end().ends_with('|')),
+            "README.md's formats table has no row for `{format}`"
+        );
+    }
+}
+
+/// The CLI's `--model-format` help names every format.
+#[test]
+fn the_cli_help_names_every_format() {
+    let args = include_str!("../../bin/fexpr/args.rs");
+    let words: std::collections::HashSet<&str> = args
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_')))
+        .collect();
+    for format in ModelFormat::ALL {
+        assert!(words.contains(format.name()), "{format}");
+    }
+}
+
+/// The names are the ones the CLI and earlier releases take.
+#[test]
+fn names_are_stable() {
+    let names: Vec<&str> = ModelFormat::ALL.iter().map(|f| f.name()).collect();
+    for name in [
+        "qwen3-coder",
+        "glm",
+        "kimi-k2",
+        "deepseek",
+        "harmony",
+        "mistral",
+        "llama3.1",
+        "granite",
+        "phi4",
+        "xlam",
+        "gemma",
+        "hermes",
+        "pythonic",
+    ] {
+        assert!(names.contains(&name), "{name}");
+    }
+    let json = serde_json::to_string(&ModelFormat::QwenXml).unwrap_or_default();
+    assert_eq!(json, "\"qwen3-coder\"");
+    let back: ModelFormat = serde_json::from_str("\"seed-oss\"").unwrap_or(ModelFormat::Hermes);
+    assert_eq!(back, ModelFormat::SeedOss);
+    assert!(serde_json::from_str::<ModelFormat>("\"qwen3coder\"").is_err());
 }

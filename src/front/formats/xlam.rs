@@ -5,26 +5,37 @@
 //! anywhere. JSON in the middle of prose is not a call.
 
 use super::scan::{find, json_call, json_call_list, may_continue, skip_ws, Out, Src};
+use super::{ModelFormat, Spec};
 use crate::front::IgnoreReason;
+
+/// Plain JSON has no markers: xLAM is read only by name.
+pub(super) const SPEC: Spec = Spec {
+    format: ModelFormat::Xlam,
+    name: "xlam",
+    marker_bytes: b"",
+    found_by_markers: false,
+    holds_markers: |_| false,
+    read,
+};
 
 const WHAT: &str = "xLAM";
 const MARKERS: &[&str] = &["```", "[TOOL_CALLS]", "<tool_call>"];
 
-pub(super) fn read(text: &str, out: &mut Out) {
-    let src = Src::new(text, "<think>", "</think>");
-    src.report_reasoning(out);
+fn read(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
     let b = src.b;
     // The answer starts after a leading reasoning block.
-    let mut pos = skip_ws(b, 0);
-    if let Some(s) = out_of_reasoning(&src, pos) {
-        pos = skip_ws(b, s);
-    }
+    let lead = src.find_any(skip_ws(b, 0), &[""]).map_or(0, |(p, _)| p);
+    let mut pos = skip_ws(b, lead);
     if matches!(b.get(pos), Some(b'[' | b'{')) {
         let end = json(text, pos, out);
         out.claim(pos, end.unwrap_or(text.len()));
         match end {
             Some(end) => pos = end,
-            None => return,
+            None => {
+                src.report_reasoning(out);
+                return;
+            }
         }
     }
     while let Some((start, which)) = src.find_any(pos, MARKERS) {
@@ -33,7 +44,7 @@ pub(super) fn read(text: &str, out: &mut Out) {
                 Some(line_end) => (line_end, IgnoreReason::Fence, "```"),
                 None => {
                     out.claim(start, text.len());
-                    return;
+                    break;
                 }
             },
             1 => (start + MARKERS[1].len(), IgnoreReason::ChatToken, ""),
@@ -43,7 +54,7 @@ pub(super) fn read(text: &str, out: &mut Out) {
         if !matches!(b.get(j), Some(b'[' | b'{')) {
             if may_continue(text, j, &["[", "{"]) {
                 out.claim(start, text.len());
-                return;
+                break;
             }
             // A fence of something else: past its closing fence.
             pos = match which {
@@ -55,7 +66,7 @@ pub(super) fn read(text: &str, out: &mut Out) {
         out.markup(start, open_end, reason);
         let Some(end) = json(text, j, out) else {
             out.claim(start, text.len());
-            return;
+            break;
         };
         let k = skip_ws(b, end);
         if !close.is_empty() && text[k..].starts_with(close) {
@@ -67,12 +78,7 @@ pub(super) fn read(text: &str, out: &mut Out) {
             pos = end;
         }
     }
-}
-
-/// Where the reasoning block covering `i` ends, if one does.
-fn out_of_reasoning(src: &Src<'_>, i: usize) -> Option<usize> {
-    let (found, _) = src.find_any(i, &[""])?;
-    (found > i).then_some(found)
+    src.report_reasoning(out);
 }
 
 /// The calls of the JSON at `i`; where they end, or `None` when there are none there or the

@@ -139,7 +139,10 @@ pub(super) fn call_attempt(source: &str, unclosed: bool) -> Option<String> {
         return None;
     }
     if unclosed {
-        return Some(name.to_string());
+        // A cut-off list is named after its cut-off item, the last one (`[add(a=1), mul(a=`
+        // is `mul` cut off), when that item is a call.
+        let last = if i > 0 { last_item(source, i) } else { None };
+        return Some(last.unwrap_or(name).to_string());
     }
     // The first group must close at the end (a trailing comment or separator aside).
     let mut depth = 0usize;
@@ -164,6 +167,38 @@ pub(super) fn call_attempt(source: &str, unclosed: bool) -> Option<String> {
         j += 1;
     }
     Some(name.to_string())
+}
+
+/// The name of the call that starts the last item of the list opened before `first` (its
+/// first item) in the cut-off `source`: the name after the list's last top-level comma.
+fn last_item(source: &str, first: usize) -> Option<&str> {
+    let b = source.as_bytes();
+    // The list's own level: the brackets opened before its first item.
+    let level = b
+        .get(..first)?
+        .iter()
+        .filter(|c| matches!(c, b'[' | b'('))
+        .count();
+    let (mut depth, mut after_comma, mut j) = (level, None, first);
+    while j < b.len() {
+        match b[j] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == level => after_comma = Some(j + 1),
+            b'\'' | b'"' => {
+                j = skip_string(b, j, b.len());
+                continue;
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    let rest = source.get(after_comma?..)?;
+    let at = after_comma? + (rest.len() - rest.trim_start().len());
+    let end = dotted_ident_end(b, at);
+    let name = source.get(at..end)?;
+    (end > at && b.get(end) == Some(&b'(') && !crate::syntax::PYTHON_KEYWORDS.contains(&name))
+        .then_some(name)
 }
 
 /// The statements of `source` when it holds a `;` outside brackets, strings and comments:
@@ -204,6 +239,53 @@ pub(super) fn is_label(source: &str) -> bool {
     name_end > 0
         && !crate::syntax::PYTHON_KEYWORDS.contains(&&source[..name_end])
         && source[name_end..].trim_start().starts_with(':')
+}
+
+/// Whether `source` holds two words side by side outside strings (`We did`, `it is done`
+/// has `it is`, but `We did` first): Python never writes two names (nor a name and a soft
+/// keyword) with only blanks between them, so such a line is a sentence, whatever an
+/// expression's scan would say of its depth. Keywords and numbers are not words here.
+pub(super) fn has_adjacent_words(source: &str) -> bool {
+    let b = source.as_bytes();
+    let mut i = 0;
+    // Whether the last token was a word (a name that is not a keyword).
+    let mut after_word = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == b' ' || c == b'\t' {
+            i += 1;
+            continue;
+        }
+        if c == b'"' || c == b'\'' {
+            i = skip_string(b, i, b.len());
+            after_word = false;
+            continue;
+        }
+        if is_ident_start(c) {
+            let mut end = i;
+            while b.get(end).is_some_and(|c| continues_name(*c) && *c != b'.') {
+                end += 1;
+            }
+            // A string prefix (`b'x'`, `rb"…"`) starts a string, not a word.
+            if matches!(b.get(end), Some(b'"' | b'\'')) {
+                after_word = false;
+                i = end;
+                continue;
+            }
+            let word = source.get(i..end).unwrap_or_default();
+            let is_word = !crate::syntax::PYTHON_KEYWORDS.contains(&word)
+                && !matches!(word, "match" | "case" | "type" | "_");
+            if is_word && after_word {
+                return true;
+            }
+            after_word = is_word;
+            i = end.max(i + 1);
+            continue;
+        }
+        after_word = false;
+        i += 1;
+    }
+    false
 }
 
 /// Whether `source` is a compound statement's header: a keyword, and `:` at its end.

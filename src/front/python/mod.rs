@@ -6,7 +6,7 @@
 //! comments); code beside its calls makes it one rejected item. Comments and strings are
 //! skipped by the lexical rules, so they never hold calls.
 
-use crate::error::{clip, Error, ErrorKind, Span};
+use crate::error::{clip, Error, ErrorKind, LimitKind, Span};
 use crate::front::{
     dotted_ident_end, is_ident_start, json_form, json_input, markup, shift_back, span, FoundCall,
     IgnoreReason, Origin, Reader,
@@ -17,9 +17,9 @@ mod lines;
 #[cfg(test)]
 pub(super) mod tests;
 use lines::{
-    call_attempt, code_error, continues_name, describe, found_call, has_call, is_calls, is_header,
-    is_label, printed_calls, skip_string, starts_code, statements, string_closed, trimmed_end,
-    what_is, HINT,
+    call_attempt, code_error, continues_name, describe, found_call, has_adjacent_words, has_call,
+    is_calls, is_header, is_label, printed_calls, skip_string, starts_code, statements,
+    string_closed, trimmed_end, what_is, HINT,
 };
 
 /// Which kind of region a block of lines is.
@@ -391,10 +391,14 @@ impl Reader<'_> {
         while i < z {
             let c = bytes[i];
             if c == b'{' {
-                if let Some(jend) = markup::json_end(bytes, i, z) {
-                    if !self.charge(jend - i) {
-                        return out;
-                    }
+                let jend = markup::json_end(bytes, i, z);
+                // The scan is paid for whether or not the JSON closes: a sentence of `{"` that
+                // never close would otherwise be scanned to its end from each of them.
+                if !self.charge(jend.unwrap_or(z) - i) {
+                    self.budget_from.get_or_insert(i);
+                    return out;
+                }
+                if let Some(jend) = jend {
                     let json = &self.text[i..jend];
                     match json_input::read(json, self.limits) {
                         Ok(tree) => {
@@ -427,6 +431,10 @@ impl Reader<'_> {
                             out.push((name.to_string(), i, close));
                             i = close;
                             continue;
+                        }
+                        if self.steps == 0 {
+                            self.budget_from.get_or_insert(i);
+                            return out;
                         }
                     }
                 }
@@ -612,6 +620,13 @@ impl Reader<'_> {
                     }
                 }
                 match e.kind {
+                    // A sentence is prose however its words would nest as an expression (`it
+                    // is done and …` read as one chain of operators): never a limit error.
+                    ErrorKind::Limit
+                        if e.limit == Some(LimitKind::Depth) && has_adjacent_words(source) =>
+                    {
+                        Stmt::Prose
+                    }
                     // Text over a limit refuses the whole input, as an expression's would.
                     ErrorKind::Limit => {
                         self.refused = Some(Error {
@@ -751,7 +766,14 @@ impl Reader<'_> {
     /// What a line starting with `{` or `[` at `p` holds as JSON.
     fn json_at(&mut self, p: usize, end: usize) -> Json {
         let text = self.text;
-        let Some(jend) = markup::json_end(text.as_bytes(), p, end) else {
+        let jend = markup::json_end(text.as_bytes(), p, end);
+        // Paid for whether or not it closes (lines of `{` that never close would each be
+        // scanned to the end of the text).
+        if !self.charge(jend.unwrap_or(end) - p) {
+            self.budget_from = Some(p);
+            return Json::Not;
+        }
+        let Some(jend) = jend else {
             // Cut off: a JSON call whose name was written is reported as one.
             let stop = trimmed_end(text, p, end);
             let rest = &text[p..stop];
@@ -782,10 +804,6 @@ impl Reader<'_> {
             }
             return Json::Not;
         };
-        if !self.charge(jend - p) {
-            self.budget_from = Some(p);
-            return Json::Not;
-        }
         let json = &text[p..jend];
         // The whole text, when routing read it as JSON already.
         let whole = self
