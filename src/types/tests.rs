@@ -537,6 +537,6 @@ fn signatures_write_keys_python_cannot_name_as_a_call_does() {
     );
     assert_eq!(
         sig.to_string(),
-        r#"convert(**{"from": str}, to: str, amount: float = None, **{"max-results": int = None})"#
+        r#"convert(**{"from": str}, to: str, amount: float | None = None, **{"max-results": int | None = None})"#
     );
 }
