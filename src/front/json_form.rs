@@ -18,7 +18,7 @@
 //! spans into the call's JSON object as written — never printed as Python text and read again.
 
 use crate::error::{clip, Error, ErrorKind, Span};
-use crate::front::{json_input, shift_back, FoundCall, Origin};
+use crate::front::{json_input, moved_back, FoundCall, Origin};
 use crate::limits::Limits;
 use crate::syntax::{Expr, ExprKind, UnaryOp};
 
@@ -118,7 +118,6 @@ pub(super) fn calls(
         let at = shift(span);
         // The call's own text is its object as written; every span moves into it.
         let source = json.get(span.range()).unwrap_or(json);
-        let local = |s: Span| shift_back(s, span.start);
         let tree = match args {
             JsonArgs::Action(action) => json_input::read_action(&action, json, limits),
             JsonArgs::Object(positional, kwargs) => {
@@ -126,16 +125,7 @@ pub(super) fn calls(
             }
             JsonArgs::Invalid(e) => Err(e),
         };
-        let parsed = match tree {
-            Ok(mut tree) => {
-                json_input::map_spans(&mut tree, &local);
-                Ok(tree)
-            }
-            Err(e) => Err(Error {
-                span: e.span.map(local),
-                ..e
-            }),
-        };
+        let parsed = moved_back(tree, span.start);
         // A FunctionExpression's action may hold a list of calls: one call each, all with the
         // object as their source.
         let items = match parsed {

@@ -567,3 +567,19 @@ fn ignored_at(text: &str, start: usize, end: usize, reason: IgnoreReason) -> Ign
 fn shift_back(s: Span, base: u32) -> Span {
     Span::new(s.start.saturating_sub(base), s.end.saturating_sub(base))
 }
+
+/// A call read from a longer text (its tree, or why it cannot be read) with every span moved
+/// back by `base` bytes, into the call's own text.
+fn moved_back(read: Result<Expr, Error>, base: u32) -> Result<Expr, Error> {
+    let local = |s: Span| shift_back(s, base);
+    match read {
+        Ok(mut tree) => {
+            json_input::map_spans(&mut tree, &local);
+            Ok(tree)
+        }
+        Err(e) => Err(Error {
+            span: e.span.map(local),
+            ..e
+        }),
+    }
+}

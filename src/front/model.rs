@@ -6,9 +6,7 @@
 
 use crate::error::{Error, ErrorKind, Span};
 use crate::front::formats::{self, FormatArgs, FormatCall, ModelFormat, TextArg};
-use crate::front::{
-    json_form, json_input, shift_back, span, FoundCall, IgnoreReason, Origin, Reader,
-};
+use crate::front::{json_form, moved_back, span, FoundCall, IgnoreReason, Origin, Reader};
 use crate::syntax::{self, Call, Expr, ExprKind, Keyword};
 
 impl Reader<'_> {
@@ -111,17 +109,7 @@ impl Reader<'_> {
             FormatArgs::Text(args) => self.text_call(&call.name, name_span, args, whole),
         };
         // Every span moves into the call's own stretch of the text.
-        let local = |s: Span| shift_back(s, whole.start);
-        let parsed = match tree {
-            Ok(mut tree) => {
-                json_input::map_spans(&mut tree, &local);
-                Ok(tree)
-            }
-            Err(e) => Err(Error {
-                span: e.span.map(local),
-                ..e
-            }),
-        };
+        let parsed = moved_back(tree, whole.start);
         FoundCall {
             name: call.name,
             span: whole,
