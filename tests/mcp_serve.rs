@@ -95,6 +95,16 @@ fn everything_config_with_pidfile(name: &str) -> (PathBuf, PathBuf) {
     (cfg, pidfile)
 }
 
+/// `fexpr serve --tools-json tools`.
+fn serve_tools_json(tools: &std::path::Path) -> [&str; 4] {
+    [
+        fexpr_bin(),
+        "serve",
+        "--tools-json",
+        tools.to_str().unwrap(),
+    ]
+}
+
 /// The Inspector's `tools/call` of `tool` with `args` (`name=value`) against `target`.
 fn inspector_call(target: &[&str], tool: &str, args: &[&str]) -> (Json, Output) {
     let mut method = vec!["--method", "tools/call", "--tool-name", tool, "--tool-arg"];
@@ -509,12 +519,7 @@ fn tools_json_definitions_are_served_checked() {
                 "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
                 "required": ["city"]}}}]),
     );
-    let serve = [
-        fexpr_bin(),
-        "serve",
-        "--tools-json",
-        tools.to_str().unwrap(),
-    ];
+    let serve = serve_tools_json(&tools);
     let (list, _) = inspector(&serve, &["--method", "tools/list"]);
     let names: Vec<&str> = list["tools"]
         .as_array()
@@ -555,12 +560,7 @@ fn tools_json_keys_are_served_as_the_schema_declares_them() {
                 "城市": {"type": "string"}},
                 "required": ["from"]}}}]),
     );
-    let serve = [
-        fexpr_bin(),
-        "serve",
-        "--tools-json",
-        tools.to_str().unwrap(),
-    ];
+    let serve = serve_tools_json(&tools);
     let (list, _) = inspector(&serve, &["--method", "tools/list"]);
     let convert = &list["tools"][0];
     assert_eq!(convert["name"], "convert", "{list}");
