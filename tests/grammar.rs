@@ -669,6 +669,39 @@ fn names_and_keys_need_issue_36() {
     guarantee(&ctx, ToolChoice::Required, Markup::ALL, 30, 36);
 }
 
+/// Keys Python cannot write (issue 36, the call side): the grammar writes them after `**` in
+/// a dict display, one key each (`convert(**{"from": "USD"}, amount=3)`; `城市` is a Python
+/// identifier), and the checker accepts what it writes, in every markup; the names half (a
+/// hyphenated tool name) is `names_and_keys_need_issue_36`.
+#[test]
+fn keys_python_cannot_write_pass_the_grammar_and_the_checker() {
+    let defs = json!([{"type": "function", "function": {"name": "convert",
+        "description": "c", "parameters": {"type": "object", "properties": {
+            "from": {"type": "string"}, "max-results": {"type": "integer"},
+            "城市": {"type": "string"}, "city": {"type": "string"}},
+            "required": ["from", "city"]}}}]);
+    let ctx = context_of(&defs);
+    let grammar = fexpr::grammar::grammar(
+        &ctx,
+        &GrammarOptions::default().tool_choice(ToolChoice::Required),
+    )
+    .unwrap();
+    let m = matcher(&grammar.text);
+    let text = "[convert(**{\"from\": \"USD\"}, city='Oslo', **{'max-results': 3}, 城市=\"北京\")]";
+    assert!(accepts(&m, text));
+    let checked = check(text, &ctx, Markup::Pythonic);
+    assert!(
+        checked.verdicts.iter().all(|v| v.valid),
+        "{:?}",
+        checked.verdicts
+    );
+    assert_eq!(
+        checked.verdicts[0].to_json()["kwargs"],
+        json!({"from": "USD", "city": "Oslo", "max-results": 3, "城市": "北京"})
+    );
+    guarantee(&ctx, ToolChoice::Required, Markup::ALL, 30, 36);
+}
+
 /// The alias and `**{...}` forms are what the grammar writes (checked without the checker).
 #[test]
 fn names_and_keys_python_cannot_write_use_alias_and_dict_display() {

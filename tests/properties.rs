@@ -683,9 +683,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     /// Any call its schema accepts, whatever its keys (`from`, `max-results`, `城市`), binds to
-    /// the same arguments through the JSON door (an OpenAI message) and through the model
-    /// formats (Hermes `<tool_call>` JSON, Qwen3-Coder XML with its values as text): every
-    /// reader hands on the same call tree.
+    /// the same arguments through the JSON door (an OpenAI message, an Anthropic `tool_use`
+    /// block) and through the model formats (every format carrying JSON arguments, and
+    /// Qwen3-Coder XML with its values as text): every reader hands on the same call tree.
     #[test]
     fn a_json_call_binds_alike_through_every_door(
         params in proptest::collection::btree_map(
@@ -717,8 +717,25 @@ proptest! {
             qwen.push_str(&format!("<parameter={key}>\n{text}\n</parameter>\n"));
         }
         qwen.push_str("</function>\n</tool_call>");
+        let j = serde_json::Value::Object(args.clone()).to_string();
+        let call = json!({"name": "f", "arguments": args}).to_string();
+        // Every model format that carries its arguments as JSON.
+        let formats = [
+            format!("<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{j}<|call|>"),
+            format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{j}<|tool_call_end|><|tool_calls_section_end|>"),
+            format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{j}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+            format!("<|START_ACTION|>[{}]<|END_ACTION|>", json!({"tool_call_id": "0", "tool_name": "f", "parameters": args})),
+            format!("<function=f>{j}</function>"),
+            format!("<|python_tag|>{}", json!({"name": "f", "parameters": args})),
+            format!("<|tool_call|>[{call}]"),
+            format!("[TOOL_CALLS] [{call}]"),
+            format!("[TOOL_CALLS]f[ARGS]{j}"),
+            format!("functools[{call}]"),
+            format!("[{call}]"),
+            json!({"type": "tool_use", "id": "toolu_1", "name": "f", "input": args}).to_string(),
+        ];
         let want = serde_json::Value::Object(args);
-        for text in [&openai, &hermes, &qwen] {
+        for text in [&openai, &hermes, &qwen].into_iter().chain(&formats) {
             let checked = fexpr::check::check_text(
                 text, &ctx, &Limits::default(), &fexpr::repair::RepairOptions::default());
             prop_assert_eq!(checked.verdicts.len(), 1, "{}", text);
