@@ -244,6 +244,7 @@ def _doors():
         {"type": "tool_use", "id": "toolu_k", "name": "convert", "input": dict(_KEYS)},
         f"<tool_call>\n<function=convert>\n{qwen}</function>\n</tool_call>",
         Function(name="convert", kwargs=dict(_KEYS)),
+        "<tool_call>\n" + json.dumps({"name": "convert", "arguments": _KEYS}) + "\n</tool_call>",
     ]
 
 
@@ -256,11 +257,13 @@ def test_keys_python_cannot_name_reach_the_tool_from_every_door(sandboxed):
         assert outputs[0].error is None, (door, outputs[0].error)
         assert outputs[0].output == _KEYS, door
         assert list(outputs[0].parsed_input.kwargs) == list(_KEYS), door
+        (again,) = asyncio.run(manager.arun(door, sandboxed=sandboxed)).outputs
+        assert again.output == _KEYS, door
 
 
 def test_keys_python_cannot_name_are_checked_alike():
     manager = _keyed_manager()
-    for door in _doors()[:1] + [_doors()[3]]:
+    for door in [d for d in _doors() if isinstance(d, str)]:
         checked = manager.check_model_output(door)
         assert [v.valid for v in checked.verdicts] == [True], door
         assert checked.verdicts[0].kwargs == _KEYS, door
