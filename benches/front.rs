@@ -8,12 +8,18 @@
 //!   start and JSON printing. Throughput is reported in calls per second. Needs the data from
 //!   `scripts/ci-bfcl.sh` (or `BFCL_DATA`); skipped with a message when it is absent.
 //! - `front/extract/*`: extraction alone on a few realistic outputs.
+//! - `front/door/*`: one plain call (`add(a=2, b=3)`) run natively through each door: the
+//!   expression, the same call as model text (Hermes `<tool_call>` JSON), and an OpenAI
+//!   assistant message; the doors other than the expression hand their call tree on as read.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use fexpr::check::check_text;
 use fexpr::repair::RepairOptions;
 use fexpr::{Context, Limits, Value};
 use serde_json::Value as Json;
+use std::future::IntoFuture;
 use std::hint::black_box;
 use std::path::PathBuf;
 
@@ -148,5 +154,36 @@ fn extract(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, check_bfcl, extract);
+fn doors(c: &mut Criterion) {
+    let manager = fexpr::demo::manager();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let openai = serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]});
+    let doors = [
+        ("expression", fexpr::Input::expr("add(a=2, b=3)")),
+        (
+            "model_text_hermes",
+            fexpr::Input::model_output(
+                "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n</tool_call>",
+            ),
+        ),
+        ("openai_message", fexpr::Input::openai(openai)),
+    ];
+    let mut group = c.benchmark_group("front/door");
+    for (name, input) in doors {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let done = rt.block_on(manager.run(black_box(input.clone())).into_future());
+                assert_eq!(done.outputs[0].output, Ok(Value::Int(5)));
+                done
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, check_bfcl, extract, doors);
 criterion_main!(benches);

@@ -138,14 +138,13 @@ fn stages(c: &mut Criterion) {
         group.bench_function(format!("request/{name}"), |b| {
             b.iter(|| {
                 let bytes = fexpr::sandbox::wire::encode_request(
-                    black_box(text),
-                    fexpr::sandbox::wire::SourceForm::Expression,
+                    &fexpr::sandbox::wire::GuestInput::Expression(black_box(text)),
                     &limits,
                 )
                 .expect("ok");
                 let request: fexpr::sandbox::wire::GuestRequest =
                     fexpr::sandbox::wire::decode(&bytes).expect("decodes");
-                black_box(request.source.len())
+                black_box(request.limits.max_calls)
             })
         });
         let function = manager.parse_func_expr(text).expect("parses");

@@ -19,7 +19,7 @@ const EXPRESSIONS: &[&str] = &[
     "open('x')",
 ];
 
-/// JSON inputs in fexpr's forms (`SourceForm::Json`).
+/// JSON inputs in fexpr's forms (`GuestInput::Json`).
 const JSON: &[&str] = &[
     r#"{"name": "add", "kwargs": {"a": 2, "b": 3}}"#,
     r#"[{"name": "add_points", "kwargs": {"p1": {"x": 1, "y": 2}, "p2": {"x": 3, "y": 4}}}, {"action": "multiply(a=2, b=x)"}]"#,
@@ -36,12 +36,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let context = wire::ContextTable::new(manager.context())?;
     let lookup = |key: &[u8]| context.answer(key).map(<[u8]>::to_vec);
     let mut seeds: Vec<Vec<u8>> = Vec::new();
+    // Checked calls as the front door hands them on (`GuestInput::Calls`).
+    let checked = fexpr::check::plan(
+        r#"{"name": "add", "arguments": {"a": 2, "b": 3}}"#,
+        manager.context(),
+        &Limits::default(),
+        &fexpr::repair::RepairOptions::default(),
+    );
     let inputs = EXPRESSIONS
         .iter()
-        .map(|t| (*t, wire::SourceForm::Expression))
-        .chain(JSON.iter().map(|t| (*t, wire::SourceForm::Json)));
-    for (text, form) in inputs {
-        let request = wire::encode_request(text, form, &Limits::default())?;
+        .map(|t| wire::GuestInput::Expression(t))
+        .chain(JSON.iter().map(|t| wire::GuestInput::Json(t)))
+        .chain(std::iter::once(wire::GuestInput::Calls(
+            checked.calls.into_iter().filter_map(|c| c.run).collect(),
+        )));
+    for input in inputs {
+        let request = wire::encode_request(&input, &Limits::default())?;
         seeds.push(request.clone());
         let mut host_messages = Vec::new();
         let response = wire::guest_evaluate(

@@ -81,15 +81,23 @@ impl Function {
         })
     }
 
-    /// Python call syntax, e.g. `add(a=1, b=2)`.
+    /// Python call syntax, e.g. `add(a=1, b=2)`; a keyword Python cannot write as `name=`
+    /// (`from`, `max-results`) as a string key after `**`: `convert(**{'from': 'USD'})`.
+    ///
+    /// ```
+    /// let call = fexpr::Function::from_json(&serde_json::json!(
+    ///     {"name": "convert", "kwargs": {"from": "USD", "class": "eco", "amount": 3}})).unwrap();
+    /// assert_eq!(call.to_expr(), "convert(**{'from': 'USD', 'class': 'eco'}, amount=3)");
+    /// ```
     pub fn to_expr(&self) -> String {
-        let args = self.args.iter().map(Value::repr);
-        let kwargs = self.kwargs.iter().map(|(k, v)| format!("{k}={}", v.repr()));
-        format!(
-            "{}({})",
-            self.name,
-            args.chain(kwargs).collect::<Vec<_>>().join(", ")
-        )
+        let mut out = String::new();
+        crate::value::write_call(
+            &mut out,
+            &self.name,
+            &self.args,
+            self.kwargs.iter().map(|(k, v)| (k.as_str(), v)),
+        );
+        out
     }
 }
 

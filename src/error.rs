@@ -184,13 +184,20 @@ impl Error {
     /// let e = e.with_hint("signature: add(a, b)").suggest("ad", ["add", "multiply"]);
     /// assert_eq!(e.hint.as_deref(), Some("did you mean `add`? signature: add(a, b)"));
     /// ```
-    pub fn suggest<'a>(
+    pub fn suggest<'a>(self, name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Error {
+        self.suggest_as(name, candidates, str::to_string)
+    }
+
+    /// [`Error::suggest`], the name suggested shown as `written` writes it (a keyword argument
+    /// as a call writes it: `**{"from": …}` for a key Python cannot name).
+    pub fn suggest_as<'a>(
         mut self,
         name: &str,
         candidates: impl IntoIterator<Item = &'a str>,
+        written: impl Fn(&str) -> String,
     ) -> Error {
         if let Some(near) = closest(name, candidates) {
-            let guess = format!("did you mean `{near}`?");
+            let guess = format!("did you mean `{}`?", written(near));
             self.hint = Some(match self.hint.take() {
                 Some(hint) => format!("{guess} {hint}"),
                 None => guess,

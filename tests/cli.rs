@@ -963,3 +963,80 @@ fn tool_names_as_definitions_give_them() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `fexpr check --tools-json`: a tool whose parameters Python cannot name (`from`, `class`,
+/// `max-results`, `$filter`, `城市`) gets one valid verdict per call from every door (Python
+/// text with `**{...}`, an OpenAI message, an Anthropic `tool_use` block, Hermes JSON,
+/// Qwen3-Coder XML), with exactly the written name and keys; an unknown key is refused with
+/// the key as written.
+#[test]
+fn check_binds_keys_as_the_schema_declares_them() {
+    let dir = std::env::temp_dir().join(format!("fexpr-cli-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tools.json");
+    std::fs::write(
+        &file,
+        json!([{"type": "function", "function": {"name": "convert", "description": "c",
+            "parameters": {"type": "object", "properties": {
+                "from": {"type": "string"}, "class": {"type": "string"},
+                "max-results": {"type": "integer"}, "$filter": {"type": "string"},
+                "城市": {"type": "string"}}, "required": ["from"]}}}])
+        .to_string(),
+    )
+    .unwrap();
+    let tools = file.to_string_lossy().into_owned();
+    let args = json!({"from": "USD", "class": "eco", "max-results": 3, "$filter": "a eq 1",
+        "城市": "北京"});
+    let inputs = [
+        r#"convert(**{"from": "USD", "class": "eco", "max-results": 3}, **{"$filter": "a eq 1", "城市": "北京"})"#.to_string(),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+            "type": "function", "function": {"name": "convert", "arguments": args.to_string()}}]})
+        .to_string(),
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+            "name": "convert", "input": args}]})
+        .to_string(),
+        format!("<tool_call>\n{}\n</tool_call>", json!({"name": "convert", "arguments": args})),
+        "<tool_call>\n<function=convert>\n<parameter=from>\nUSD\n</parameter>\n<parameter=class>\neco\n</parameter>\n<parameter=max-results>\n3\n</parameter>\n<parameter=$filter>\na eq 1\n</parameter>\n<parameter=城市>\n北京\n</parameter>\n</function>\n</tool_call>".to_string(),
+    ];
+    for text in &inputs {
+        let (code, rows, stderr) = fexpr(
+            &["check", "--tools-json", &tools, "-"],
+            stdin_of("keys", text.as_bytes()),
+        );
+        assert_eq!(code, Some(0), "{text}: {stderr}");
+        assert_eq!(rows.len(), 1, "{text}: {rows:?}");
+        assert_eq!(rows[0]["valid"], true, "{text}: {rows:?}");
+        assert_eq!(rows[0]["name"], "convert", "{text}: {rows:?}");
+        assert_eq!(rows[0]["kwargs"], args, "{text}: {rows:?}");
+        let keys: Vec<&String> = rows[0]["kwargs"].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["from", "class", "max-results", "$filter", "城市"],
+            "{text}"
+        );
+    }
+    let (_, rows, _) = fexpr(
+        &[
+            "check",
+            "--tools-json",
+            &tools,
+            r#"convert(**{"from": "USD", "max-result": 3})"#,
+        ],
+        Stdio::null(),
+    );
+    assert_eq!(rows[0]["valid"], false, "{rows:?}");
+    let error = &rows[0]["error"];
+    assert_eq!(error["kind"], "Arguments", "{rows:?}");
+    assert!(
+        error["message"].as_str().unwrap().contains("max-result"),
+        "{rows:?}"
+    );
+    assert!(
+        error["hint"]
+            .as_str()
+            .unwrap()
+            .contains(r#"**{"max-results": …}"#),
+        "{rows:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -67,6 +67,15 @@ const EDGES: &[&str] = &[
     "f(**{}, 1)",
     "f(**k, a=1)",
     "f(a=1, **{'b': 2})",
+    // A dict display with string keys after `**`: its pairs are keyword arguments.
+    "f(**{'from': 1, 'max-results': [2]})",
+    "f(**{'a': 1}, **{'b': 2}, c=3)",
+    "f(** {'a' 'b': 1})",
+    "f(**{'a': 1}, 2)",
+    "f(**{1: 2})",
+    "f(**{'a': 1, **{'b': 2}})",
+    "f(**{f'a': 1})",
+    "f(**{'\\u57ce': 1})",
     "f(a=1, *, b=2)",
     "f(*, a=1)",
     "f(a, /)",
@@ -178,7 +187,17 @@ def canon(n):
     if isinstance(n, ast.Call):
         f = canon(n.func)
         args = ",".join(canon(a) for a in n.args)
-        kws = ",".join(("**" if k.arg is None else k.arg + "=") + canon(k.value) for k in n.keywords)
+        kws = []
+        for k in n.keywords:
+            d = k.value
+            if k.arg is None and isinstance(d, ast.Dict) and all(
+                isinstance(x, ast.Constant) and isinstance(x.value, str) for x in d.keys
+            ):
+                # `**{"from": 1}`: the keywords the call receives, named by the keys.
+                kws += [x.value + "=" + canon(v) for x, v in zip(d.keys, d.values)]
+            else:
+                kws.append(("**" if k.arg is None else k.arg + "=") + canon(k.value))
+        kws = ",".join(kws)
         return f"{f}({args};{kws})"
     if isinstance(n, ast.Name):
         return n.id

@@ -228,14 +228,18 @@ fn json_forms_record_their_origin() {
         let found = extract(text, &Limits::default(), &|_| true);
         assert_eq!(found.calls.len(), 1, "{text}");
         assert_eq!(found.calls[0].origin, origin, "{text}");
-        assert_eq!(found.calls[0].source, "f(a=1)", "{text}");
+        // The call's own text is its JSON as written; its tree is the call.
+        assert_eq!(found.calls[0].source, text, "{text}");
+        let tree = found.calls[0].parsed.as_ref().unwrap();
+        assert_eq!(tree.to_string(), "f(a=1)", "{text}");
     }
     let positional = extract(
         r#"{"name": "f", "args": [1, "x"], "kwargs": {"b": 2}}"#,
         &Limits::default(),
         &|_| true,
     );
-    assert_eq!(positional.calls[0].source, "f(1, 'x', b=2)");
+    let tree = positional.calls[0].parsed.as_ref().unwrap();
+    assert_eq!(tree.to_string(), r#"f(1, "x", b=2)"#);
     let data = extract(r#"{"name": "Bob", "age": 3}"#, &Limits::default(), &|_| {
         true
     });
@@ -250,12 +254,16 @@ fn json_forms_record_their_origin() {
         bad.calls[0].parsed.as_ref().unwrap_err().kind,
         fexpr::ErrorKind::Syntax
     );
-    let odd_key = extract(
-        r#"{"name": "f", "arguments": {"a-b": 1}}"#,
-        &Limits::default(),
-        &|_| true,
-    );
-    assert!(odd_key.calls[0].parsed.is_err());
+    // Any key is a keyword named exactly so, spans into the JSON as written.
+    let text = r#"{"name": "f", "arguments": {"a-b": 1, "from": 2, "城市": 3}}"#;
+    let odd_keys = extract(text, &Limits::default(), &|_| true);
+    let tree = odd_keys.calls[0].parsed.as_ref().unwrap();
+    assert_eq!(tree.to_string(), r#"f(**{"a-b": 1, "from": 2, "城市": 3})"#);
+    let fexpr::syntax::ExprKind::Call(call) = &tree.kind else {
+        panic!("a call")
+    };
+    assert_eq!(&text[call.kwargs[1].name_span.range()], r#""from""#);
+    assert_eq!(&text[call.func_span.range()], r#""f""#);
 }
 
 #[test]
@@ -802,4 +810,35 @@ fn model_formats_are_read_checked_and_run() {
     }
     assert!(cases >= 40, "{cases} cases");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A Qwen3-Coder string parameter of 540 KB of newlines is inside every limit as written (the
+/// text under `max_source_bytes`, the string under `max_str_bytes`): it binds as written,
+/// natively and sandboxed. (Printed back as Python, `"\n\n…"`, it was twice as long and over
+/// `max_source_bytes`.)
+#[test]
+fn a_long_text_parameter_is_held_to_the_limits_as_written() {
+    let manager = fexpr::demo::manager();
+    let value = "\n".repeat(540_000);
+    let text = format!(
+        "<tool_call>\n<function=search>\n<parameter=query>\n{value}\n</parameter>\n</function>\n</tool_call>"
+    );
+    let checked = manager.check(text.as_str());
+    assert!(checked.verdicts[0].valid, "{:?}", checked.verdicts[0].error);
+    assert_eq!(
+        checked.verdicts[0].kwargs["query"],
+        Value::Str(value.clone())
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let native = rt.block_on(manager.run(text.as_str()).into_future());
+    assert!(
+        native.outputs[0].output.is_ok(),
+        "{:?}",
+        native.outputs[0].output
+    );
+    let sandboxed = rt.block_on(manager.run(text.as_str()).sandboxed().into_future());
+    assert_eq!(sandboxed.outputs[0].output, native.outputs[0].output);
 }

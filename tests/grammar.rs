@@ -10,8 +10,8 @@
 //! - mutations (unknown keyword, duplicate keyword, wrong-typed literal, missing required
 //!   argument, unknown tool) are refused by both the grammar and the checker.
 //!
-//! Names and keys Python cannot write (issue 36) are in
-//! `names_and_keys_need_issue_36`, ignored until the checker accepts them.
+//! Names and keys Python cannot write are in `names_python_cannot_write_pass_by_alias` and
+//! `keys_python_cannot_write_pass_the_grammar_and_the_checker`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
 
@@ -636,14 +636,12 @@ fn left_out_tools_and_bad_tool_choices_are_said() {
     );
 }
 
-/// Names and keys Python cannot write (issue 36): a tool called through its alias
+/// Names and keys Python cannot write: a tool called through its alias
 /// (`get-current-weather` as `get_current_weather`), a key after `**` in a dict display
-/// (`convert(**{"from": "USD"}, amount=3)`). The grammar writes them today; the checker
-/// accepts the names (issue 36's first part, merged) and the keys once issue 36's keys part
-/// lands (`**{...}` is refused until then): run with `--ignored` then.
+/// (`convert(**{"from": "USD"}, amount=3)`): the grammar writes them and the checker accepts
+/// what it writes.
 #[test]
-#[ignore = "needs issue 36's keys part (`**{...}` keys as the schema gives them) in the checker"]
-fn names_and_keys_need_issue_36() {
+fn names_python_cannot_write_pass_by_alias() {
     let defs = json!([{"type": "function", "function": {"name": "get-current-weather",
         "description": "w", "parameters": {"type": "object", "properties": {
             "from": {"type": "string"}, "max-results": {"type": "integer"},
@@ -666,6 +664,39 @@ fn names_and_keys_need_issue_36() {
         checked.verdicts.iter().all(|v| v.valid),
         "{:?}",
         checked.verdicts
+    );
+    guarantee(&ctx, ToolChoice::Required, Markup::ALL, 30, 36);
+}
+
+/// Keys Python cannot write (issue 36, the call side): the grammar writes them after `**` in
+/// a dict display, one key each (`convert(**{"from": "USD"}, amount=3)`; `城市` is a Python
+/// identifier), and the checker accepts what it writes, in every markup; the names half (a
+/// hyphenated tool name) is `names_python_cannot_write_pass_by_alias`.
+#[test]
+fn keys_python_cannot_write_pass_the_grammar_and_the_checker() {
+    let defs = json!([{"type": "function", "function": {"name": "convert",
+        "description": "c", "parameters": {"type": "object", "properties": {
+            "from": {"type": "string"}, "max-results": {"type": "integer"},
+            "城市": {"type": "string"}, "city": {"type": "string"}},
+            "required": ["from", "city"]}}}]);
+    let ctx = context_of(&defs);
+    let grammar = fexpr::grammar::grammar(
+        &ctx,
+        &GrammarOptions::default().tool_choice(ToolChoice::Required),
+    )
+    .unwrap();
+    let m = matcher(&grammar.text);
+    let text = "[convert(**{\"from\": \"USD\"}, city='Oslo', **{'max-results': 3}, 城市=\"北京\")]";
+    assert!(accepts(&m, text));
+    let checked = check(text, &ctx, Markup::Pythonic);
+    assert!(
+        checked.verdicts.iter().all(|v| v.valid),
+        "{:?}",
+        checked.verdicts
+    );
+    assert_eq!(
+        checked.verdicts[0].to_json()["kwargs"],
+        json!({"from": "USD", "city": "Oslo", "max-results": 3, "城市": "北京"})
     );
     guarantee(&ctx, ToolChoice::Required, Markup::ALL, 30, 36);
 }

@@ -8,6 +8,7 @@
 mod common;
 
 use fexpr::{ErrorKind, FunctionTool, Span, ToolManager, Value};
+use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -324,4 +325,173 @@ fn parsed_json_gets_the_same_limits_with_spans_into_its_compact_text() {
     let outputs = common::run_json_value(&manager, &bad);
     let error = outputs[0].output.as_ref().expect_err("a type error");
     assert_eq!(covered(&bad.to_string(), error), "\"one\"");
+}
+
+/// A tool defined by its JSON schema alone (as `--tools-json` and MCP servers define them) that
+/// answers with the arguments it received, by parameter name.
+struct Echo(fexpr::ToolDefinition);
+
+impl fexpr::tool::Tool for Echo {
+    fn definition(&self) -> &fexpr::ToolDefinition {
+        &self.0
+    }
+
+    fn call(&self, args: Vec<Option<Value>>) -> fexpr::tool::ToolFuture {
+        let mut out = fexpr::value::Dict::default();
+        for (field, value) in self.0.signature.fields.iter().zip(args) {
+            if let Some(value) = value {
+                out.insert(Value::Str(field.name.clone()), value);
+            }
+        }
+        Box::pin(async move { Ok(fexpr::ToolOutput::new(Value::Dict(out))) })
+    }
+}
+
+/// `convert`, whose parameters are named as JSON Schema allows and Python does not.
+fn keyed_manager() -> ToolManager {
+    let defs = fexpr::tooldefs::from_json(&serde_json::json!([{"type": "function", "function": {
+        "name": "convert", "description": "Convert an amount.",
+        "parameters": {"type": "object", "properties": {
+            "from": {"type": "string"}, "class": {"type": "string"},
+            "max-results": {"type": "integer"}, "$filter": {"type": "string"},
+            "城市": {"type": "string"}},
+            "required": ["from"]}}}]))
+    .unwrap();
+    let mut builder = ToolManager::builder();
+    for def in defs {
+        builder = builder.tool(Echo(def));
+    }
+    builder.build().unwrap()
+}
+
+/// Keys any JSON Schema may declare (`from`, `class`, `max-results`, `$filter`, `城市`) bind
+/// exactly as written from every door: Python call text through `**{...}`, fexpr's JSON forms,
+/// an OpenAI message, an Anthropic `tool_use` block, Hermes `<tool_call>` JSON, Qwen3-Coder and
+/// GLM XML, Kimi's JSON, a `Function`; natively and sandboxed (the same outputs), and `check`
+/// gives each the same verdict.
+#[test]
+fn every_door_binds_keys_as_the_schema_declares_them() {
+    let manager = keyed_manager();
+    let args = serde_json::json!({"from": "USD", "class": "eco", "max-results": 3,
+        "$filter": "a eq 1", "城市": "北京"});
+    let json_args = args.to_string();
+    let qwen = "<tool_call>\n<function=convert>\n<parameter=from>\nUSD\n</parameter>\n<parameter=class>\neco\n</parameter>\n<parameter=max-results>\n3\n</parameter>\n<parameter=$filter>\na eq 1\n</parameter>\n<parameter=城市>\n北京\n</parameter>\n</function>\n</tool_call>";
+    let glm = "<tool_call>convert\n<arg_key>from</arg_key>\n<arg_value>USD</arg_value>\n<arg_key>class</arg_key>\n<arg_value>eco</arg_value>\n<arg_key>max-results</arg_key>\n<arg_value>3</arg_value>\n<arg_key>$filter</arg_key>\n<arg_value>a eq 1</arg_value>\n<arg_key>城市</arg_key>\n<arg_value>北京</arg_value>\n</tool_call>";
+    let function =
+        fexpr::Function::from_json(&serde_json::json!({"name": "convert", "kwargs": args.clone()}))
+            .unwrap();
+    let inputs = [
+        fexpr::Input::model_output(
+            r#"convert(**{"from": "USD", "class": "eco"}, **{'max-results': 3, "$filter": "a eq 1", "城市": "北京"})"#,
+        ),
+        fexpr::Input::model_output(format!("Sure:\n```python\n{}\n```", function.to_expr())),
+        fexpr::Input::json(serde_json::json!({"name": "convert", "kwargs": args}).to_string()),
+        fexpr::Input::openai(serde_json::json!({"role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "convert", "arguments": json_args}}]})),
+        fexpr::Input::anthropic(serde_json::json!({"type": "tool_use", "id": "toolu_1",
+            "name": "convert", "input": args})),
+        fexpr::Input::model_output(format!(
+            "<tool_call>\n{}\n</tool_call>",
+            serde_json::json!({"name": "convert", "arguments": args})
+        )),
+        fexpr::Input::model_output(qwen),
+        fexpr::Input::model_output(glm),
+        fexpr::Input::model_output(format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.convert:0<|tool_call_argument_begin|>{json_args}<|tool_call_end|><|tool_calls_section_end|>")),
+        fexpr::Input::function(function),
+    ];
+    let want = Value::from_json(&args);
+    for input in inputs {
+        let shown = format!("{input:?}");
+        let outputs = common::run(&manager, input.clone());
+        assert_eq!(outputs.len(), 1, "{shown}: {outputs:?}");
+        assert_eq!(outputs[0].output, Ok(want.clone()), "{shown}");
+        let parsed = outputs[0]
+            .parsed_input
+            .as_ref()
+            .expect("the call as written");
+        assert_eq!(parsed.name, "convert", "{shown}");
+        let keys: Vec<&str> = parsed.kwargs.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["from", "class", "max-results", "$filter", "城市"],
+            "{shown}"
+        );
+        let checked = manager.run(input).check();
+        assert!(checked.verdicts[0].valid, "{shown}: {checked:?}");
+        assert_eq!(
+            checked.verdicts[0].to_json()["kwargs"],
+            Value::Dict(match want.clone() {
+                Value::Dict(d) => d,
+                _ => unreachable!(),
+            })
+            .to_json(),
+            "{shown}"
+        );
+    }
+}
+
+/// `input` run natively and sandboxed, with the same outputs (a call refused before running
+/// has no receipt).
+fn both(manager: &ToolManager, input: fexpr::Input) -> Vec<fexpr::FunctionOutput> {
+    let rt = common::runtime();
+    let native = rt
+        .block_on(manager.run(input.clone()).into_future())
+        .outputs;
+    #[cfg(feature = "sandbox")]
+    {
+        let sandboxed = rt
+            .block_on(manager.run(input.clone()).sandboxed().into_future())
+            .outputs;
+        common::assert_same(&format!("{input:?}"), &native, &sandboxed);
+    }
+    native
+}
+
+/// A key the tool does not declare, or one given twice (by keyword and in `**{...}`, or twice
+/// in JSON), is refused with the key as written; the hint names the parameter as a call writes
+/// it.
+#[test]
+fn keys_are_checked_like_any_argument() {
+    let manager = keyed_manager();
+    let out = both(
+        &manager,
+        fexpr::Input::model_output(r#"convert(**{"frm": "USD"})"#),
+    );
+    let e = out[0].output.as_ref().expect_err("an error");
+    assert_eq!(e.kind, ErrorKind::Arguments);
+    assert_eq!(
+        e.message,
+        "convert() got an unexpected keyword argument `frm`"
+    );
+    assert!(
+        e.hint
+            .as_deref()
+            .unwrap()
+            .starts_with(r#"did you mean `**{"from": …}`?"#),
+        "{e:?}"
+    );
+    let text = r#"convert(**{"from": "USD"}, **{"from": "EUR"})"#;
+    let out = both(&manager, fexpr::Input::model_output(text));
+    let e = out[0].output.as_ref().expect_err("an error");
+    assert_eq!(
+        e.message,
+        "convert() got multiple values for argument `from`"
+    );
+    assert_eq!(covered(text, e), r#""from""#);
+    let text = r#"{"name": "convert", "arguments": {"class": "eco"}}"#;
+    let out = both(&manager, fexpr::Input::json(text));
+    let e = out[0].output.as_ref().expect_err("an error");
+    assert_eq!(
+        e.message,
+        r#"convert() missing 1 required argument: `**{"from": …}`"#
+    );
+    // The input of a JSON call is its JSON as written; errors point into it.
+    assert_eq!(out[0].input, text);
+    let text = r#"{"name": "convert", "arguments": {"from": "USD", "max-results": "many"}}"#;
+    let out = both(&manager, fexpr::Input::json(text));
+    assert_eq!(
+        covered(text, out[0].output.as_ref().expect_err("an error")),
+        r#""many""#
+    );
 }

@@ -95,6 +95,16 @@ fn everything_config_with_pidfile(name: &str) -> (PathBuf, PathBuf) {
     (cfg, pidfile)
 }
 
+/// `fexpr serve --tools-json tools`.
+fn serve_tools_json(tools: &std::path::Path) -> [&str; 4] {
+    [
+        fexpr_bin(),
+        "serve",
+        "--tools-json",
+        tools.to_str().unwrap(),
+    ]
+}
+
 /// The Inspector's `tools/call` of `tool` with `args` (`name=value`) against `target`.
 fn inspector_call(target: &[&str], tool: &str, args: &[&str]) -> (Json, Output) {
     let mut method = vec!["--method", "tools/call", "--tool-name", tool, "--tool-arg"];
@@ -540,12 +550,7 @@ fn tools_json_definitions_are_served_checked() {
                 "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
                 "required": ["city"]}}}]),
     );
-    let serve = [
-        fexpr_bin(),
-        "serve",
-        "--tools-json",
-        tools.to_str().unwrap(),
-    ];
+    let serve = serve_tools_json(&tools);
     let (list, _) = inspector(&serve, &["--method", "tools/list"]);
     let names: Vec<&str> = list["tools"]
         .as_array()
@@ -1147,5 +1152,71 @@ fn the_official_python_sdks_as_clients() {
         }
     }
     let _ = std::fs::remove_file(cfg);
+}
+
+/// Keys as the schema declares them: a `--tools-json` tool whose parameters Python cannot
+/// name (`from`, `class`, `max-results`, `$filter`, `城市`) is listed with them, `tools/call`
+/// binds them as the client sent them, and `run_calls` reaches them with `**{...}`.
+#[test]
+fn tools_json_keys_are_served_as_the_schema_declares_them() {
+    let tools = write_config(
+        "tools-json-keys",
+        &json!([{"type": "function", "function": {
+            "name": "convert", "description": "Convert an amount.",
+            "parameters": {"type": "object", "properties": {
+                "from": {"type": "string"}, "class": {"type": "string"},
+                "max-results": {"type": "string"}, "$filter": {"type": "string"},
+                "城市": {"type": "string"}},
+                "required": ["from"]}}}]),
+    );
+    let serve = serve_tools_json(&tools);
+    let (list, _) = inspector(&serve, &["--method", "tools/list"]);
+    let convert = &list["tools"][0];
+    assert_eq!(convert["name"], "convert", "{list}");
+    let keys: Vec<&String> = convert["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        keys,
+        ["from", "class", "max-results", "$filter", "城市"],
+        "{list}"
+    );
+    let kwargs = json!({"from": "USD", "class": "eco", "max-results": "three",
+        "$filter": "a eq 1", "城市": "北京"});
+    let (checked, out) = inspector_call(
+        &serve,
+        "convert",
+        &[
+            "from=USD",
+            "class=eco",
+            "max-results=three",
+            "$filter=a eq 1",
+            "城市=北京",
+        ],
+    );
+    assert!(out.status.success(), "{checked}");
+    assert_eq!(checked["isError"], false, "{checked}");
+    assert_eq!(
+        checked["structuredContent"],
+        json!({"name": "convert", "kwargs": kwargs})
+    );
+    let (ran, out) = inspector_call(
+        &serve,
+        "run_calls",
+        &[
+            r#"calls=convert(**{"from": "USD", "class": "eco", "max-results": "three", "$filter": "a eq 1", "城市": "北京"})"#,
+        ],
+    );
+    assert!(out.status.success(), "{ran}");
+    let results = ran["structuredContent"]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{ran}");
+    assert_eq!(results[0]["output"]["kwargs"], kwargs, "{ran}");
+    assert_eq!(
+        results[0]["call"],
+        r#"convert(**{'from': 'USD', 'class': 'eco', 'max-results': 'three', '$filter': 'a eq 1', '城市': '北京'})"#,
+        "{ran}"
+    );
     let _ = std::fs::remove_file(tools);
 }

@@ -91,11 +91,13 @@ fn ir() -> impl Strategy<Value = Expr> {
             (
                 proptest::sample::select(NAMES),
                 items,
-                proptest::collection::btree_map("[a-z][a-z0-9_]{0,5}", inner, 0..3)
+                // Any key: printed as `k=` or, for one Python cannot name, as `**{"k": …}`.
+                proptest::collection::btree_map(
+                    "[a-z][a-z0-9_]{0,5}|from|class|max-results|[$][a-z]{1,4}|城市|__x__| ",
+                    inner,
+                    0..3
+                )
             )
-                .prop_filter("no keyword as a keyword argument", |(_, _, kwargs)| {
-                    kwargs.keys().all(|k| !is_keyword(k))
-                })
                 .prop_map(|(func, args, kwargs)| node(ExprKind::Call(Call {
                     func: func.to_string(),
                     func_span: Span::default(),
@@ -111,16 +113,6 @@ fn ir() -> impl Strategy<Value = Expr> {
                 }))),
         ]
     })
-}
-
-fn is_keyword(word: &str) -> bool {
-    [
-        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-        "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-        "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with",
-        "yield",
-    ]
-    .contains(&word)
 }
 
 proptest! {
@@ -409,6 +401,11 @@ const FRAGMENTS: &[&str] = &[
     "\u{3000}",
     "\u{a0}",
     "**{}",
+    "**{'from': ",
+    "**{\"max-results\": 1}",
+    "**{'a' 'b': ",
+    "**{1: 2}",
+    "**{**",
     "*x",
     " for x in y",
 ];
@@ -639,6 +636,113 @@ proptest! {
             if let Some(span) = out.output.as_ref().err().and_then(|e| e.span) {
                 prop_assert!(text.get(span.range()).is_some(), "{:?} in {:?}", span, text);
             }
+        }
+    }
+}
+
+// ------------------------------------------------- one call tree for every door
+
+/// A parameter's JSON Schema type and a value of that type.
+fn typed_value() -> impl Strategy<Value = (serde_json::Value, serde_json::Value)> {
+    use serde_json::json;
+    prop_oneof![
+        "[a-zA-Z0-9.,é€あ-][a-zA-Z0-9 .,é€あ\n-]{0,12}|42|true|null|\\[1\\]"
+            .prop_map(|s| (json!({"type": "string"}), json!(s))),
+        any::<i32>().prop_map(|n| (json!({"type": "integer"}), json!(n))),
+        (-1.0e6..1.0e6f64).prop_map(|x| (json!({"type": "number"}), json!(x))),
+        any::<bool>().prop_map(|b| (json!({"type": "boolean"}), json!(b))),
+        proptest::collection::vec(any::<i16>(), 0..4).prop_map(|v| (
+            json!({"type": "array", "items": {"type": "integer"}}),
+            json!(v)
+        )),
+        proptest::collection::btree_map("[a-z]{1,4}", "[a-z ]{0,6}", 0..3).prop_map(|m| (
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            json!(m)
+        )),
+    ]
+}
+
+/// Numbers compared as numbers (a `number` parameter reads `3` as `3.0`).
+fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => x.as_f64() == y.as_f64(),
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
+        }
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Any call its schema accepts, whatever its keys (`from`, `max-results`, `城市`), binds to
+    /// the same arguments through the JSON door (an OpenAI message, an Anthropic `tool_use`
+    /// block) and through the model formats (every format carrying JSON arguments, and
+    /// Qwen3-Coder XML with its values as text): every reader hands on the same call tree.
+    #[test]
+    fn a_json_call_binds_alike_through_every_door(
+        params in proptest::collection::btree_map(
+            "[a-z][a-z0-9_]{0,6}|from|class|max-results|[$]filter|城市",
+            typed_value(),
+            1..5,
+        )
+    ) {
+        use serde_json::json;
+        let properties: serde_json::Map<_, _> =
+            params.iter().map(|(k, (schema, _))| (k.clone(), schema.clone())).collect();
+        let args: serde_json::Map<_, _> =
+            params.iter().map(|(k, (_, value))| (k.clone(), value.clone())).collect();
+        let keys: Vec<&String> = params.keys().collect();
+        let defs = fexpr::tooldefs::from_json(&json!([{"type": "function", "function": {
+            "name": "f", "parameters": {"type": "object", "properties": properties,
+            "required": keys}}}])).unwrap();
+        let ctx = fexpr::tooldefs::context(&defs);
+        let openai = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c",
+            "type": "function", "function": {"name": "f",
+            "arguments": serde_json::Value::Object(args.clone()).to_string()}}]}).to_string();
+        let hermes = format!("<tool_call>\n{}\n</tool_call>", json!({"name": "f", "arguments": args}));
+        let mut qwen = String::from("<tool_call>\n<function=f>\n");
+        for (key, value) in &args {
+            let text = match value {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            qwen.push_str(&format!("<parameter={key}>\n{text}\n</parameter>\n"));
+        }
+        qwen.push_str("</function>\n</tool_call>");
+        let j = serde_json::Value::Object(args.clone()).to_string();
+        let call = json!({"name": "f", "arguments": args}).to_string();
+        // Every model format that carries its arguments as JSON.
+        let formats = [
+            format!("<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{j}<|call|>"),
+            format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{j}<|tool_call_end|><|tool_calls_section_end|>"),
+            format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{j}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+            format!("<|START_ACTION|>[{}]<|END_ACTION|>", json!({"tool_call_id": "0", "tool_name": "f", "parameters": args})),
+            format!("<function=f>{j}</function>"),
+            format!("<|python_tag|>{}", json!({"name": "f", "parameters": args})),
+            format!("<|tool_call|>[{call}]"),
+            format!("[TOOL_CALLS] [{call}]"),
+            format!("[TOOL_CALLS]f[ARGS]{j}"),
+            format!("functools[{call}]"),
+            format!("[{call}]"),
+            json!({"type": "tool_use", "id": "toolu_1", "name": "f", "input": args}).to_string(),
+        ];
+        let want = serde_json::Value::Object(args);
+        for text in [&openai, &hermes, &qwen].into_iter().chain(&formats) {
+            let checked = fexpr::check::check_text(
+                text, &ctx, &Limits::default(), &fexpr::repair::RepairOptions::default());
+            prop_assert_eq!(checked.verdicts.len(), 1, "{}", text);
+            let verdict = &checked.verdicts[0];
+            prop_assert!(verdict.valid, "{}: {:?}", text, verdict.error);
+            let got = verdict.to_json()["kwargs"].clone();
+            prop_assert!(same_json(&got, &want), "{}: {} != {}", text, got, want);
         }
     }
 }

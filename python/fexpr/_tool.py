@@ -150,6 +150,7 @@ class FunctionTool:
             given = definition.to_dict() if hasattr(definition, "to_dict") else dict(definition)
             self._name = given.get("func_name", self._name)
             parameters = given.get("func_parameters") or parameters
+            self._params = _params_by_name(self._params, parameters, signature)
             desc = given.get("func_desc")
             if desc is not None and description is None:
                 self._description = desc
@@ -214,6 +215,25 @@ class FunctionTool:
             f"FunctionTool(fn: {self.fn!r}, async: {self._is_async}, "
             f"definition: {self.definition!r})"
         )
+
+
+def _params_by_name(params: list, parameters: dict, signature: inspect.Signature) -> list:
+    """The function's parameters for a given definition: in the definition's order (the order
+    the engine binds them in) and passed by name, when each of its names is a parameter of the
+    function or the function takes ``**kwargs`` (a key Python cannot name, ``from`` or
+    ``max-results``, then reaches it as a keyword). Otherwise, or with positional-only
+    parameters, the function's own order, as before."""
+    names = list((parameters.get("properties") or {}).keys())
+    by_name = {param[0]: param for param in params}
+    kinds = [p.kind for p in signature.parameters.values()]
+    var_keyword = inspect.Parameter.VAR_KEYWORD in kinds
+    if (
+        not names
+        or inspect.Parameter.POSITIONAL_ONLY in kinds
+        or not all(name in by_name or var_keyword for name in names)
+    ):
+        return params
+    return [(name, True, *by_name[name][2:]) if name in by_name else (name, True, None, False) for name in names]
 
 
 def _function(name: str, args: tuple, kwargs: dict) -> Function:

@@ -202,3 +202,71 @@ def test_a_request_made_by_a_tool_runs_in_that_tools_session():
 
     done = ToolManager(tools=[outer]).run("outer()", session="conversation-7")
     assert done.outputs[0].output == ["conversation-7", "own"], done
+
+
+# Keys as the schema declares them (issue 36): a tool defined by its JSON schema, whose
+# parameters Python cannot name, is reached from every door, natively and sandboxed.
+
+_KEYS = {"from": "USD", "class": "eco", "max-results": 3, "$filter": "a eq 1", "城市": "北京"}
+
+
+def _keyed_manager():
+    def convert(**kw):
+        return kw
+
+    definition = {
+        "func_name": "convert",
+        "func_desc": "Convert an amount.",
+        "func_parameters": {
+            "type": "object",
+            "properties": {
+                "from": {"type": "string"},
+                "class": {"type": "string"},
+                "max-results": {"type": "integer"},
+                "$filter": {"type": "string"},
+                "城市": {"type": "string"},
+            },
+            "required": ["from"],
+        },
+    }
+    return ToolManager(tools=[fexpr.FunctionTool(convert, definition)])
+
+
+def _doors():
+    import json
+
+    args = json.dumps(_KEYS, ensure_ascii=False)
+    qwen = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in _KEYS.items())
+    return [
+        'convert(**{"from": "USD", "class": "eco"}, **{"max-results": 3, "$filter": "a eq 1", "城市": "北京"})',
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_k", "type": "function", "function": {"name": "convert", "arguments": args}}]},
+        {"type": "tool_use", "id": "toolu_k", "name": "convert", "input": dict(_KEYS)},
+        f"<tool_call>\n<function=convert>\n{qwen}</function>\n</tool_call>",
+        Function(name="convert", kwargs=dict(_KEYS)),
+        "<tool_call>\n" + json.dumps({"name": "convert", "arguments": _KEYS}) + "\n</tool_call>",
+    ]
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["native", "sandboxed"])
+def test_keys_python_cannot_name_reach_the_tool_from_every_door(sandboxed):
+    manager = _keyed_manager()
+    for door in _doors():
+        outputs = manager.run(door, sandboxed=sandboxed).outputs
+        assert len(outputs) == 1, door
+        assert outputs[0].error is None, (door, outputs[0].error)
+        assert outputs[0].output == _KEYS, door
+        assert list(outputs[0].parsed_input.kwargs) == list(_KEYS), door
+        (again,) = asyncio.run(manager.arun(door, sandboxed=sandboxed)).outputs
+        assert again.output == _KEYS, door
+
+
+def test_keys_python_cannot_name_are_checked_alike():
+    manager = _keyed_manager()
+    for door in [d for d in _doors() if isinstance(d, str)]:
+        checked = manager.check_model_output(door)
+        assert [v.valid for v in checked.verdicts] == [True], door
+        assert checked.verdicts[0].kwargs == _KEYS, door
+    bad = manager.check_model_output('convert(**{"frm": "USD"})').verdicts[0]
+    assert not bad.valid and bad.error.kind == ErrorKind.Arguments
+    assert bad.error.hint.startswith('did you mean `**{"from": …}`?')

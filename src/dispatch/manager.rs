@@ -433,12 +433,22 @@ impl ToolManager {
 
     /// Parse and evaluate expression text natively within `scope`: one output per unit.
     pub(crate) async fn run_expr(&self, text: &str, scope: &Scope) -> Vec<FunctionOutput> {
+        match syntax::parse(text, &scope.limits) {
+            Ok(parsed) => self.run_tree(text, &parsed, scope).await,
+            Err(e) => vec![scope.failed(text, e)],
+        }
+    }
+
+    /// Evaluate the expression `tree` (its spans index `text`) natively within `scope`: one
+    /// output per unit.
+    pub(crate) async fn run_tree(
+        &self,
+        text: &str,
+        tree: &syntax::Expr,
+        scope: &Scope,
+    ) -> Vec<FunctionOutput> {
         let limits = &scope.limits;
-        let parsed = match syntax::parse(text, limits) {
-            Ok(parsed) => parsed,
-            Err(e) => return vec![scope.failed(text, e)],
-        };
-        let units = eval::units(&parsed);
+        let units = eval::units(tree);
         scope.register_units(&units);
         let outcomes = eval::run(
             &units,

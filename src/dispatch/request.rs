@@ -39,6 +39,9 @@ use crate::front::repair::RepairOptions;
 use crate::front::route::{route, Door, Route};
 use crate::front::Ignored;
 use crate::limits::Limits;
+#[cfg(feature = "sandbox")]
+use crate::sandbox::wire::GuestInput;
+use crate::syntax::Expr;
 use crate::value::Value;
 
 /// What a [`Request`] runs. Build one with its constructors; `&str` and `String` convert to
@@ -661,10 +664,15 @@ impl Run<'_> {
             let session = self.session.clone();
             // Boxed: the sandbox's future is the largest, and inline it would make every
             // native request's future as large (each await copies it).
+            let input = if json {
+                GuestInput::Json(text)
+            } else {
+                GuestInput::Expression(text)
+            };
             return Box::pin(self.manager.run_sandboxed(
                 session,
+                input,
                 text,
-                json,
                 self.limits,
                 id,
                 &self.results,
@@ -774,15 +782,38 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
-    /// Run one planned call of model text: its source if it may run (each span of what running
-    /// reports moved into the text), else the output that says why it does not.
+    /// Evaluate the checked call `tree` (its spans index `source`, the call's own text)
+    /// natively or in the sandbox; `id` is its call id.
+    async fn tree(&self, source: &str, tree: Expr, id: String) -> Vec<FunctionOutput> {
+        #[cfg(feature = "sandbox")]
+        if self.sandboxed {
+            let session = self.session.clone();
+            // Boxed, as for `text`.
+            return Box::pin(self.manager.run_sandboxed(
+                session,
+                GuestInput::Calls(vec![tree]),
+                source,
+                self.limits,
+                Some(id),
+                &self.results,
+            ))
+            .await;
+        }
+        let scope = Scope::new(self.session.clone(), self.limits, Some(id), &self.results);
+        self.manager.run_tree(source, &tree, &scope).await
+    }
+
+    /// Run one planned call of model text: its checked tree if it may run (each span of what
+    /// running reports moved into the text), else the output that says why it does not.
     pub(crate) async fn planned(&self, p: Planned) -> FunctionOutput {
-        let Some(source) = p.run else {
+        let Some(tree) = p.run else {
             return not_run(p);
         };
         let id = p.id.unwrap_or_else(crate::call::fresh_call_id);
+        let source = p.verdict.input;
         // Natively a checked call runs with the values it was checked with: one pass over the
-        // text. The sandbox runs its source, so that the guest evaluates what the model wrote.
+        // text. Otherwise (the sandbox, so that the guest evaluates what the model wrote; a
+        // tool call in an argument) its checked tree is evaluated: never text again.
         let mut out = match p.bound.filter(|_| !self.sandboxed) {
             Some(bound) => {
                 let span =
@@ -795,7 +826,7 @@ impl Run<'_> {
                 run.await
             }
             None => {
-                let outputs = self.text(&source, false, Some(id.clone())).await;
+                let outputs = self.tree(&source, tree, id.clone()).await;
                 let mut out = single_output(&source, outputs);
                 out.call_id = id;
                 out

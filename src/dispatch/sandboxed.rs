@@ -8,7 +8,7 @@ use crate::dispatch::session::Session;
 use crate::error::{Error, ErrorKind, LimitKind};
 use crate::eval::{Dispatch, ToolRequest};
 use crate::limits::Limits;
-use crate::sandbox::wire::{self, ContextTable, GuestResponse, SourceForm};
+use crate::sandbox::wire::{self, ContextTable, GuestInput, GuestResponse};
 use crate::sandbox::{HostCalls, Sandbox, SandboxConfig};
 use crate::value::Value;
 use std::future::Future;
@@ -80,24 +80,19 @@ impl ToolManager {
             .clone()
     }
 
-    /// Evaluate `text` (JSON in fexpr's forms with `json`, else an expression) in a fresh
-    /// guest instance within `limits`, the guest's
-    /// tool calls running on the host with `session`; `id` is the call id of the text's one
-    /// top-level call, when known. Every output carries the evaluation's receipt.
+    /// Evaluate `input` (text, or checked calls whose spans index `text`) in a fresh guest
+    /// instance within `limits`, the guest's tool calls running on the host with `session`;
+    /// `id` is the call id of the input's one top-level call, when known. Every output carries
+    /// the evaluation's receipt.
     pub(crate) async fn run_sandboxed(
         &self,
         session: Session,
+        input: GuestInput<'_>,
         text: &str,
-        json: bool,
         limits: &Limits,
         id: Option<String>,
         results: &Arc<std::sync::atomic::AtomicU64>,
     ) -> Vec<FunctionOutput> {
-        let form = if json {
-            SourceForm::Json
-        } else {
-            SourceForm::Expression
-        };
         let scope = Arc::new(Scope::new(session, limits, id, results));
         let failed = |error: Error| vec![scope.failed(text, error)];
         if let Err(error) = limits.check() {
@@ -111,7 +106,7 @@ impl ToolManager {
         if let Err(error) = &prepared.context {
             return failed(error.clone());
         }
-        let request = match wire::encode_request(text, form, limits) {
+        let request = match wire::encode_request(&input, limits) {
             Ok(request) => request,
             Err(error) => return failed(error),
         };

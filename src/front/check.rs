@@ -54,9 +54,10 @@ pub struct Verdict {
     pub name: String,
     /// Where the call is in the checked text (for a JSON form: the JSON object).
     pub span: Span,
-    /// The call's own source: a slice of the text, or for a JSON form the call written as
-    /// Python. Like every span in a verdict, the error's and the repairs' index the checked
-    /// text, not this (see [`Place`]).
+    /// The call's own text as written: its stretch of the checked text (Python call text, the
+    /// JSON object of a JSON form, a model format's call with its markup). Like every span in
+    /// a verdict, the error's and the repairs' index the checked text, not this (see
+    /// [`Place`]).
     pub input: String,
     /// Positional arguments that no parameter names (more than the signature has, or a call
     /// to an unknown tool), as written; empty for a valid call.
@@ -120,21 +121,23 @@ pub struct Planned {
     /// (`Function::default()`, no name) when the call could not be read at all (a syntax
     /// error, a cut-off call): the verdict's `input` holds it as written.
     pub call: Function,
-    /// The source to evaluate to run the call (repaired): set when the verdict is valid, or
-    /// when the only objection is that an argument is itself a tool call (running evaluates
-    /// it first; checking cannot). `None`: the call must not run, the verdict says why.
-    pub run: Option<String>,
+    /// The checked call to run (repaired), the tree every reader hands on (a JSON form's name
+    /// and keys exactly as written), its spans indexing the call's own text (the verdict's
+    /// `input`): set when the verdict is valid, or when the only objection is that an argument
+    /// is itself a tool call (running evaluates it first; checking cannot). `None`: the call
+    /// must not run, the verdict says why.
+    pub run: Option<Expr>,
     /// The checked call's arguments bound to its tool's signature, in the fields' order
     /// (`None` for a field left to its default): what the tool receives. Set with `run` when
     /// the verdict is valid. A native run hands these to the tool: the call is neither printed
-    /// back to text nor parsed, evaluated or bound a second time. (The sandbox runs `run`, so
-    /// that the guest, not the host, evaluates what the model wrote.)
+    /// back to text nor parsed, evaluated or bound a second time. (The sandbox evaluates `run`,
+    /// so that the guest, not the host, evaluates what the model wrote.)
     pub bound: Option<Vec<Option<Value>>>,
     /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`, a
     /// JSON call's `id`), if any: the output's `call_id`.
     pub id: Option<String>,
-    /// Where `run` is in the text: spans of what running it reports, which index `run`, move
-    /// into the text with [`Place::locate`].
+    /// Where the call's own text is in the text: spans of what running it reports, which index
+    /// that text, move into the text with [`Place::locate`].
     pub place: Place,
 }
 
@@ -149,7 +152,7 @@ pub struct Planned {
 /// // `add(a=1, c=2)` found at byte 6 of `Sure: add(a=1, c=2)`.
 /// let place = Place { span: Span::new(6, 19), exact: true };
 /// assert_eq!(place.locate(Span::new(9, 10)), Span::new(15, 16));
-/// // A JSON form written as Python: its spans stand for the whole JSON object.
+/// // A call whose own text is not its stretch of the text: its spans stand for the stretch.
 /// let place = Place { span: Span::new(6, 40), exact: false };
 /// assert_eq!(place.locate(Span::new(9, 10)), Span::new(6, 40));
 /// ```
@@ -157,9 +160,8 @@ pub struct Planned {
 pub struct Place {
     /// The call's stretch of the text (for a JSON form: the JSON object).
     pub span: Span,
-    /// Whether the call's own text is that stretch as written (Python in the text), so a span
-    /// in it maps byte for byte; otherwise (a JSON form written as Python, a repaired call
-    /// printed again) a span in it maps to the whole stretch.
+    /// Whether the call's own text is that stretch as written (every reader's calls are), so
+    /// a span in it maps byte for byte; otherwise a span in it maps to the whole stretch.
     pub exact: bool,
 }
 
@@ -218,7 +220,7 @@ pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOp
 }
 
 /// What a call is planned for: only its verdict ([`check_text`]), running it ([`plan`]: the
-/// source to run and the call as written too), or running it at once ([`plan_to_run`]: as
+/// tree to run and the call as written too), or running it at once ([`plan_to_run`]: as
 /// `Run`, but the verdict's arguments are left empty, the call as written holds them).
 #[derive(Clone, Copy, PartialEq)]
 enum Purpose {
@@ -229,7 +231,7 @@ enum Purpose {
 
 /// The front door for model text: extract the calls in `text` ([`front::extract`]), repair
 /// each against its tool's signature in `ctx` and check it; per call, the verdict, the call as
-/// written and the source to run (see [`Planned::run`]). [`check_text`] is this without the
+/// written and the tree to run (see [`Planned::run`]). [`check_text`] is this without the
 /// running part; `Input::model_output` runs what this allows.
 ///
 /// ```
@@ -238,7 +240,8 @@ enum Purpose {
 ///
 /// let manager = fexpr::demo::manager();
 /// let plan = plan("Sure!\n[add(a=2.0, b=3), add(a=1, c=2)]", manager.context(), manager.limits(), &RepairOptions::default());
-/// assert_eq!(plan.calls[0].run.as_deref(), Some("add(a=2, b=3)"));
+/// assert_eq!(plan.calls[0].run.as_ref().map(|e| e.to_string()).as_deref(), Some("add(a=2, b=3)"));
+/// assert_eq!(plan.calls[0].verdict.input, "add(a=2.0, b=3)");
 /// assert_eq!(plan.calls[1].run, None);
 /// assert_eq!(plan.calls[1].call.to_expr(), "add(a=1, c=2)");
 /// assert_eq!(plan.ignored[0].text, "Sure!");
@@ -249,8 +252,7 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
 
 /// [`plan`] for a request that runs the plan at once: each verdict's `args` and `kwargs` are
 /// left empty (the values are in the call as written, `Planned::call`, and bound in
-/// `Planned::bound`), so they are not copied a third time; so is the `input` of a verdict whose
-/// `run` is the same text.
+/// `Planned::bound`), so they are not copied a third time.
 pub(crate) fn plan_to_run(
     text: &str,
     ctx: &Context,
@@ -313,7 +315,7 @@ fn plan_for(
 /// stays `None`.
 ///
 /// Long (about 100 lines) for a reason: it fills one `Planned` whose parts (verdict, call as
-/// written, source and bound arguments to run, place) are made from the same evaluated arguments,
+/// written, tree and bound arguments to run, place) are made from the same evaluated arguments,
 /// which each part takes or moves in turn.
 fn plan_call(
     found: FoundCall,
@@ -326,13 +328,12 @@ fn plan_call(
     let FoundCall {
         name,
         span,
-        mut source,
+        source,
         parsed,
         id,
         ..
     } = found;
-    // A call written as Python in the text (or a JSON form that failed to read, whose source
-    // is its JSON) is a slice of the text: its spans map byte for byte.
+    // Every reader's call is its stretch of the text as written: its spans map byte for byte.
     let place = Place {
         span,
         exact: text.get(span.range()) == Some(source.as_str()),
@@ -376,7 +377,7 @@ fn plan_call(
     let result = check_parsed(&expr, &name, sig.as_deref(), ctx, &read);
     // The call as written, whatever the verdict (after repairs: they are reported). The
     // verdict takes its values; a run keeps them for the output too.
-    let written = as_written(&expr, &source, read);
+    let written = as_written(&expr, &source, read, ctx, limits);
     let (kept, Function { args, kwargs, .. }) = match purpose {
         Purpose::Run => (Some(written.clone()), written),
         Purpose::Execute => (Some(written), Function::default()),
@@ -393,27 +394,25 @@ fn plan_call(
     planned.verdict.args = args.collect();
     planned.verdict.kwargs.extend(kwargs);
     let running = purpose != Purpose::Check;
-    // The source to run: the call as written, or printed again after repairs.
-    let run_source = |source: &String| {
-        if planned.verdict.repairs.is_empty() {
-            source.clone()
-        } else {
-            expr.to_string()
-        }
-    };
-    // What running reports indexes `run`: the call as written unless repairs printed it again.
-    planned.place.exact &= planned.verdict.repairs.is_empty();
+    // The tree to run is the checked one, repairs made in place: its spans still index the
+    // call's own text.
     match result {
         Ok(bound) => {
             planned.verdict.valid = true;
-            // Run at once, a call that runs as written needs its source once: in `run` (the
-            // verdict's `input` is left empty).
-            planned.run = match purpose {
-                Purpose::Execute if planned.verdict.repairs.is_empty() => {
-                    Some(std::mem::take(&mut source))
+            // Run at once, the verdict's arguments are left empty: nothing to look at.
+            if let Some(sig) = sig
+                .as_deref()
+                .filter(|_| !planned.verdict.kwargs.is_empty())
+            {
+                for (field, value) in sig.fields.iter().zip(&bound) {
+                    if let (Some(written), Some(read)) =
+                        (planned.verdict.kwargs.get_mut(&field.name), value)
+                    {
+                        numbers_as_declared(written, read);
+                    }
                 }
-                _ => running.then(|| run_source(&source)),
-            };
+            }
+            planned.run = running.then_some(expr);
             planned.bound = running.then_some(bound);
         }
         Err(e) => {
@@ -422,7 +421,7 @@ fn plan_call(
                 && e.kind == ErrorKind::Unsupported
                 && has_nested_tool_call(&expr, ctx)
             {
-                planned.run = Some(run_source(&source));
+                planned.run = Some(expr);
             }
             planned.verdict.error = Some(place.locate_error(e));
         }
@@ -453,21 +452,23 @@ fn has_nested_tool_call(expr: &Expr, ctx: &Context) -> bool {
 }
 
 /// The call `expr` as written: its arguments evaluated one by one (pure: literals, records,
-/// context names), each that cannot be replaced by the [`UNREADABLE`] marker holding its
-/// source (a slice of `source`, which the spans index).
-fn as_written(expr: &Expr, source: &str, read: Vec<Result<Value, Error>>) -> Function {
+/// context names), each that cannot be read as far as it can ([`partly_read`]: only the parts
+/// that cannot are replaced by the [`UNREADABLE`] marker holding their source, a slice of
+/// `source`, which the spans index).
+fn as_written(
+    expr: &Expr,
+    source: &str,
+    read: Vec<Result<Value, Error>>,
+    ctx: &Context,
+    limits: &Limits,
+) -> Function {
     let ExprKind::Call(call) = &expr.kind else {
         return Function::default();
     };
     let arguments = call.args.iter().chain(call.kwargs.iter().map(|k| &k.value));
-    let mut values = arguments.zip(read).map(|(arg, value)| {
-        value.unwrap_or_else(|_| {
-            let text = source
-                .get(arg.span.range())
-                .map_or_else(|| arg.to_string(), str::to_string);
-            unreadable(&text)
-        })
-    });
+    let mut values = arguments
+        .zip(read)
+        .map(|(arg, value)| value.unwrap_or_else(|_| partly_read(arg, source, ctx, limits, 0)));
     Function {
         name: call.func.clone(),
         args: values.by_ref().take(call.args.len()).collect(),
@@ -477,6 +478,78 @@ fn as_written(expr: &Expr, source: &str, read: Vec<Result<Value, Error>>) -> Fun
             .zip(values)
             .map(|(k, value)| (k.name.clone(), value))
             .collect(),
+    }
+}
+
+/// A valid call's argument `written` with each whole number the signature reads as a float
+/// (`read`, the argument bound and coerced) written as that float: `[1, 2.5]` for a list of
+/// floats is `[1.0, 2.5]`, as the schema reads it. Nothing else changes.
+fn numbers_as_declared(written: &mut Value, read: &Value) {
+    let mut stack = vec![(written, read)];
+    while let Some((written, read)) = stack.pop() {
+        match (written, read) {
+            (written @ (Value::Int(_) | Value::BigInt(_)), Value::Float(x)) => {
+                *written = Value::Float(*x);
+            }
+            (Value::List(items) | Value::Tuple(items), Value::List(read) | Value::Tuple(read)) => {
+                stack.extend(items.iter_mut().zip(read))
+            }
+            (Value::Dict(pairs), Value::Dict(read)) => {
+                stack.extend(
+                    pairs
+                        .iter_mut()
+                        .filter_map(|(k, v)| Some((v, read.get(k)?))),
+                );
+            }
+            (Value::Dict(pairs), Value::Record(record)) => {
+                stack.extend(pairs.iter_mut().filter_map(|(k, v)| {
+                    let Value::Str(k) = k else { return None };
+                    Some((v, record.get(k)?))
+                }));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An argument that could not be read, as written: a list, tuple or dict display keeps the
+/// parts that can be read, JSON's `true`, `false` and `null` (no such name being defined) are
+/// their values, and the [`UNREADABLE`] marker holding its source stands for each other part
+/// that cannot be read (a name that is not defined, a tool call). Each node is looked at once,
+/// as deep as the checker walks.
+fn partly_read(arg: &Expr, source: &str, ctx: &Context, limits: &Limits, depth: usize) -> Value {
+    let marker = || {
+        let text = source
+            .get(arg.span.range())
+            .map_or_else(|| arg.to_string(), str::to_string);
+        unreadable(&text)
+    };
+    if depth > crate::resolve::depth_cap(limits) {
+        return marker();
+    }
+    let part = |e: &Expr| partly_read(e, source, ctx, limits, depth + 1);
+    match &arg.kind {
+        ExprKind::List(items) => Value::List(items.iter().map(part).collect()),
+        ExprKind::Tuple(items) => Value::Tuple(items.iter().map(part).collect()),
+        ExprKind::Dict(pairs) => {
+            let mut dict = crate::value::Dict::default();
+            for (key, value) in pairs {
+                match eval::eval_pure(key, ctx, limits) {
+                    Ok(key) if key.is_hashable() => {
+                        dict.insert(key, part(value));
+                    }
+                    _ => return marker(),
+                }
+            }
+            Value::Dict(dict)
+        }
+        ExprKind::Name(name) if ctx.get(name).is_none() => match name.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            "null" => Value::None,
+            _ => marker(),
+        },
+        _ => eval::eval_pure(arg, ctx, limits).unwrap_or_else(|_| marker()),
     }
 }
 

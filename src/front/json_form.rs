@@ -6,15 +6,21 @@
 //!
 //! No silent choice: an object with two keys naming the function (`name` and `tool_name`), two
 //! keys holding the arguments (`arguments` and `kwargs`; fexpr's `args` beside `kwargs` is one
-//! call's positional and keyword arguments), or a message holding two call forms (`tool_calls`
-//! and `function_call`, or `tool_calls` and Anthropic `tool_use` blocks) is one error row naming
-//! both, and nothing in it runs. In a list that holds calls, every other item gets its own error
-//! row, so a provider reply can answer each one.
+//! call's positional and keyword arguments; `input` and `arguments` in a `tool_use` block), a
+//! message holding two call forms (`tool_calls` and `function_call`, or `tool_calls` and
+//! Anthropic `tool_use` blocks), or a message that is also a bare call object (`role` or
+//! `tool_calls` beside `name` and `arguments`) is one error row naming both, and nothing in it
+//! runs. In a list that holds calls, every other item gets its own error row, so a provider
+//! reply can answer each one.
+//!
+//! Every call is handed on as the tree [`json_input::call_of`] makes of its name and arguments:
+//! the name and every key exactly as written (`from`, `max-results`, `城市`), values as read,
+//! spans into the call's JSON object as written — never printed as Python text and read again.
 
 use crate::error::{clip, Error, ErrorKind, Span};
-use crate::front::{is_dotted_identifier, is_identifier, json_input, FoundCall, Origin};
+use crate::front::{json_input, moved_back, FoundCall, Origin};
 use crate::limits::Limits;
-use crate::syntax::{self, Expr, ExprKind, UnaryOp};
+use crate::syntax::{Expr, ExprKind, UnaryOp};
 
 /// How many levels of JSON wrapping (message → `tool_calls` → call → `function`) are looked
 /// into for calls.
@@ -39,10 +45,11 @@ const EXTRA_KEYS: &[&str] = &["thought", "id", "type", "description", "index"];
 
 /// Arguments of a JSON call form.
 enum JsonArgs {
-    /// Positional arguments and the pairs of an object of keyword arguments.
-    Object(Vec<Expr>, Vec<(Expr, Expr)>),
-    /// A `FunctionExpression`'s action.
-    Expr(String),
+    /// Positional arguments and the object of keyword arguments (`null` for none), for
+    /// [`json_input::call_of`].
+    Object(Vec<Expr>, Expr),
+    /// A `FunctionExpression`'s action: its string.
+    Action(Expr),
     /// Arguments that cannot be read, or an object that tries to be a call and is not one: the
     /// error, its span in the JSON text.
     Invalid(Error),
@@ -52,6 +59,8 @@ enum JsonArgs {
 struct JsonCall {
     origin: Origin,
     name: String,
+    /// Where the name's string is in the JSON text.
+    name_span: Span,
     args: JsonArgs,
     id: Option<String>,
     /// The object it was read from, in the JSON text.
@@ -59,11 +68,13 @@ struct JsonCall {
 }
 
 /// The calls of the JSON call form `tree`, read from `json` (which starts at byte `start` of the
-/// text; `tree`'s spans index `json`); `None` if it is not one. When the form is ambiguous (a
-/// duplicate key) or holds a number out of range, each of its calls fails with that error, and
-/// its source is the JSON text, which the error's span indexes.
+/// text; `tree`'s spans index `json`); `None` if it is not one. Each call is the tree
+/// [`json_input::call_of`] makes of its name and arguments (a `FunctionExpression`'s action
+/// parsed), its source the JSON object it was read from as written, which its spans index.
+/// When the form is ambiguous (a duplicate key) or holds a number out of range, each of its
+/// calls fails with that error, and its source is the JSON text, which the error's span indexes.
 ///
-/// Long (about 120 lines) for a reason: one walk of the form's calls with one error policy
+/// Long (about 100 lines) for a reason: one walk of the form's calls with one error policy
 /// (a duplicate key or an out-of-range number fails every call of the form, each keeping its
 /// id), shared by all of them.
 pub(super) fn calls(
@@ -98,40 +109,26 @@ pub(super) fn calls(
     for JsonCall {
         origin,
         name,
+        name_span,
         args,
         id,
         span,
     } in found
     {
         let at = shift(span);
-        // An error located in the JSON: the call's source is its object as written, which the
-        // error's span (moved into the object) indexes.
-        let invalid = |e: Error| {
-            let object = json.get(span.range()).unwrap_or(json).to_string();
-            let e = Error {
-                span: e.span.map(|s| super::shift_back(s, span.start)),
-                ..e
-            };
-            (object, Err(e))
-        };
-        let (source, parsed) = match args {
-            JsonArgs::Expr(action) => {
-                let parsed = syntax::parse(&action, limits);
-                (action, parsed)
+        // The call's own text is its object as written; every span moves into it.
+        let source = json.get(span.range()).unwrap_or(json);
+        let tree = match args {
+            JsonArgs::Action(action) => json_input::read_action(&action, json, limits),
+            JsonArgs::Object(positional, kwargs) => {
+                json_input::call_of(name.clone(), name_span, positional, kwargs, span)
             }
-            JsonArgs::Object(positional, args) => {
-                match call_source(&name, &positional, &args, limits) {
-                    Ok(source) => {
-                        let parsed = syntax::parse(&source, limits);
-                        (source, parsed)
-                    }
-                    Err(e) => invalid(e.at(span)),
-                }
-            }
-            JsonArgs::Invalid(e) => invalid(e),
+            JsonArgs::Invalid(e) => Err(e),
         };
-        // A FunctionExpression's action may hold a list of calls.
-        match parsed {
+        let parsed = moved_back(tree, span.start);
+        // A FunctionExpression's action may hold a list of calls: one call each, all with the
+        // object as their source.
+        let items = match parsed {
             Ok(Expr {
                 kind: ExprKind::List(items) | ExprKind::Tuple(items),
                 ..
@@ -139,99 +136,64 @@ pub(super) fn calls(
                 && !items.is_empty()
                 && items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) =>
             {
-                for item in items {
-                    let ExprKind::Call(call) = &item.kind else {
-                        continue;
-                    };
-                    let name = call.func.clone();
-                    let mut item = item;
-                    let piece = source
-                        .get(item.span.range())
-                        .unwrap_or_default()
-                        .to_string();
-                    let base = item.span.start;
-                    json_input::map_spans(&mut item, &|s| super::shift_back(s, base));
-                    out.push(FoundCall {
-                        name,
-                        span: at,
-                        origin,
-                        source: piece,
-                        parsed: Ok(item),
-                        id: None,
-                    });
-                }
+                items.into_iter().map(Ok).collect()
             }
-            parsed => {
-                let name = match &parsed {
-                    Ok(Expr {
-                        kind: ExprKind::Call(call),
-                        ..
-                    }) => call.func.clone(),
-                    _ => name,
-                };
-                let parsed = parsed.and_then(|e| {
-                    e.as_call()?;
-                    Ok(e)
-                });
-                out.push(FoundCall {
-                    name,
-                    span: at,
-                    origin,
-                    source,
-                    parsed,
-                    id,
-                });
-            }
+            parsed => vec![parsed.and_then(|e| {
+                e.as_call()?;
+                Ok(e)
+            })],
+        };
+        for parsed in items {
+            let name = match &parsed {
+                Ok(Expr {
+                    kind: ExprKind::Call(call),
+                    ..
+                }) => call.func.clone(),
+                _ => name.clone(),
+            };
+            out.push(FoundCall {
+                name,
+                span: at,
+                origin,
+                source: source.to_string(),
+                parsed,
+                id: id.clone(),
+            });
         }
     }
     Some(out)
 }
 
-/// The call to `name` whose arguments are the JSON object `json` (at byte `start` of the text;
-/// a JSON string holding the object is read too): its Python source and parse, or the error
-/// (located in the text).
+/// The call to `name` (at `name_span` of the text; an empty span where none was written) whose
+/// arguments are the JSON object at `args` of `text` (a JSON string holding the object is
+/// read too), as [`json_input::call_of`] makes it: spans index `text`; `span` is the call's.
 pub(super) fn call_from_args(
     name: &str,
-    json: &str,
-    start: usize,
+    name_span: Span,
+    args: Span,
+    span: Span,
+    text: &str,
     limits: &Limits,
-) -> Result<(String, Result<Expr, Error>), Error> {
-    let at = |e: Error| Error {
-        span: e.span.map(|s| {
-            Span::new(
-                s.start.saturating_add(start as u32),
-                s.end.saturating_add(start as u32),
-            )
-        }),
-        ..e
+) -> Result<Expr, Error> {
+    let json = text.get(args.range()).unwrap_or_default();
+    let shift = |s: Span| {
+        Span::new(
+            s.start.saturating_add(args.start),
+            s.end.saturating_add(args.start),
+        )
     };
-    let mut tree = json_input::read(json, limits).map_err(at)?;
-    if let ExprKind::Str(inner) = &tree.kind {
-        // The object written as a JSON string: read from the string's text.
-        let inner = inner.clone();
-        tree = json_input::read(&inner, limits).map_err(|e| Error {
-            span: Some(Span::new(start as u32, (start + json.len()) as u32)),
-            ..e
-        })?;
-    }
-    json_input::check_call_tree(&tree, json, start as u32).map_err(at)?;
-    let pairs = match tree.kind {
-        ExprKind::Dict(pairs) => pairs,
-        ExprKind::None => Vec::new(),
-        _ => {
-            return Err(Error::new(
-                ErrorKind::Syntax,
-                format!("the arguments of `{}` are not an object", clip(name, 40)),
-            )
-            .at(Span::new(start as u32, (start + json.len()) as u32)))
-        }
-    };
-    let source = call_source(name, &[], &pairs, limits).map_err(|e| Error {
-        span: Some(Span::new(start as u32, (start + json.len()) as u32)),
+    let mut tree = json_input::read(json, limits).map_err(|e| Error {
+        span: e.span.map(shift),
         ..e
     })?;
-    let parsed = syntax::parse(&source, limits);
-    Ok((source, parsed))
+    json_input::map_spans(&mut tree, &shift);
+    if let ExprKind::Str(_) = &tree.kind {
+        // The object written as a JSON string: read from the string's text, spans through its
+        // escapes.
+        tree = json_input::read_nested(&tree, text, limits)?;
+    }
+    json_input::check_call_tree(&tree, text, 0)?;
+    json_input::call_of(name.to_string(), name_span, Vec::new(), tree, span)
 }
 
 /// The name a cut-off JSON call was given, if its `"name": "…"` was written whole: a cut-off
@@ -247,7 +209,7 @@ pub(super) fn cut_off_name(json: &str) -> Option<String> {
         let body = rest.get(1..)?;
         let end = body.find(quote)?;
         let name = body.get(..end)?;
-        if is_dotted_identifier(name) {
+        if !name.is_empty() && !name.chars().any(char::is_control) {
             return Some(name.to_string());
         }
     }
@@ -275,6 +237,7 @@ fn not_a_call(node: &Expr, message: String) -> JsonCall {
     JsonCall {
         origin: Origin::OpenAi,
         name,
+        name_span: node.span,
         args: JsonArgs::Invalid(
             Error::new(ErrorKind::Syntax, message)
                 .at(node.span)
@@ -380,12 +343,13 @@ fn dict_calls(
             return found;
         }
     }
-    if let Some(action) = field(obj, "action") {
+    if let Some(action) = get("action").filter(|a| matches!(a.kind, ExprKind::Str(_))) {
         if only(&["action", "thought"]) {
             out.push(JsonCall {
                 origin: Origin::FunctionExpression,
                 name: String::new(),
-                args: JsonArgs::Expr(action.to_string()),
+                name_span: action.span,
+                args: JsonArgs::Action(action.clone()),
                 id: None,
                 span: json.span,
             });
@@ -488,9 +452,14 @@ fn call_object(
         None => args,
     };
     let args = call_args(args, positional, &name, text, base, limits);
+    let name_span = names
+        .first()
+        .and_then(|k| get(k))
+        .map_or(json.span, |e| e.span);
     Some(JsonCall {
         origin,
         name,
+        name_span,
         args,
         id: field(obj, "id").map(str::to_string),
         span: json.span,
@@ -536,33 +505,67 @@ fn message_calls(
         ));
         return Some(true);
     }
+    // A message (its `role`, or the calls it holds) that is also a bare call object (a
+    // string name and arguments beside them) is two readings of one object.
+    let message = forms
+        .first()
+        .copied()
+        .or_else(|| get("role").map(|_| "role"));
+    let bare_name = NAME_KEYS.iter().find(|k| field(obj, k).is_some());
+    let bare_args = ARGS_KEYS.iter().find(|k| get(k).is_some());
+    if let (Some(message), Some(name), Some(args)) = (message, bare_name, bare_args) {
+        out.push(not_a_call(
+            json,
+            format!("the object is both a message (`{message}`) and a call (`{name}` and `{args}`): which one the model meant is not clear"),
+        ));
+        return Some(true);
+    }
     let calls = tool_calls.or(function_call).or(content_calls)?;
     Some(json_calls(calls, text, base, limits, depth + 1, out))
 }
 
 /// The call of an Anthropic `tool_use` block `obj` (`name`: its string `name`, if any), or
-/// the error row saying why it is not one.
+/// the error row saying why it is not one. Its arguments are its `input`; another key that
+/// holds arguments beside it (`arguments`, ...) is an error naming both.
 fn tool_use_call(json: &Expr, obj: &[(Expr, Expr)], name: Option<String>) -> JsonCall {
     let Some(name) = name else {
         return not_a_call(json, "a `tool_use` block without a string `name`".into());
     };
-    let Some(Expr {
-        kind: ExprKind::Dict(input),
-        ..
-    }) = json_input::get(obj, "input")
-    else {
+    if let Some(other) = ARGS_KEYS
+        .iter()
+        .find(|k| **k != "input" && json_input::get(obj, k).is_some())
+    {
         return not_a_call(
             json,
             format!(
-                "the `input` of the `tool_use` block `{}` is not an object",
+                "the `tool_use` block `{}` holds arguments in both `input` and `{other}`: which ones the model meant is not clear",
                 clip(&name, 40)
             ),
         );
+    }
+    let input = match json_input::get(obj, "input") {
+        Some(
+            input @ Expr {
+                kind: ExprKind::Dict(_),
+                ..
+            },
+        ) => input.clone(),
+        _ => {
+            return not_a_call(
+                json,
+                format!(
+                    "the `input` of the `tool_use` block `{}` is not an object",
+                    clip(&name, 40)
+                ),
+            )
+        }
     };
+    let name_span = json_input::get(obj, "name").map_or(json.span, |e| e.span);
     JsonCall {
         origin: Origin::Anthropic,
         name,
-        args: JsonArgs::Object(Vec::new(), input.clone()),
+        name_span,
+        args: JsonArgs::Object(Vec::new(), input),
         id: field(obj, "id").map(str::to_string),
         span: json.span,
     }
@@ -580,45 +583,37 @@ fn call_args(
     base: u32,
     limits: &Limits,
 ) -> JsonArgs {
-    match &args.kind {
-        ExprKind::None => JsonArgs::Object(positional, Vec::new()),
-        ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs.clone()),
-        ExprKind::Str(s) if s.trim().is_empty() => JsonArgs::Object(positional, Vec::new()),
-        ExprKind::Str(s) => match json_input::read_nested(args, text, limits) {
-            Ok(Expr {
-                kind: ExprKind::Dict(pairs),
-                span,
-            }) => {
-                let nested = Expr {
-                    kind: ExprKind::Dict(pairs),
-                    span,
-                };
-                match json_input::check_call_tree(&nested, text, base) {
-                    Ok(()) => match nested.kind {
-                        ExprKind::Dict(pairs) => JsonArgs::Object(positional, pairs),
-                        _ => JsonArgs::Object(positional, Vec::new()),
-                    },
-                    Err(e) => JsonArgs::Invalid(e),
-                }
-            }
-            Ok(_) => JsonArgs::Invalid(not_an_object(name, s).at(args.span)),
-            Err(e) if e.kind == ErrorKind::Syntax => JsonArgs::Invalid(Error {
-                message: format!(
-                    "the arguments of `{}` are not a JSON object: {}",
-                    clip(name, 40),
-                    e.message
-                ),
-                ..e
-            }),
+    let ExprKind::Str(s) = &args.kind else {
+        // An object, `null`, or what `call_of` refuses as not an object.
+        return JsonArgs::Object(positional, args.clone());
+    };
+    if s.trim().is_empty() {
+        let none = Expr {
+            kind: ExprKind::None,
+            span: args.span,
+        };
+        return JsonArgs::Object(positional, none);
+    }
+    match json_input::read_nested(args, text, limits) {
+        Ok(
+            nested @ Expr {
+                kind: ExprKind::Dict(_),
+                ..
+            },
+        ) => match json_input::check_call_tree(&nested, text, base) {
+            Ok(()) => JsonArgs::Object(positional, nested),
             Err(e) => JsonArgs::Invalid(e),
         },
-        _ => JsonArgs::Invalid(
-            Error::new(
-                ErrorKind::Syntax,
-                format!("the arguments of `{}` are not an object", clip(name, 40)),
-            )
-            .at(args.span),
-        ),
+        Ok(_) => JsonArgs::Invalid(not_an_object(name, s).at(args.span)),
+        Err(e) if e.kind == ErrorKind::Syntax => JsonArgs::Invalid(Error {
+            message: format!(
+                "the arguments of `{}` are not a JSON object: {}",
+                clip(name, 40),
+                e.message
+            ),
+            ..e
+        }),
+        Err(e) => JsonArgs::Invalid(e),
     }
 }
 
@@ -631,54 +626,6 @@ fn not_an_object(name: &str, args: &str) -> Error {
             clip(args, 60)
         ),
     )
-}
-
-/// `name(k=v, ...)` written from a JSON call's name and arguments.
-fn call_source(
-    name: &str,
-    positional: &[Expr],
-    args: &[(Expr, Expr)],
-    limits: &Limits,
-) -> Result<String, Error> {
-    // Values as Python writes them (`'x'`, `{'k': None}`): literals evaluate without a context.
-    let repr = |value: &Expr| {
-        crate::eval::eval_pure(value, &crate::resolve::context::Context::new(), limits)
-            .map(|v| v.repr())
-    };
-    if !is_dotted_identifier(name) {
-        return Err(Error::new(
-            ErrorKind::Syntax,
-            format!("`{}` is not a function name", clip(name, 40)),
-        ));
-    }
-    let mut source = format!("{name}(");
-    for (i, value) in positional.iter().enumerate() {
-        if i > 0 {
-            source.push_str(", ");
-        }
-        source.push_str(&repr(value)?);
-    }
-    for (i, (key, value)) in args.iter().enumerate() {
-        let key = json_input::as_str(key).unwrap_or_default();
-        if !is_identifier(key) {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                format!(
-                    "argument name `{}` of `{}` cannot be written as a Python keyword argument",
-                    clip(key, 40),
-                    clip(name, 40)
-                ),
-            ));
-        }
-        if i > 0 || !positional.is_empty() {
-            source.push_str(", ");
-        }
-        source.push_str(key);
-        source.push('=');
-        source.push_str(&repr(value)?);
-    }
-    source.push(')');
-    Ok(source)
 }
 
 /// A parsed Python literal as the tree [`json_input::read`] gives for JSON: `None`, bools,

@@ -88,7 +88,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{clip, Error, LimitKind, Span};
 use crate::limits::Limits;
 use crate::syntax::lex::{dotted_ident_end, is_ident_start};
-use crate::syntax::{Expr, ExprKind, PYTHON_KEYWORDS};
+use crate::syntax::{Expr, ExprKind};
 
 pub use json_form::MAX_JSON_NESTING;
 pub use markup::CHAT_TOKENS;
@@ -130,10 +130,13 @@ pub struct FoundCall {
     pub span: Span,
     /// Which form it was written in.
     pub origin: Origin,
-    /// Python source of the call alone: a slice of the text, a `FunctionExpression`'s
-    /// `action`, or written from a JSON form's name and arguments.
+    /// The call's own text as written: its stretch of the text (Python call text, a JSON
+    /// form's object, a model format's call with its markup).
     pub source: String,
-    /// `source` parsed (spans index `source`), or why it could not be.
+    /// The call as the tree every reader hands on (spans index `source`): Python call text
+    /// parsed, a JSON form's or model format's name and arguments as written (any key, a
+    /// keyword named exactly so; JSON values as read, text values read by the parameter's
+    /// type), or why it could not be read.
     pub parsed: Result<Expr, Error>,
     /// The id the model gave the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`,
     /// a JSON call's `id`), if any.
@@ -528,23 +531,6 @@ fn nested_calls(expr: &Expr, is_tool: &dyn Fn(&str) -> bool) -> (usize, usize) {
     (tools, constructors)
 }
 
-/// An ASCII Python identifier that is not a reserved word.
-pub fn is_identifier(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && is_ident_start(b[0])
-        && b.iter().all(|c| is_ident_byte(*c) && *c != b'.')
-        && !PYTHON_KEYWORDS.contains(&s)
-}
-
-fn is_dotted_identifier(s: &str) -> bool {
-    s.split('.').all(is_identifier)
-}
-
-fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'.'
-}
-
 fn span(start: usize, end: usize) -> Span {
     Span::new(
         u32::try_from(start).unwrap_or(u32::MAX),
@@ -563,4 +549,20 @@ fn ignored_at(text: &str, start: usize, end: usize, reason: IgnoreReason) -> Ign
 /// `s` moved back by `base` bytes (an element cut out of a longer source).
 fn shift_back(s: Span, base: u32) -> Span {
     Span::new(s.start.saturating_sub(base), s.end.saturating_sub(base))
+}
+
+/// A call read from a longer text (its tree, or why it cannot be read) with every span moved
+/// back by `base` bytes, into the call's own text.
+fn moved_back(read: Result<Expr, Error>, base: u32) -> Result<Expr, Error> {
+    let local = |s: Span| shift_back(s, base);
+    match read {
+        Ok(mut tree) => {
+            json_input::map_spans(&mut tree, &local);
+            Ok(tree)
+        }
+        Err(e) => Err(Error {
+            span: e.span.map(local),
+            ..e
+        }),
+    }
 }

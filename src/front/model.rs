@@ -4,10 +4,10 @@
 //! format writes as text (Qwen3-Coder's and GLM's XML) are converted by the parameter's type,
 //! as those models' own parsers do; a value that does not fit is that call's `Type` error.
 
-use crate::error::{clip, Error, ErrorKind, Span};
-use crate::front::formats::{self, FormatArgs, FormatCall, ModelFormat};
-use crate::front::{json_form, shift_back, span, FoundCall, IgnoreReason, Origin, Reader};
-use crate::syntax::{self, ExprKind};
+use crate::error::{Error, ErrorKind, Span};
+use crate::front::formats::{self, FormatArgs, FormatCall, ModelFormat, TextArg};
+use crate::front::{json_form, moved_back, span, FoundCall, IgnoreReason, Origin, Reader};
+use crate::syntax::{self, Call, Expr, ExprKind, Keyword};
 
 impl Reader<'_> {
     /// Read the regions the model formats in the text claim (the named format only, when one
@@ -80,123 +80,106 @@ impl Reader<'_> {
         claimed
     }
 
-    /// The call `call` of `format`, its arguments read and checked.
-    ///
-    /// Long (about 100 lines) for a reason: one match over the closed `FormatArgs` forms a
-    /// format writes arguments in (JSON, text parameters, Python, broken), each arm
-    /// building the same `FoundCall`.
+    /// The call `call` of `format`: the tree of its name and arguments (JSON through
+    /// [`json_form::call_from_args`], text values through [`formats::convert_text_arg`], each
+    /// key a keyword as written), its source the call's stretch of the text, which every span
+    /// indexes.
     fn format_call(&mut self, format: ModelFormat, call: FormatCall) -> FoundCall {
         let text = self.text;
         let origin = Origin::Format(format);
-        let whole = text.get(call.span.range()).unwrap_or_default();
-        // An error located in the text, as the error of the call whose source is its whole
-        // stretch (which the error's span then indexes).
-        let failed = |name: String, e: Error| FoundCall {
-            name,
-            span: call.span,
-            origin,
-            source: whole.to_string(),
-            parsed: Err(Error {
-                span: e.span.map(|s| shift_back(s, call.span.start)),
-                ..e
-            }),
-            id: call.id.clone(),
-        };
-        if call.name.is_empty() && !matches!(call.args, FormatArgs::Broken(_)) {
-            return failed(
-                String::new(),
-                Error::new(ErrorKind::Syntax, "the call names no function").at(call.span),
-            );
-        }
-        match call.args {
-            FormatArgs::Broken(e) => failed(call.name, e),
-            FormatArgs::Json(args) => {
-                let json = text.get(args.range()).unwrap_or_default();
-                match json_form::call_from_args(&call.name, json, args.start as usize, self.limits)
-                {
-                    Ok((source, parsed)) => FoundCall {
-                        name: call.name,
-                        span: call.span,
-                        origin,
-                        source,
-                        parsed,
-                        id: call.id,
-                    },
-                    Err(e) => failed(call.name, e),
-                }
-            }
-            FormatArgs::Text(args) => {
-                let mut source = format!("{}(", call.name);
-                for (i, arg) in args.iter().enumerate() {
-                    if !super::is_identifier(&arg.key) {
-                        return failed(
-                            call.name.clone(),
-                            Error::new(
-                                ErrorKind::Syntax,
-                                format!("`{}` is not a parameter name", clip(&arg.key, 40)),
-                            )
-                            .at(arg.key_span),
-                        );
-                    }
-                    let ty = (self.param_type)(&call.name, &arg.key);
-                    let value = match formats::convert_text_arg(arg, ty.as_ref(), self.limits) {
-                        Ok(value) => value,
-                        Err(e) => {
-                            let e = Error {
-                                message: format!("argument `{}`: {}", arg.key, e.message),
-                                span: Some(e.span.unwrap_or(arg.value_span)),
-                                ..e
-                            };
-                            return failed(call.name.clone(), e);
-                        }
-                    };
-                    if i > 0 {
-                        source.push_str(", ");
-                    }
-                    source.push_str(&arg.key);
-                    source.push('=');
-                    source.push_str(&value.repr());
-                }
-                source.push(')');
-                let parsed = syntax::parse(&source, self.limits);
-                FoundCall {
-                    name: call.name,
-                    span: call.span,
-                    origin,
-                    source,
-                    parsed,
-                    id: call.id,
-                }
+        let whole = call.span;
+        let name_span = call
+            .name_span
+            .unwrap_or(Span::new(whole.start, whole.start));
+        let tree = match call.args {
+            FormatArgs::Broken(e) => Err(e),
+            _ if call.name.is_empty() => {
+                Err(Error::new(ErrorKind::Syntax, "the call names no function").at(whole))
             }
             FormatArgs::Python(at) => {
+                // Python call text: a stretch of the text, parsed as it is.
                 let source = text.get(at.range()).unwrap_or_default();
                 let parsed = syntax::parse(source, self.limits).and_then(|e| {
                     e.as_call()?;
                     Ok(e)
                 });
                 let name = match &parsed {
-                    Ok(crate::syntax::Expr {
+                    Ok(Expr {
                         kind: ExprKind::Call(c),
                         ..
                     }) => c.func.clone(),
                     _ => call.name,
                 };
-                FoundCall {
+                return FoundCall {
                     name,
                     span: span(at.start as usize, at.end as usize),
                     origin,
                     source: source.to_string(),
                     parsed,
                     id: call.id,
-                }
+                };
             }
+            FormatArgs::Json(args) => {
+                json_form::call_from_args(&call.name, name_span, args, whole, text, self.limits)
+            }
+            FormatArgs::Text(args) => self.text_call(&call.name, name_span, args, whole),
+        };
+        // Every span moves into the call's own stretch of the text.
+        let parsed = moved_back(tree, whole.start);
+        FoundCall {
+            name: call.name,
+            span: whole,
+            origin,
+            source: text.get(whole.range()).unwrap_or_default().to_string(),
+            parsed,
+            id: call.id,
         }
+    }
+
+    /// The call to `name` whose arguments are written as text, each value read by its
+    /// parameter's type; spans index the text.
+    fn text_call(
+        &self,
+        name: &str,
+        name_span: Span,
+        args: Vec<TextArg>,
+        whole: Span,
+    ) -> Result<Expr, Error> {
+        let mut kwargs = Vec::with_capacity(args.len());
+        for arg in args {
+            let ty = (self.param_type)(name, &arg.key);
+            let value =
+                formats::convert_text_arg(&arg, ty.as_ref(), self.limits).map_err(|e| Error {
+                    message: format!(
+                        "argument `{}`: {}",
+                        syntax::keyword_in_call(&arg.key),
+                        e.message
+                    ),
+                    span: Some(e.span.unwrap_or(arg.value_span)),
+                    ..e
+                })?;
+            kwargs.push(Keyword {
+                name: arg.key,
+                name_span: arg.key_span,
+                value,
+            });
+        }
+        Ok(Expr {
+            kind: ExprKind::Call(Call {
+                func: name.to_string(),
+                func_span: name_span,
+                args: Vec::new(),
+                kwargs,
+            }),
+            span: whole,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::front::{extract, IgnoreReason, Origin};
+    use crate::syntax::ExprKind;
     use crate::Limits;
 
     #[test]
@@ -205,18 +188,38 @@ mod tests {
         let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.add:0<|tool_call_argument_begin|>{\"a\": 8, \"b\": 1}<|tool_call_end|><|tool_calls_section_end|>";
         let found = extract(text, &Limits::default(), &tools);
         assert_eq!(found.calls.len(), 1, "{found:?}");
-        assert_eq!(found.calls[0].source, "add(a=8, b=1)");
+        assert_eq!(found.calls[0].source, &text[found.calls[0].span.range()]);
+        assert_eq!(
+            found.calls[0].parsed.as_ref().unwrap().to_string(),
+            "add(a=8, b=1)"
+        );
         assert_eq!(found.calls[0].id.as_deref(), Some("functions.add:0"));
         assert!(matches!(found.calls[0].origin, Origin::Format(_)));
         // Values written as text are read by type (here: no types known, so as JSON).
         let text = "<tool_call>\n<function=multiply>\n<parameter=a>\n6\n</parameter>\n<parameter=b>\n7\n</parameter>\n</function>\n</tool_call>";
         let found = extract(text, &Limits::default(), &tools);
-        assert_eq!(found.calls[0].source, "multiply(a=6, b=7)");
+        assert_eq!(found.calls[0].source, &text[found.calls[0].span.range()]);
+        assert_eq!(
+            found.calls[0].parsed.as_ref().unwrap().to_string(),
+            "multiply(a=6, b=7)"
+        );
         // Harmony: the analysis channel is reasoning, the commentary channel holds the call.
         let text = "<|channel|>analysis<|message|>Call multiply(a=9, b=9)?<|end|><|start|>assistant<|channel|>commentary to=functions.add <|constrain|>json<|message|>{\"a\": 5, \"b\": 5}<|call|>";
         let found = extract(text, &Limits::default(), &tools);
         assert_eq!(found.calls.len(), 1, "{found:?}");
-        assert_eq!(found.calls[0].source, "add(a=5, b=5)");
+        let call = &found.calls[0];
+        assert_eq!(call.parsed.as_ref().unwrap().to_string(), "add(a=5, b=5)");
+        // The call's own text is its stretch of the format, which its spans index.
+        assert!(
+            call.source
+                .starts_with("<|start|>assistant<|channel|>commentary"),
+            "{call:?}"
+        );
+        let ExprKind::Call(c) = &call.parsed.as_ref().unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(&call.source[c.func_span.range()], "add");
+        assert_eq!(&call.source[c.kwargs[1].name_span.range()], "\"b\"");
         assert!(found
             .ignored
             .iter()

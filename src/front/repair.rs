@@ -10,7 +10,8 @@
 //! - [`RepairKind::IntegralFloat`]: a float with an integral value (`5.0`) becomes an int where
 //!   an integer is expected and a float is not accepted;
 //! - [`RepairKind::SingleToList`]: a single literal becomes a one-element list where the type
-//!   is a list or set and nothing else (a union with a non-array alternative is left alone);
+//!   is a list or set and nothing else (an optional list too; a union with another non-array
+//!   alternative is left alone);
 //! - [`RepairKind::EnumName`]: a bare name that is not defined becomes a string where the type
 //!   is an enum listing exactly that string (`unit=celsius` for `["celsius", "fahrenheit"]`);
 //! - [`RepairKind::BoolToEnum`]: a bool (`True`, or JSON's `true`) becomes the string member
@@ -558,10 +559,18 @@ fn accepts_float_enum(ty: &Type, f: f64) -> bool {
     matches!(ty.shape(), Type::Enum(values) if values.contains(&Value::Float(f)))
 }
 
-/// The item type when `ty` is a list or set and nothing else.
+/// The item type when `ty` is a list or set and nothing else but `None` (an optional list
+/// parameter, as BFCL's optional parameters are).
 fn single_list_item(ty: &Type) -> Option<&Type> {
     match ty.shape() {
         Type::List(item) | Type::Set(item) => Some(item),
+        Type::Union(alts) => {
+            let mut lists = alts.iter().filter(|t| !matches!(t.shape(), Type::None));
+            match (lists.next().map(Type::shape), lists.next()) {
+                (Some(Type::List(item) | Type::Set(item)), None) => Some(item),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -673,6 +682,17 @@ mod tests {
             "c": {"type": "array"}}));
         let (out, r) = run(&s, "f(a=3.0, b='x', c=[1])", &Context::new());
         assert_eq!(out, "f(a=[3], b=\"x\", c=[1])");
+        // An optional list is a list and nothing else but `None`.
+        let optional =
+            sig(json!({"tags": {"type": ["array", "null"], "items": {"type": "string"}}}));
+        assert_eq!(
+            run(&optional, "f(tags='x')", &Context::new()).0,
+            "f(tags=[\"x\"])"
+        );
+        assert_eq!(
+            run(&optional, "f(tags=None)", &Context::new()).0,
+            "f(tags=None)"
+        );
         let kinds: Vec<RepairKind> = r.iter().map(|r| r.kind).collect();
         assert_eq!(kinds, [RepairKind::SingleToList, RepairKind::IntegralFloat]);
         assert_eq!(r[1].path, "a[0]");

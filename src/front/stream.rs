@@ -35,7 +35,8 @@
 //! let (ctx, limits) = (manager.context(), manager.limits());
 //! let mut reader = StreamReader::new(RepairOptions::default());
 //! let early = reader.push("[add(a=1, b=2), ", ctx, limits).unwrap();
-//! assert_eq!(early[0].run.as_deref(), Some("add(a=1, b=2)"));
+//! assert_eq!(early[0].verdict.input, "add(a=1, b=2)");
+//! assert!(early[0].run.is_some());
 //! assert!(reader.push("multiply(a=2, b=3)]", ctx, limits).unwrap().is_empty());
 //! let plan = reader.finish(ctx, limits);
 //! assert_eq!(plan.calls.len(), 2);

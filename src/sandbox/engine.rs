@@ -3,7 +3,7 @@
 
 use super::guest::GuestState;
 use super::SandboxConfig;
-use crate::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;

@@ -3,7 +3,7 @@
 
 use super::HostCalls;
 use crate::error::LimitKind;
-use crate::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind};
 use std::sync::Arc;
 use wasmtime::{Caller, Linker, Memory, ResourceLimiter};
 

@@ -1,6 +1,9 @@
 //! The sandbox wire: what the host and the wasm guest exchange, encoded with postcard.
 //!
-//! - Request (host → guest): [`GuestRequest`] `{ source, form, limits }`.
+//! - Request (host → guest): [`GuestRequest`] `{ input, limits }`: the input is text (an
+//!   expression, fexpr's JSON forms) or the checked calls of the front door as trees
+//!   ([`GuestInput::Calls`]: the guest evaluates them as they are, without reading text
+//!   again).
 //! - Context (guest → host, on demand): the manager's context stays on the host, each entry
 //!   encoded once per manager in a [`ContextTable`]; the guest asks for a name when its
 //!   expression uses it (the `host_lookup` import, [`HostContext`]) and decodes that entry
@@ -21,28 +24,31 @@ use crate::error::{Error, ErrorKind};
 use crate::eval::{self, Dispatch, ToolRequest, UnitOutcome};
 use crate::limits::Limits;
 use crate::resolve::context::{self, Context, Entry, Resolve};
-use crate::syntax;
+use crate::syntax::{self, Expr};
 use crate::value::Value;
 
 /// What the host asks the guest to evaluate, borrowed from the request bytes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GuestRequest<'a> {
-    /// The model's text.
-    pub source: &'a str,
-    /// How to read it.
-    pub form: SourceForm,
+    /// What to evaluate.
+    #[serde(borrow)]
+    pub input: GuestInput<'a>,
     /// The evaluation limits.
     pub limits: Limits,
 }
 
-/// How the guest reads a request's source.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SourceForm {
+/// What the guest evaluates: text it reads, or calls the host's front door read and checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum GuestInput<'a> {
     /// A call expression, or a list of calls: [`syntax::parse`].
-    Expression,
+    Expression(&'a str),
     /// fexpr's JSON forms (`Function`, `FunctionExpression`, a list of them):
     /// [`json_input::run`](crate::front::json_input::run).
-    Json,
+    Json(&'a str),
+    /// Checked calls as the front door hands them on (a JSON form's name and keys exactly as
+    /// written), each one unit, evaluated as they are: spans index the call's own text, which
+    /// the host keeps.
+    Calls(Vec<Expr>),
 }
 
 /// A manager's context as the guest reads it, kept on the host: every entry encoded once,
@@ -151,8 +157,8 @@ pub enum GuestResponse {
 }
 
 /// Encode a request from its parts.
-pub fn encode_request(source: &str, form: SourceForm, limits: &Limits) -> Result<Vec<u8>, Error> {
-    postcard::to_allocvec(&(source, form, limits)).map_err(|e| wire_error("encode the request", e))
+pub fn encode_request(input: &GuestInput<'_>, limits: &Limits) -> Result<Vec<u8>, Error> {
+    postcard::to_allocvec(&(input, limits)).map_err(|e| wire_error("encode the request", e))
 }
 
 /// Encode any wire message.
@@ -173,21 +179,27 @@ fn wire_error(what: &str, e: postcard::Error) -> Error {
 }
 
 /// Parse (or read the JSON forms), split into units, evaluate: the whole pipeline the guest
-/// runs.
+/// runs. Checked calls are evaluated as they are, one unit each.
 pub async fn evaluate<D: Dispatch>(
-    source: &str,
-    form: SourceForm,
+    input: &GuestInput<'_>,
     context: &dyn Resolve,
     limits: &Limits,
     dispatch: &D,
 ) -> GuestResponse {
-    if form == SourceForm::Json {
-        return match crate::front::json_input::run(source, context, limits, dispatch).await {
-            Ok(outcomes) => GuestResponse::Units(outcomes),
-            Err(e) => GuestResponse::Failed(e),
-        };
-    }
-    match syntax::parse(source, limits) {
+    let parsed = match input {
+        GuestInput::Json(source) => {
+            return match crate::front::json_input::run(source, context, limits, dispatch).await {
+                Ok(outcomes) => GuestResponse::Units(outcomes),
+                Err(e) => GuestResponse::Failed(e),
+            }
+        }
+        GuestInput::Calls(calls) => {
+            let units: Vec<&Expr> = calls.iter().collect();
+            return GuestResponse::Units(eval::run(&units, context, limits, dispatch).await);
+        }
+        GuestInput::Expression(source) => syntax::parse(source, limits),
+    };
+    match parsed {
         Ok(expr) => {
             GuestResponse::Units(eval::run(&eval::units(&expr), context, limits, dispatch).await)
         }
@@ -208,14 +220,7 @@ pub fn guest_evaluate(
                 host: RefCell::new(host),
             };
             let context = HostContext::new(lookup);
-            now(evaluate(
-                req.source,
-                req.form,
-                &context,
-                &req.limits,
-                &dispatch,
-            ))
-            .unwrap_or_else(|| {
+            now(evaluate(&req.input, &context, &req.limits, &dispatch)).unwrap_or_else(|| {
                 GuestResponse::Failed(Error::new(
                     ErrorKind::Sandbox,
                     "evaluation did not complete",
@@ -305,7 +310,7 @@ mod tests {
 
     /// The request for `add(a=2, b=3)` with the default limits.
     fn add_request() -> Vec<u8> {
-        encode_request("add(a=2, b=3)", SourceForm::Expression, &Limits::default())
+        encode_request(&GuestInput::Expression("add(a=2, b=3)"), &Limits::default())
             .expect("encodes")
     }
 
@@ -313,8 +318,7 @@ mod tests {
     fn the_guest_sees_the_request_the_host_encoded() {
         let request = add_request();
         let decoded: GuestRequest = decode(&request).expect("decodes");
-        assert_eq!(decoded.source, "add(a=2, b=3)");
-        assert_eq!(decoded.form, SourceForm::Expression);
+        assert_eq!(decoded.input, GuestInput::Expression("add(a=2, b=3)"));
         assert_eq!(decoded.limits, Limits::default());
     }
 

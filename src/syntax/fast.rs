@@ -4,7 +4,8 @@
 //!
 //! It accepts only a strict subset whose meaning is not in doubt: names and dotted names
 //! (ASCII, not keywords, not dunder), calls with positional then keyword arguments (a repeated
-//! keyword is kept, as ruff keeps it, for the binder to refuse), decimal ints that fit in
+//! keyword is kept, as ruff keeps it, for the binder to refuse; keywords may be the string
+//! keys of a dict display after `**`), decimal ints that fit in
 //! `i64` (no `_`, no leading zero), floats written `digits.digits`, `-` directly before such a
 //! number, single-line string literals without prefix or backslash, `True`/`False`/`None`, and
 //! lists and dicts of these. Tokens may be
@@ -306,30 +307,69 @@ impl<'a> Fast<'a> {
         })
     }
 
-    /// Call arguments up to `)` (the `(` is consumed): positional ones, then keywords.
+    /// Call arguments up to `)` (the `(` is consumed): positional ones, then keywords, written
+    /// `name=value` or as the string keys of a dict display after `**`.
     fn arguments(&mut self, depth: usize) -> Option<(Vec<Expr>, Vec<Keyword>)> {
         let mut args = Vec::new();
         let mut kwargs: Vec<Keyword> = Vec::new();
+        let mut keywords = false;
         loop {
             self.skip_blanks();
             if self.peek()? == b')' {
                 self.pos += 1;
                 return Some((args, kwargs));
             }
-            if let Some((name, name_span)) = self.keyword_name() {
+            if self.peek() == Some(b'*') && self.peek_at(1) == Some(b'*') {
+                self.pos += 2;
+                self.splatted_dict(depth, &mut kwargs)?;
+                keywords = true;
+            } else if let Some((name, name_span)) = self.keyword_name() {
                 let value = self.expr(depth)?;
                 kwargs.push(Keyword {
                     name: name.to_owned(),
                     name_span,
                     value,
                 });
-            } else if kwargs.is_empty() {
+                keywords = true;
+            } else if !keywords {
                 args.push(self.expr(depth)?);
             } else {
                 return None;
             }
             if !self.comma_or(b')')? {
                 return Some((args, kwargs));
+            }
+        }
+    }
+
+    /// After `**`: a dict display whose keys are string literals, each pair a keyword argument
+    /// named by its key (its span the key's literal).
+    fn splatted_dict(&mut self, depth: usize, kwargs: &mut Vec<Keyword>) -> Option<()> {
+        self.expect(b'{')?;
+        self.open += 1;
+        loop {
+            self.skip_blanks();
+            if self.peek()? == b'}' {
+                self.pos += 1;
+                self.open -= 1;
+                return Some(());
+            }
+            let start = self.pos;
+            if !matches!(self.peek()?, b'"' | b'\'') {
+                return None;
+            }
+            let name = self.string()?;
+            let name_span = self.span(start);
+            self.expect(b':')?;
+            let value = self.expr(depth)?;
+            kwargs.push(Keyword {
+                name,
+                name_span,
+                value,
+            });
+            if !self.comma_or(b'}')? {
+                self.open -= 1;
+                return Some(());
             }
         }
     }
@@ -391,6 +431,10 @@ mod tests {
             "x",
             " \tadd(a=1)",
             "f(a=1, a=2)",
+            "convert(**{\"from\": \"USD\", 'to': 'EUR'}, amount=3)",
+            "f(a=1, ** { 'max-results' : [1] , }, b=2)",
+            "f(**{})",
+            "f(**{'城市': '北京'})",
         ] {
             assert_eq!(fast(source).as_ref(), Some(&ruff(source)), "{source}");
         }
@@ -405,6 +449,12 @@ mod tests {
             "f(a=1, 2)",
             "f(*a)",
             "f(**a)",
+            "f(**{k: 1})",
+            "f(**{1: 1})",
+            "f(**{'a' 'b': 1})",
+            "f(**{'a': 1}, 2)",
+            "f(**{**a})",
+            "f(**dict(a=1))",
             "f(a == 1)",
             "f(a=1 + 2)",
             "f(x=1e3)",

@@ -29,7 +29,10 @@ const QUOTE_CHARS: usize = 40;
 /// [`Limits::max_depth`]) and while converting ([`Limits::max_int_digits`]). A leading UTF-8
 /// byte order mark and leading whitespace are skipped; spans still index `source` itself.
 ///
-/// Accepted: calls of a name or dotted name with positional and keyword arguments, `None`,
+/// Accepted: calls of a name or dotted name with positional and keyword arguments (a keyword
+/// Python cannot write as `name=`, such as `from`, as a string key of a dict display after
+/// `**`: `f(**{"from": "USD"})`; nothing else after `**`; a keyword's name written with `\u`
+/// escapes, `a\u00f1o=1`, copied from JSON, is the name they spell), `None`,
 /// `True`, `False`, int, float, string and bytes literals (every literal form ruff decodes,
 /// implicit concatenation joined), list, tuple, set and dict displays, unary `-` `+` `not`,
 /// binary `+ - * / // % **`, names and dotted names. Everything else is an
@@ -52,7 +55,10 @@ const QUOTE_CHARS: usize = 40;
 /// # Ok::<(), fexpr::Error>(())
 /// ```
 pub fn parse(source: &str, limits: &Limits) -> Result<Expr, Error> {
-    scan::precheck(source, limits)?;
+    let escapes = scan::precheck(source, limits)?;
+    if !escapes.is_empty() {
+        return unescaped(source, &escapes, limits, true);
+    }
     if let Some(expr) = fast::parse(source, limits) {
         return Ok(expr);
     }
@@ -71,8 +77,72 @@ pub fn parse(source: &str, limits: &Limits) -> Result<Expr, Error> {
 /// assert_eq!(parse(text, &Limits::default()), parse_with_ruff(text, &Limits::default()));
 /// ```
 pub fn parse_with_ruff(source: &str, limits: &Limits) -> Result<Expr, Error> {
-    scan::precheck(source, limits)?;
+    let escapes = scan::precheck(source, limits)?;
+    if !escapes.is_empty() {
+        return unescaped(source, &escapes, limits, false);
+    }
     ruff_path(source, limits)
+}
+
+/// `source` whose keyword argument names hold escapes (`a\u00f1o_vehiculo=2024`, see
+/// [`scan::KeywordEscape`]) parsed with each escape read as its character, spans mapped back
+/// into `source` as written.
+fn unescaped(
+    source: &str,
+    escapes: &[scan::KeywordEscape],
+    limits: &Limits,
+    fast_path: bool,
+) -> Result<Expr, Error> {
+    let mut text = String::with_capacity(source.len());
+    // Offsets in `text` and in `source` that correspond: each escape's start and end.
+    let mut marks: Vec<(u32, u32)> = Vec::with_capacity(2 * escapes.len());
+    let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let mut from = 0;
+    for escape in escapes {
+        text.push_str(source.get(from..escape.start).unwrap_or_default());
+        marks.push((at(text.len()), at(escape.start)));
+        text.push(escape.char);
+        marks.push((at(text.len()), at(escape.end)));
+        from = escape.end;
+    }
+    text.push_str(source.get(from..).unwrap_or_default());
+    let back = |offset: u32| match marks.partition_point(|(t, _)| *t <= offset) {
+        0 => offset,
+        i => marks.get(i - 1).map_or(offset, |(t, s)| {
+            // Inside an escape's character: its start.
+            let inside = i % 2 == 1 && offset > *t;
+            if inside {
+                *s
+            } else {
+                s.saturating_add(offset - t)
+            }
+        }),
+    };
+    let span = |s: Span| Span::new(back(s.start), back(s.end));
+    let parsed = match fast_path.then(|| fast::parse(&text, limits)).flatten() {
+        Some(expr) => Ok(expr),
+        None => ruff_path(&text, limits),
+    };
+    match parsed {
+        Ok(mut expr) => {
+            let mut stack = vec![&mut expr];
+            while let Some(e) = stack.pop() {
+                e.span = span(e.span);
+                if let ExprKind::Call(call) = &mut e.kind {
+                    call.func_span = span(call.func_span);
+                    for keyword in &mut call.kwargs {
+                        keyword.name_span = span(keyword.name_span);
+                    }
+                }
+                stack.extend(e.children_mut());
+            }
+            Ok(expr)
+        }
+        Err(mut e) => {
+            e.span = e.span.map(span);
+            Err(e)
+        }
+    }
 }
 
 /// `ruff_python_parser` and the conversion of its tree; the scan has run.
@@ -422,10 +492,8 @@ impl Converter<'_> {
         let mut kwargs = Vec::with_capacity(call.arguments.keywords.len());
         for keyword in &call.arguments.keywords {
             let Some(name) = &keyword.arg else {
-                return Err(unsupported(
-                    "`**` unpacking is not accepted",
-                    span_of(keyword.range),
-                ));
+                self.splatted_dict(keyword, depth, &mut kwargs)?;
+                continue;
             };
             let name_span = span_of(name.range);
             if keyword.range.start() != name.range.start() {
@@ -443,6 +511,42 @@ impl Converter<'_> {
             args,
             kwargs,
         })
+    }
+
+    /// `**{"from": 1, "to": 2}` in a call: each pair of the dict display a keyword argument
+    /// named by its key, a string literal (the keyword's span); `**` before anything else is
+    /// refused.
+    fn splatted_dict(
+        &self,
+        keyword: &ast::Keyword,
+        depth: usize,
+        kwargs: &mut Vec<Keyword>,
+    ) -> Result<(), Error> {
+        let refused = |span: Span| {
+            unsupported(
+                "`**` is accepted only before a dict display whose keys are strings",
+                span,
+            )
+            .with_hint(r#"write keyword arguments, or their names as string keys: `f(**{"from": "USD"}, amount=3)`"#)
+        };
+        let ast::Expr::Dict(dict) = &keyword.value else {
+            return Err(refused(span_of(keyword.range)));
+        };
+        for item in &dict.items {
+            let Some(ast::Expr::StringLiteral(key)) = &item.key else {
+                let at = item
+                    .key
+                    .as_ref()
+                    .map_or_else(|| self.splat_span(&item.value), |k| span_of(k.range()));
+                return Err(refused(at));
+            };
+            kwargs.push(Keyword {
+                name: self.string(key)?,
+                name_span: span_of(key.range),
+                value: self.expr(&item.value, depth)?,
+            });
+        }
+        Ok(())
     }
 
     /// `f((a)=1)`: ruff reads a keyword argument `a`; CPython refuses it (a keyword's name is a

@@ -14,6 +14,10 @@
 //! - names are printed as they are: a hand-built name that is not an identifier (or dotted
 //!   identifiers) prints as text that does not parse.
 //!
+//! A keyword argument whose name Python cannot write as `name=` (`from`, `max-results`, `城市`)
+//! prints in a dict display after `**` (`f(**{"from": "USD"}, amount=3)`), which parses back to
+//! the same keyword.
+//!
 //! Printing recurses once per level of the tree, which [`parse`](super::parse) bounds.
 
 use super::ir::{Call, Expr, ExprKind};
@@ -173,16 +177,37 @@ fn write_list(f: &mut fmt::Formatter<'_>, items: &[Expr]) -> fmt::Result {
     Ok(())
 }
 
+/// A call; a keyword whose name is not a [keyword name](super::is_keyword_name) (`from`,
+/// `max-results`) is written in a dict display after `**`, keywords side by side in one
+/// (`f(a=1, **{"from": "x", "to": "y"})`), which parses back to the same keywords.
 fn write_call(f: &mut fmt::Formatter<'_>, call: &Call) -> fmt::Result {
     f.write_str(&call.func)?;
     f.write_char('(')?;
     write_list(f, &call.args)?;
+    let mut in_dict = false;
     for (i, keyword) in call.kwargs.iter().enumerate() {
+        let plain = super::is_keyword_name(&keyword.name);
+        if in_dict && plain {
+            f.write_char('}')?;
+            in_dict = false;
+        }
         if i > 0 || !call.args.is_empty() {
             f.write_str(", ")?;
         }
-        write!(f, "{}=", keyword.name)?;
+        if plain {
+            write!(f, "{}=", keyword.name)?;
+        } else {
+            if !in_dict {
+                f.write_str("**{")?;
+                in_dict = true;
+            }
+            write_str(f, &keyword.name)?;
+            f.write_str(": ")?;
+        }
         write_expr(f, &keyword.value, false)?;
+    }
+    if in_dict {
+        f.write_char('}')?;
     }
     f.write_char(')')
 }
@@ -208,7 +233,7 @@ fn write_float(f: &mut fmt::Formatter<'_>, x: f64, operand: bool) -> fmt::Result
 }
 
 /// A double-quoted Python string literal; control characters are escaped.
-fn write_str(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+pub(super) fn write_str(f: &mut impl Write, s: &str) -> fmt::Result {
     f.write_char('"')?;
     for c in s.chars() {
         match c {
@@ -324,6 +349,15 @@ mod tests {
             ("f()", "f()"),
             ("f(1, x, k=-1, j=[2])", "f(1, x, k=-1, j=[2])"),
             ("f(k=1)", "f(k=1)"),
+            (
+                "f(**{'from': 1}, a=2, **{'max-results': 3}, **{'to': 4}, **{'__x__': 5})",
+                r#"f(**{"from": 1}, a=2, **{"max-results": 3}, to=4, **{"__x__": 5})"#,
+            ),
+            (
+                "f(**{'from': 1, 'max-results': 2}, **{'$filter': 3})",
+                r#"f(**{"from": 1, "max-results": 2, "$filter": 3})"#,
+            ),
+            ("g(1, **{'城市': '北京'})", r#"g(1, **{"城市": "北京"})"#),
             ("m.f(g(1), h(y=(2,)))", "m.f(g(1), h(y=(2,)))"),
             (
                 "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))",
@@ -415,7 +449,13 @@ mod tests {
                 Just(BinaryOp::Pow),
             ];
             let items = prop::collection::vec(inner.clone(), 0..4);
-            let keyword = (name_strategy(), inner.clone()).prop_map(|(name, value)| Keyword {
+            // Any key: a Python name, or one written as a string key after `**`.
+            let key = prop_oneof![
+                name_strategy(),
+                any::<String>().prop_map(|s| s.replace('\0', "\u{1}")),
+                Just("from".to_string()),
+            ];
+            let keyword = (key, inner.clone()).prop_map(|(name, value)| Keyword {
                 name,
                 name_span: Span::default(),
                 value,

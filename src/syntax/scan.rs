@@ -57,7 +57,8 @@ const BOM: &str = "\u{feff}";
 /// conservative upper bound on the nesting depth (see the module documentation).
 ///
 /// Runs in time linear in `source.len()` and allocates at most `max_depth + 2` small frames.
-pub(crate) fn precheck(source: &str, limits: &Limits) -> Result<(), Error> {
+/// Gives the escapes written in keyword argument names ([`KeywordEscape`]), for the parser.
+pub(crate) fn precheck(source: &str, limits: &Limits) -> Result<Vec<KeywordEscape>, Error> {
     // Spans are `u32`; the parser cannot address more either.
     let max_bytes = limits
         .max_source_bytes
@@ -137,6 +138,76 @@ struct Scanner<'a> {
     /// Tokens no Python expression holds (see [`MAX_CERTAIN_ERRORS`]) and the first of them.
     errors: usize,
     first_error: Option<(usize, &'static str)>,
+    /// The `\u` escapes written in keyword argument names, in order.
+    escapes: Vec<KeywordEscape>,
+    /// The end of the last name an escape was found in, and whether it is a keyword's.
+    name: Option<(usize, bool)>,
+}
+
+/// A `\uXXXX` (or `\UXXXXXXXX`) escape written in the name of a keyword argument, outside any
+/// string (`a\u00f1o_vehiculo=2024`): a model that copied the name from JSON-escaped tool
+/// definitions. Python has no escapes in names; the name meant is the one decoded
+/// (`año_vehiculo`), which the parser reads (spans still index the text as written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeywordEscape {
+    /// Where the escape starts (its backslash).
+    pub start: usize,
+    /// Where it ends.
+    pub end: usize,
+    /// The character it stands for.
+    pub char: char,
+}
+
+/// The escape at `at`: its end and the character, when it escapes a letter, a digit or `_`.
+fn name_escape(bytes: &[u8], at: usize) -> Option<(usize, char)> {
+    let digits = match (bytes.get(at), bytes.get(at + 1)) {
+        (Some(b'\\'), Some(b'u')) => 4,
+        (Some(b'\\'), Some(b'U')) => 8,
+        _ => return None,
+    };
+    let hex = std::str::from_utf8(bytes.get(at + 2..at + 2 + digits)?).ok()?;
+    let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+    (c.is_alphanumeric() || c == '_').then_some((at + 2 + digits, c))
+}
+
+/// The run of name characters and escapes around the escape at `at`: where it ends, and
+/// whether it is a keyword argument's name (it follows `(` or `,` and `=`, not `==`, follows
+/// it).
+fn escaped_name(bytes: &[u8], at: usize) -> (usize, bool) {
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut start = at;
+    while start > 0
+        && bytes
+            .get(start - 1)
+            .is_some_and(|b| name_byte(*b) || *b == b'\\')
+    {
+        start -= 1;
+    }
+    let mut end = at;
+    loop {
+        match bytes.get(end) {
+            Some(b) if name_byte(*b) => end += 1,
+            Some(b'\\') => match name_escape(bytes, end) {
+                Some((after, _)) => end = after,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    let before = bytes
+        .get(..start)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .find(|b| !b" \t\r\n".contains(b));
+    let mut after = end;
+    while matches!(bytes.get(after), Some(b' ' | b'\t')) {
+        after += 1;
+    }
+    let keyword = matches!(before, Some(b'(' | b','))
+        && bytes.get(after) == Some(&b'=')
+        && bytes.get(after + 1) != Some(&b'=');
+    (end, keyword)
 }
 
 /// How many tokens that no Python expression can hold (a closer that closes nothing open, a
@@ -160,6 +231,8 @@ impl<'a> Scanner<'a> {
             after_operand: false,
             errors: 0,
             first_error: None,
+            escapes: Vec::new(),
+            name: None,
         }
     }
 
@@ -187,7 +260,8 @@ impl<'a> Scanner<'a> {
 
     /// Scan the whole source: one step per token, each kind of token handled by its own method
     /// below (the depth estimate kept as the parser would nest), stopping at the first limit.
-    fn run(mut self) -> Result<(), Error> {
+    /// The escapes in keyword names found on the way.
+    fn run(mut self) -> Result<Vec<KeywordEscape>, Error> {
         while let Some(&b) = self.bytes.get(self.pos) {
             match b {
                 b' ' | b'\t' | b'\x0C' => self.pos += 1,
@@ -249,7 +323,7 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
-        Ok(())
+        Ok(self.escapes)
     }
 
     /// A line break: at the top level, a new logical line, where the parser starts afresh.
@@ -265,8 +339,27 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A backslash: a line continuation, or a stray backslash (which the lexer skips).
+    /// A backslash: a line continuation, an escape in a keyword argument's name (see
+    /// [`KeywordEscape`]), or a stray backslash (which the lexer skips).
     fn backslash(&mut self) -> Result<(), Error> {
+        if let Some((end, char)) = name_escape(self.bytes, self.pos) {
+            // The name around it is looked at once, however many escapes it holds.
+            let (name_end, keyword) = match self.name {
+                Some((name_end, keyword)) if self.pos < name_end => (name_end, keyword),
+                _ => escaped_name(self.bytes, self.pos),
+            };
+            self.name = Some((name_end, keyword));
+            if keyword {
+                self.escapes.push(KeywordEscape {
+                    start: self.pos,
+                    end,
+                    char,
+                });
+                self.pos = end;
+                self.after_operand = true;
+                return Ok(());
+            }
+        }
         self.pos += 1;
         if self.byte(self.pos) == b'\r' {
             self.pos += 1;
@@ -513,7 +606,7 @@ mod tests {
     /// The error of `precheck`, which must fail.
     fn fails(source: &str, limits: &Limits) -> Error {
         match precheck(source, limits) {
-            Ok(()) => panic!("precheck accepted {:?}", clip(source)),
+            Ok(_) => panic!("precheck accepted {:?}", clip(source)),
             Err(e) => e,
         }
     }

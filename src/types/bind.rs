@@ -66,20 +66,23 @@ impl RecordType {
                 )
                 .at(span)
                 .with_hint(format!("signature: {self}"))
-                // Only a field the call has not given already can be the one meant.
-                .suggest(
+                // Only a field the call has not given already can be the one meant; it is
+                // named as a call writes it (`**{"from": …}` for a key Python cannot name).
+                .suggest_as(
                     name,
                     self.fields.iter().enumerate().filter_map(|(i, f)| {
                         let given = i < positional || all.clone().any(|(k, _)| k == f.name);
                         (!given).then_some(f.name.as_str())
                     }),
+                    crate::syntax::keyword_in_call,
                 ));
             };
             if given.set(index) {
                 return Err(self
                     .error(format!(
                         "{}() got multiple values for argument `{}`",
-                        self.name, name
+                        self.name,
+                        clip(name, 40)
                     ))
                     .at(span));
             }
@@ -100,7 +103,7 @@ impl RecordType {
                     plural(missing.len()),
                     missing
                         .iter()
-                        .map(|m| format!("`{m}`"))
+                        .map(|m| format!("`{}`", crate::syntax::keyword_in_call(m)))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))

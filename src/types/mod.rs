@@ -590,7 +590,9 @@ impl fmt::Display for Type {
     }
 }
 
-/// `add(a: int, b: int = 1)`: the Python-style signature.
+/// `add(a: int, b: int = 1)`: the Python-style signature. A parameter Python cannot name as a
+/// keyword (`from`, `max-results`) is written as the call writes it, a string key after `**`:
+/// `convert(**{"from": str, "to": str}, amount: float)`.
 impl fmt::Display for RecordType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.signature_as(&self.name).fmt(f)
@@ -618,18 +620,36 @@ impl fmt::Display for SignatureAs<'_> {
         write!(f, "{}(", self.name)?;
         // A required field after one with a default is keyword-only in Python
         // (`def f(a: int = 1, *, b: int)`): the `*` keeps the signature valid.
-        let (mut after_default, mut keyword_only) = (false, false);
+        let (mut after_default, mut keyword_only, mut in_dict) = (false, false, false);
         for (i, field) in this.fields.iter().enumerate() {
+            let plain = crate::syntax::is_keyword_name(&field.name);
+            if in_dict && plain {
+                f.write_str("}")?;
+                in_dict = false;
+            }
             if i > 0 {
                 f.write_str(", ")?;
             }
             let has_default = field.default.is_some() || !field.required;
-            if !has_default && after_default && !keyword_only {
+            if !has_default && after_default && !keyword_only && plain {
                 f.write_str("*, ")?;
                 keyword_only = true;
             }
             after_default |= has_default;
-            write!(f, "{}: {}", field.name, field.ty)?;
+            if plain {
+                write!(f, "{}: {}", field.name, field.ty)?;
+            } else {
+                if !in_dict {
+                    f.write_str("**{")?;
+                    in_dict = true;
+                }
+                write!(
+                    f,
+                    "{}: {}",
+                    crate::syntax::string_literal(&field.name),
+                    field.ty
+                )?;
+            }
             // A parameter whose default is None takes None: `x: int | None = None`.
             let none_default = matches!(
                 (&field.default, field.required),
@@ -643,6 +663,9 @@ impl fmt::Display for SignatureAs<'_> {
                 (None, false) => f.write_str(" = None")?,
                 (None, true) => {}
             }
+        }
+        if in_dict {
+            f.write_str("}")?;
         }
         f.write_str(")")
     }

@@ -203,7 +203,8 @@ fn a_recursive_filter_schema_is_checked_not_taken_as_any() {
     .unwrap();
     assert_eq!(
         ok.repr(),
-        "And(and=[Cond(field='a', op='=', value=1), Not(not=Or(or=[Cond(field='b', op='>', value=2.5)]))])"
+        // `and`, `not`, `or` are reserved words: the repr writes them as Python can.
+        "And(**{'and': [Cond(field='a', op='=', value=1), Not(**{'not': Or(**{'or': [Cond(field='b', op='>', value=2.5)]})})]})"
     );
     // As deep as the value goes: 100 `not`s (a model's expression nests less).
     let mut deep = json!({"field": "a", "op": "=", "value": 1});
@@ -523,5 +524,19 @@ fn many_fields_are_found_by_name() {
     assert!(
         e.message.contains("multiple values for argument `f1`"),
         "{e}"
+    );
+}
+
+#[test]
+fn signatures_write_keys_python_cannot_name_as_a_call_does() {
+    let sig = RecordType::from_schema(
+        "convert",
+        &json!({"type": "object", "properties": {"from": {"type": "string"},
+            "to": {"type": "string"}, "amount": {"type": "number"}, "max-results": {"type": "integer"}},
+            "required": ["from", "to"]}),
+    );
+    assert_eq!(
+        sig.to_string(),
+        r#"convert(**{"from": str}, to: str, amount: float | None = None, **{"max-results": int | None = None})"#
     );
 }

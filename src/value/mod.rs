@@ -21,7 +21,8 @@ mod convert;
 mod repr;
 
 pub use self::array::NdArray;
-pub use self::repr::{float_repr, str_repr};
+pub(crate) use self::repr::write_call;
+pub use self::repr::{float_repr, is_keyword_name, str_repr, PYTHON_KEYWORDS};
 
 /// An ordered Python dict. Keys are hashable values (`Value::is_hashable`).
 pub type Dict = IndexMap<Value, Value>;

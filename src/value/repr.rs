@@ -41,19 +41,12 @@ impl Value {
                 }
                 out.push('}');
             }
-            Value::Record(r) => {
-                out.push_str(&r.name);
-                out.push('(');
-                for (i, (k, v)) in r.fields.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(k);
-                    out.push('=');
-                    v.write_repr(out);
-                }
-                out.push(')');
-            }
+            Value::Record(r) => write_call(
+                out,
+                &r.name,
+                &[],
+                r.fields.iter().map(|(k, v)| (k.as_str(), v)),
+            ),
             Value::Array(a) => {
                 out.push_str("array(");
                 out.push_str(&a.to_json().to_string().replace(',', ", "));
@@ -61,6 +54,82 @@ impl Value {
             }
         }
     }
+}
+
+/// Python's reserved words: never names, keyword-argument names or tool names.
+pub const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// Whether a keyword argument named `name` is written `name=value` in Python call text: an
+/// ASCII identifier that is neither a reserved word nor a dunder name. Any other key (`from`,
+/// `max-results`, `$filter`, `城市`, a dunder name) is written as a string key of a dict
+/// display after `**` (`f(**{"from": "USD"})`), which fexpr's parser reads as keyword
+/// arguments with exactly those names; every printer of calls writes such keywords so.
+///
+/// ```
+/// use fexpr::value::is_keyword_name;
+/// assert!(is_keyword_name("max_results"));
+/// assert!(!is_keyword_name("from") && !is_keyword_name("max-results") && !is_keyword_name("城市"));
+/// ```
+pub fn is_keyword_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        && !PYTHON_KEYWORDS.contains(&name)
+        && !(name.starts_with("__") && name.ends_with("__"))
+}
+
+/// `name(args, k=v)` with values as Python writes them, a keyword that is not a
+/// [keyword name](is_keyword_name) as a string key after `**` (`f(**{'from': 'USD'})`).
+pub(crate) fn write_call<'a>(
+    out: &mut String,
+    name: &str,
+    args: &[Value],
+    kwargs: impl Iterator<Item = (&'a str, &'a Value)>,
+) {
+    out.push_str(name);
+    out.push('(');
+    let mut first = true;
+    for v in args {
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        v.write_repr(out);
+    }
+    let mut in_dict = false;
+    for (k, v) in kwargs {
+        let plain = is_keyword_name(k);
+        if in_dict && plain {
+            out.push('}');
+            in_dict = false;
+        }
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        if plain {
+            out.push_str(k);
+            out.push('=');
+        } else {
+            if !in_dict {
+                out.push_str("**{");
+                in_dict = true;
+            }
+            out.push_str(&str_repr(k));
+            out.push_str(": ");
+        }
+        v.write_repr(out);
+    }
+    if in_dict {
+        out.push('}');
+    }
+    out.push(')');
 }
 
 fn write_seq<'a>(

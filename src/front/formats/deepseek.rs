@@ -116,7 +116,7 @@ fn name_and_body(
     head: usize,
     sep: usize,
     stop: usize,
-) -> (&str, Option<crate::Span>, Option<(usize, usize)>) {
+) -> (&str, Option<crate::error::Span>, Option<(usize, usize)>) {
     let b = text.as_bytes();
     let (ha, hz) = trim(b, head, sep);
     let body = sep + SEP.len();

@@ -143,8 +143,11 @@ mod tests {
         let FormatArgs::Text(args) = &r.calls[0].args else {
             panic!("{r:?}");
         };
-        let convert =
-            |i: usize, ty: Option<&Type>| super::super::convert_text_arg(&args[i], ty, &limits);
+        let convert = |i: usize, ty: Option<&Type>| {
+            super::super::convert_text_arg(&args[i], ty, &limits).and_then(|t| {
+                crate::eval::eval_pure(&t, &crate::resolve::context::Context::new(), &limits)
+            })
+        };
         assert_eq!(convert(0, Some(&Type::Int)), Ok(Value::Str("007".into())));
         assert_eq!(convert(1, Some(&Type::Int)), Ok(Value::Int(7)));
         assert_eq!(convert(2, None), Ok(Value::Str("[1, 2]".into())));

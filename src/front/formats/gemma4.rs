@@ -577,8 +577,11 @@ mod tests {
         let FormatArgs::Text(args) = &r.calls[0].args else {
             panic!("{r:?}");
         };
-        let convert =
-            |i: usize| super::super::convert_text_arg(&args[i], Some(&Type::Int), &limits);
+        let convert = |i: usize| {
+            super::super::convert_text_arg(&args[i], Some(&Type::Int), &limits).and_then(|t| {
+                crate::eval::eval_pure(&t, &crate::resolve::context::Context::new(), &limits)
+            })
+        };
         // The string as written, for an `int` parameter too (binding judges it); the bare
         // value by its type.
         assert_eq!(convert(0), Ok(Value::Str("007".into())));
@@ -589,7 +592,10 @@ mod tests {
         let FormatArgs::Text(args) = &r.calls[0].args else {
             panic!("{r:?}");
         };
-        let value = super::super::convert_text_arg(&args[0], Some(&Type::Int), &limits);
+        let value =
+            super::super::convert_text_arg(&args[0], Some(&Type::Int), &limits).and_then(|t| {
+                crate::eval::eval_pure(&t, &crate::resolve::context::Context::new(), &limits)
+            });
         assert_eq!(value, Ok(Value::Int(7)));
     }
 }

@@ -95,7 +95,7 @@ fn header(text: &str, start: usize, end: usize) -> Header<'_> {
 
 impl<'a> Header<'a> {
     /// The function the message is addressed to, and where its name is.
-    fn function(&self) -> Option<(&'a str, crate::Span)> {
+    fn function(&self) -> Option<(&'a str, crate::error::Span)> {
         let (to, at) = self.to?;
         let name = to.strip_prefix("functions.")?;
         let from = at + "functions.".len();

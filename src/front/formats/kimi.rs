@@ -120,7 +120,11 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
 /// The name, its span and the id written between `start` and `stop`: `functions.add:0` (or
 /// `add:0`) names `add`; an id without its `:INDEX` (`functions.add.0`, `0`) names nothing, as
 /// the name cannot be told from it.
-fn parse_id(text: &str, start: usize, stop: usize) -> (&str, Option<crate::Span>, Option<String>) {
+fn parse_id(
+    text: &str,
+    start: usize,
+    stop: usize,
+) -> (&str, Option<crate::error::Span>, Option<String>) {
     let (a, z) = trim(text.as_bytes(), start, stop);
     let id = &text[a..z];
     let mut name_start = a;

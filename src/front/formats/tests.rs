@@ -390,7 +390,9 @@ fn kwargs_json(call: &FormatCall, text: &str) -> serde_json::Value {
         FormatArgs::Json(s) => return serde_json::from_str(&text[s.range()]).unwrap_or_default(),
         FormatArgs::Text(args) => {
             for arg in args {
-                let value = super::convert_text_arg(arg, None, &limits);
+                let ctx = crate::resolve::context::Context::new();
+                let value = super::convert_text_arg(arg, None, &limits)
+                    .and_then(|tree| crate::eval::eval_pure(&tree, &ctx, &limits));
                 out.insert(
                     arg.key.clone(),
                     scalar_json(&value.unwrap_or(crate::Value::None)),

@@ -16,8 +16,9 @@ pub type Item = (Span, Result<Expr, Error>);
 /// call form (an unknown field, a duplicate key, a number out of range, an `action` that does
 /// not parse or holds several calls) fails alone, as a unit of an expression does.
 ///
-/// A `Function` becomes the call `name(*args, **kwargs)` with its values as literals (spans
-/// into `text`: the call is the object, the callee its `name` string, each keyword its key); a
+/// A `Function` becomes the call `name(*args, **kwargs)` with its values as literals
+/// ([`call_of`]: each key of `kwargs` a keyword exactly as written; spans into `text`: the call
+/// is the object, the callee its `name` string, each keyword its key); a
 /// `FunctionExpression`'s action is parsed as an expression, its spans mapped into `text`.
 ///
 /// ```
@@ -106,7 +107,7 @@ fn item_unit(item: Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
     }
     let mut name = None;
     let mut args = Vec::new();
-    let mut kwargs = Vec::new();
+    let mut kwargs = None;
     for (key, value) in pairs {
         let key_name = key_text(&key);
         match (key_name, value.kind) {
@@ -122,22 +123,11 @@ fn item_unit(item: Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
             ("args", _) => {
                 return Err(form_error("a Function's `args` must be a list", value.span))
             }
-            ("kwargs", ExprKind::Dict(pairs)) => {
-                kwargs = pairs
-                    .into_iter()
-                    .map(|(k, v)| Keyword {
-                        name: key_text(&k).to_string(),
-                        name_span: k.span,
-                        value: v,
-                    })
-                    .collect()
-            }
-            ("kwargs", ExprKind::None) => {}
-            ("kwargs", _) => {
-                return Err(form_error(
-                    "a Function's `kwargs` must be an object",
-                    value.span,
-                ))
+            ("kwargs", kind) => {
+                kwargs = Some(Expr {
+                    kind,
+                    span: value.span,
+                })
             }
             ("thought", _) => {}
             (other, _) => {
@@ -156,15 +146,11 @@ fn item_unit(item: Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
     let Some((func, func_span)) = name else {
         return Err(form_error("a Function needs a string `name`", span));
     };
-    Ok(Expr {
-        kind: ExprKind::Call(Call {
-            func,
-            func_span,
-            args,
-            kwargs,
-        }),
+    let kwargs = kwargs.unwrap_or(Expr {
+        kind: ExprKind::None,
         span,
-    })
+    });
+    call_of(func, func_span, args, kwargs, span)
 }
 
 /// A `FunctionExpression` item: its action parsed, spans mapped into `text`.
@@ -192,29 +178,13 @@ fn action_unit(
             }
         }
     }
-    let Some(Expr {
-        kind: ExprKind::Str(source),
-        span: at,
-    }) = action
-    else {
+    let Some(action) = action else {
         return Err(form_error(
             "a FunctionExpression's `action` must be a string",
             span,
         ));
     };
-    let to_text = string_spans(
-        &Expr {
-            kind: ExprKind::None,
-            span: at,
-        },
-        &source,
-        text,
-    );
-    let mut expr = syntax::parse(&source, limits).map_err(|mut e| {
-        e.span = Some(e.span.map_or(at, &to_text));
-        e
-    })?;
-    map_spans(&mut expr, &to_text);
+    let expr = read_action(&action, text, limits)?;
     let found = eval::units(&expr).len();
     if found != 1 {
         return Err(Error::new(

@@ -329,6 +329,103 @@ impl std::io::Write for Bounded {
     }
 }
 
+/// The call a JSON call object writes: the function `name` (its string's span `name_span`)
+/// called with the positional arguments `args` and the keyword arguments of the object
+/// `kwargs` (`null` for none), each key a keyword named exactly as written (`from`,
+/// `max-results`, `城市`: any string), its value the literal tree as read; `span` is the
+/// call's. The one reading of a call object's name and arguments: fexpr's own forms
+/// ([`units`]) and every other JSON form and model format of the front door build their calls
+/// with it. An error when `kwargs` is not an object or one of its keys is not a string (a Python
+/// literal read as JSON may have any key).
+///
+/// ```
+/// use fexpr::front::json_input::{call_of, read};
+/// use fexpr::{Limits, Span};
+///
+/// let args = read(r#"{"from": "USD", "max-results": 3}"#, &Limits::default())?;
+/// let call = call_of("convert".into(), Span::new(0, 7), Vec::new(), args, Span::new(0, 40))?;
+/// assert_eq!(call.to_string(), r#"convert(**{"from": "USD", "max-results": 3})"#);
+/// # Ok::<(), fexpr::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// A `Syntax` error at `kwargs` (or the key) when it is not an object of string keys.
+pub fn call_of(
+    name: String,
+    name_span: Span,
+    args: Vec<Expr>,
+    kwargs: Expr,
+    span: Span,
+) -> Result<Expr, Error> {
+    let pairs = match kwargs.kind {
+        ExprKind::Dict(pairs) => pairs,
+        ExprKind::None => Vec::new(),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                format!(
+                    "the arguments of `{}` are not an object",
+                    clip(&name, QUOTE_CHARS)
+                ),
+            )
+            .with_hint("write the arguments as an object of name → value")
+            .at(kwargs.span))
+        }
+    };
+    let kwargs = pairs
+        .into_iter()
+        .map(|(key, value)| match key.kind {
+            ExprKind::Str(key_name) => Ok(Keyword {
+                name: key_name,
+                name_span: key.span,
+                value,
+            }),
+            _ => Err(Error::new(
+                ErrorKind::Syntax,
+                format!(
+                    "an argument name of `{}` is not a string",
+                    clip(&name, QUOTE_CHARS)
+                ),
+            )
+            .at(key.span)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Expr {
+        kind: ExprKind::Call(Call {
+            func: name,
+            func_span: name_span,
+            args,
+            kwargs,
+        }),
+        span,
+    })
+}
+
+/// A `FunctionExpression`'s `action` (the string node `action` of a tree read from `text`)
+/// parsed as an expression within `limits`, its spans and its error's mapped into `text`
+/// through the string's escapes.
+///
+/// # Errors
+///
+/// `action` is not a string, or what [`syntax::parse`] says of its text.
+pub(crate) fn read_action(action: &Expr, text: &str, limits: &Limits) -> Result<Expr, Error> {
+    let ExprKind::Str(source) = &action.kind else {
+        return Err(Error::new(
+            ErrorKind::Syntax,
+            "JSON: a FunctionExpression's `action` must be a string",
+        )
+        .at(action.span));
+    };
+    let to_text = string_spans(action, source, text);
+    let mut expr = syntax::parse(source, limits).map_err(|mut e| {
+        e.span = Some(e.span.map_or(action.span, &to_text));
+        e
+    })?;
+    map_spans(&mut expr, &to_text);
+    Ok(expr)
+}
+
 /// The first value under `key` in an object's pairs.
 pub fn get<'a>(pairs: &'a [(Expr, Expr)], key: &str) -> Option<&'a Expr> {
     pairs.iter().find(|(k, _)| key_is(k, key)).map(|(_, v)| v)

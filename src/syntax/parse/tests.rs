@@ -338,6 +338,62 @@ fn keyword_names_are_plain_identifiers() {
 }
 
 #[test]
+fn keywords_python_cannot_name_are_the_string_keys_of_a_dict_after_double_star() {
+    let source = r#"convert(**{"from": "USD", 'to': 'EUR'}, amount=3, **{'$filter': None})"#;
+    let c = call(source);
+    let names: Vec<&str> = c.kwargs.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["from", "to", "amount", "$filter"]);
+    // A key's span is its string literal's; the values are as written.
+    assert_eq!(&source[c.kwargs[0].name_span.range()], r#""from""#);
+    assert_eq!(&source[c.kwargs[1].value.span.range()], "'EUR'");
+    assert_eq!(&source[c.kwargs[3].name_span.range()], "'$filter'");
+    // Any string: escapes decoded, implicit concatenation joined, no dunder check (a key is
+    // data, matched against the tool's parameters).
+    let c = call(r#"f(**{"城市": 1, 'max' '-results': 2, "__class__": 3})"#);
+    let names: Vec<&str> = c.kwargs.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["城市", "max-results", "__class__"]);
+    // Nothing but keywords: an empty dict adds none, a key given twice is kept twice (the
+    // binder refuses it, as it refuses `f(a=1, **{"a": 2})`).
+    assert!(call("f(**{})").kwargs.is_empty());
+    assert_eq!(call("f(a=1, **{'a': 2, 'a': 3})").kwargs.len(), 3);
+    // As after a keyword, no positional argument after it.
+    assert_syntax("f(**{'a': 1}, 2)", 14, 15);
+}
+
+#[test]
+fn a_keyword_name_written_with_escapes_is_the_name_they_spell() {
+    // A model that copied `año_vehiculo` from JSON-escaped definitions.
+    let source = r"calcular(monto=1, a\u00f1o_vehiculo=2024, \U000057ce\u5e02='x')";
+    for c in [
+        call(source),
+        parse_with_ruff(source, &Limits::default())
+            .map(|e| match e.kind {
+                ExprKind::Call(c) => c,
+                _ => panic!("not a call"),
+            })
+            .unwrap(),
+    ] {
+        let names: Vec<&str> = c.kwargs.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["monto", "año_vehiculo", "城市"]);
+        // Spans index the text as written.
+        assert_eq!(&source[c.kwargs[1].name_span.range()], r"a\u00f1o_vehiculo");
+        assert_eq!(&source[c.kwargs[1].value.span.range()], "2024");
+        assert_eq!(&source[c.kwargs[2].name_span.range()], r"\U000057ce\u5e02");
+        assert_eq!(&source[c.kwargs[2].value.span.range()], "'x'");
+    }
+    // Only in a keyword's name: escapes elsewhere stay errors, strings keep their own.
+    assert_eq!(err(r"f(a\u00f1o)").kind, ErrorKind::Syntax);
+    assert_eq!(err(r"f(a\u00f1o == 1)").kind, ErrorKind::Syntax);
+    assert_eq!(err(r"f(a\u0020b=1)").kind, ErrorKind::Syntax);
+    assert_eq!(err(r"a\u00f1o=1").kind, ErrorKind::Syntax);
+    let c = call(r"f(a='\u00f1')");
+    assert_eq!(c.kwargs[0].value.kind, ExprKind::Str("ñ".into()));
+    // An error after the escape is located in the text as written.
+    let e = err(r"f(a\u00f1o=1, b=)");
+    assert_eq!(e.span.map(|s| s.start), Some(16));
+}
+
+#[test]
 fn identifiers_are_nfkc_normalised_as_cpython_does() {
     // `ａ` (U+FF41) is three bytes; spans index the text as written.
     let c = call("ａdd(ｂ=1)");
@@ -389,8 +445,49 @@ fn rejected_constructs() {
         ("f(*a)", 2, 4, "`*` unpacking"),
         ("[1, *a]", 4, 6, "`*` unpacking"),
         ("*a, b", 0, 2, "`*` unpacking"),
-        ("f(**kw)", 2, 6, "`**` unpacking"),
-        ("f(a=1, ** kw)", 7, 12, "`**` unpacking"),
+        (
+            "f(**kw)",
+            2,
+            6,
+            "`**` is accepted only before a dict display",
+        ),
+        (
+            "f(a=1, ** kw)",
+            7,
+            12,
+            "`**` is accepted only before a dict display",
+        ),
+        (
+            "f(**dict(a=1))",
+            2,
+            13,
+            "`**` is accepted only before a dict display",
+        ),
+        (
+            "f(**{k: 1})",
+            5,
+            6,
+            "`**` is accepted only before a dict display",
+        ),
+        (
+            "f(**{1: 1})",
+            5,
+            6,
+            "`**` is accepted only before a dict display",
+        ),
+        (
+            "f(**{b'k': 1})",
+            5,
+            9,
+            "`**` is accepted only before a dict display",
+        ),
+        (
+            "f(**{**d})",
+            5,
+            8,
+            "`**` is accepted only before a dict display",
+        ),
+        ("f(**{f'{x}': 1})", 5, 11, "f-strings"),
         ("{**d}", 1, 4, "`**` unpacking"),
         ("{1: 2, ** (d)}", 7, 12, "`**` unpacking"),
         ("a & b", 0, 5, "bitwise operator `&`"),
