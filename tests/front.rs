@@ -842,3 +842,18 @@ fn a_long_text_parameter_is_held_to_the_limits_as_written() {
     let sandboxed = rt.block_on(manager.run(text.as_str()).sandboxed().into_future());
     assert_eq!(sandboxed.outputs[0].output, native.outputs[0].output);
 }
+
+/// A case the property above once found: a fence opened twice, a prose line of other
+/// scripts, then `[]f(a=1)`: what is reported ignored never lies inside a call's own text.
+#[test]
+fn a_report_never_lies_inside_a_call() {
+    let text = "```python\né漢字🙂```python\n[]f(a=1)";
+    let found = extract(text, &Limits::default(), &|n| n.starts_with('f'));
+    for ig in &found.ignored {
+        for call in &found.calls {
+            let inside = ig.span.start >= call.span.start && ig.span.end <= call.span.end;
+            assert!(!inside, "{ig:?} inside {:?}", call.span);
+        }
+    }
+    assert!(!found.calls.is_empty() || !found.ignored.is_empty());
+}

@@ -466,6 +466,15 @@ impl<'a> Reader<'a> {
         }
         calls.sort_by_key(|c| c.span.start);
         ignored.sort_by_key(|i| i.span.start);
+        // A stretch inside a call's own text is that call's (its row reports it, as a call or
+        // as the rejected unit): never reported a second time.
+        ignored.retain(|i| {
+            let before = calls.partition_point(|c| c.span.start <= i.span.start);
+            !before
+                .checked_sub(1)
+                .and_then(|k| calls.get(k))
+                .is_some_and(|c| c.span.start < c.span.end && i.span.end <= c.span.end)
+        });
         // `max_calls` and `max_constructors` bound the whole text, as they bound an
         // expression's units together: past either, every call is an error row (ids kept) and
         // none runs. Each call found counts as a tool call; the calls in its arguments count
