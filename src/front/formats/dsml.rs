@@ -15,7 +15,7 @@
 //! `<think>` blocks are reasoning.
 
 use super::invoke::{invoke, xml_tags, Tags};
-use super::scan::{section, Out, Src};
+use super::scan::{sections, Out, Src};
 use super::{ModelFormat, Spec};
 
 pub(super) const SPEC: Spec = Spec {
@@ -40,23 +40,14 @@ fn holds_markers(text: &str) -> bool {
 }
 
 fn read(text: &str, out: &mut Out) {
-    let mut src = Src::new(text);
-    let mut pos = 0;
-    while let Some((start, which)) = src.find_any(pos, SECTIONS) {
-        let token = (start, start + SECTIONS[which].len());
-        match section(
-            text,
-            &mut src,
-            token,
-            (TAGS.invoke, END_SECTIONS),
-            call,
-            out,
-        ) {
-            Some(end) => pos = end,
-            None => break,
-        }
-    }
-    src.report_reasoning(out);
+    sections(
+        text,
+        Src::new(text),
+        SECTIONS,
+        (TAGS.invoke, END_SECTIONS),
+        call,
+        out,
+    );
 }
 
 fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {

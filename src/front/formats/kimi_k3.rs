@@ -10,7 +10,7 @@
 //! reasoning.
 
 use super::invoke::{invoke, Tags};
-use super::scan::{section, Out, Src};
+use super::scan::{sections, Out, Src};
 use super::{ModelFormat, Spec};
 
 pub(super) const SPEC: Spec = Spec {
@@ -41,23 +41,14 @@ fn holds_markers(text: &str) -> bool {
 }
 
 fn read(text: &str, out: &mut Out) {
-    let mut src = Src::ending_at(text, &[TOOLS]);
-    let mut pos = 0;
-    while let Some((start, _)) = src.find_any(pos, &[TOOLS]) {
-        let token = (start, start + TOOLS.len());
-        match section(
-            text,
-            &mut src,
-            token,
-            (TAGS.invoke, &[END_TOOLS]),
-            call,
-            out,
-        ) {
-            Some(end) => pos = end,
-            None => break,
-        }
-    }
-    src.report_reasoning(out);
+    sections(
+        text,
+        Src::ending_at(text, &[TOOLS]),
+        &[TOOLS],
+        (TAGS.invoke, &[END_TOOLS]),
+        call,
+        out,
+    );
 }
 
 fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {

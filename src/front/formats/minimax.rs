@@ -13,7 +13,7 @@
 //! Values are kept as written (`invoke.rs`); `<think>` blocks are reasoning.
 
 use super::invoke::{invoke, xml_tags, Tags};
-use super::scan::{section, Out, Src};
+use super::scan::{sections, Out, Src};
 use super::{ModelFormat, Spec};
 
 pub(super) const SPEC: Spec = Spec {
@@ -38,23 +38,14 @@ fn holds_markers(text: &str) -> bool {
 }
 
 fn read(text: &str, out: &mut Out) {
-    let mut src = Src::new(text);
-    let mut pos = 0;
-    while let Some((start, _)) = src.find_any(pos, &[SECTION]) {
-        let token = (start, start + SECTION.len());
-        match section(
-            text,
-            &mut src,
-            token,
-            (TAGS.invoke, &[END_SECTION]),
-            call,
-            out,
-        ) {
-            Some(end) => pos = end,
-            None => break,
-        }
-    }
-    src.report_reasoning(out);
+    sections(
+        text,
+        Src::new(text),
+        &[SECTION],
+        (TAGS.invoke, &[END_SECTION]),
+        call,
+        out,
+    );
 }
 
 fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {

@@ -252,6 +252,29 @@ pub(super) fn function_tags(text: &str) -> impl Iterator<Item = (usize, usize)> 
     })
 }
 
+/// Read every section of calls in the text: each opened by one of `opens` and read by
+/// [`section`] with `inner` (the calls' `begin` and the section's closing `ends`) and `call`;
+/// then the reasoning `src` found is reported. For the formats whose calls stand only inside
+/// such sections (DSML, MiniMax-M2, Kimi K3, Step3).
+pub(super) fn sections(
+    text: &str,
+    mut src: Src<'_>,
+    opens: &[&str],
+    inner: (&str, &[&str]),
+    call: fn(&str, usize, &mut Out) -> Option<usize>,
+    out: &mut Out,
+) {
+    let mut pos = 0;
+    while let Some((start, which)) = src.find_any(pos, opens) {
+        let open = opens.get(which).map_or(0, |o| o.len());
+        match section(text, &mut src, (start, start + open), inner, call, out) {
+            Some(end) => pos = end,
+            None => break,
+        }
+    }
+    src.report_reasoning(out);
+}
+
 /// Read the section of calls whose opening chat token runs from `start` to `token_end` (DeepSeek
 /// and Kimi K2 wrap their calls so): calls opened by `begin`, each read by `call`, up to the
 /// first of the closing `ends`; stray text between them is prose. The section is claimed;

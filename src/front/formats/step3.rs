@@ -12,7 +12,7 @@
 //! `<think>` blocks are reasoning.
 
 use super::invoke::{invoke, xml_tags, Tags};
-use super::scan::{char_end, ident_end, may_continue, section, skip_ws, span, Out, Reading, Src};
+use super::scan::{char_end, ident_end, may_continue, sections, skip_ws, span, Out, Reading, Src};
 use super::{ModelFormat, Spec};
 use crate::front::IgnoreReason;
 
@@ -42,16 +42,14 @@ fn holds_markers(text: &str) -> bool {
 }
 
 fn read(text: &str, out: &mut Out) {
-    let mut src = Src::new(text);
-    let mut pos = 0;
-    while let Some((start, _)) = src.find_any(pos, &[CALLS_BEGIN]) {
-        let token = (start, start + CALLS_BEGIN.len());
-        match section(text, &mut src, token, (CALL_BEGIN, &[CALLS_END]), call, out) {
-            Some(end) => pos = end,
-            None => break,
-        }
-    }
-    src.report_reasoning(out);
+    sections(
+        text,
+        Src::new(text),
+        &[CALLS_BEGIN],
+        (CALL_BEGIN, &[CALLS_END]),
+        call,
+        out,
+    );
 }
 
 /// Read the call whose `<｜tool_call_begin｜>` is at `start`: complete at its
