@@ -167,11 +167,23 @@ fn json_on_stdin_is_read_as_json_and_sandboxed_in_the_guest() {
         &["--tools", "demo", "--sandbox", "-"],
         br#"[{"name": "add", "kwargs": {"a": 1, "b": 2}}, {"action": "multiply(a=2, b=x)"}]"#,
     );
-    assert_eq!(lines[0]["output"], json!(3));
-    assert_eq!(lines[1]["output"], json!(4));
+    // Rows are printed as their calls finish: found by name, not by place.
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} row in {lines:?}"))
+    };
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(row("add")["output"], json!(3));
+    assert_eq!(row("multiply")["output"], json!(4));
     // Each call is evaluated in its own guest instance: one host call each.
-    assert_eq!(lines[0]["receipt"]["host_calls"], json!(1), "{lines:?}");
-    assert_eq!(lines[1]["receipt"]["host_calls"], json!(1), "{lines:?}");
+    assert_eq!(row("add")["receipt"]["host_calls"], json!(1), "{lines:?}");
+    assert_eq!(
+        row("multiply")["receipt"]["host_calls"],
+        json!(1),
+        "{lines:?}"
+    );
 }
 
 #[test]
