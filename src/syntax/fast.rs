@@ -22,7 +22,7 @@
 //! the same resets at commas and closers) and gives up past [`Limits::max_depth`].
 
 use super::ir::{Call, Expr, ExprKind, Keyword, UnaryOp};
-use super::{is_dunder, PYTHON_KEYWORDS};
+use super::is_dunder;
 use crate::error::Span;
 use crate::limits::Limits;
 
@@ -46,8 +46,55 @@ pub(super) fn parse(source: &str, limits: &Limits) -> Option<Expr> {
     (p.pos == p.src.len()).then_some(expr)
 }
 
-/// Soft keywords (and `_`): valid names, but left to ruff, which knows where they are keywords.
-const SOFT_KEYWORDS: &[&str] = &["match", "case", "type", "_"];
+/// Whether `word` is a reserved word ([`PYTHON_KEYWORDS`](super::PYTHON_KEYWORDS)) or a soft
+/// keyword (`match`, `case`, `type`, and `_`: valid names, but left to ruff, which knows where
+/// they are keywords). One `match`, which compiles to a switch on the length and a compare or
+/// two, where scanning the lists compared every name read with 39 words (a test checks that
+/// it is the two lists).
+fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+            | "match"
+            | "case"
+            | "type"
+            | "_"
+    )
+}
 
 struct Fast<'a> {
     text: &'a str,
@@ -298,7 +345,7 @@ impl<'a> Fast<'a> {
             return None;
         }
         let word = self.text.get(start..self.pos)?;
-        let keyword = PYTHON_KEYWORDS.contains(&word) || SOFT_KEYWORDS.contains(&word);
+        let keyword = is_keyword(word);
         // `True`, `False`, `None` are reserved words the caller turns into literals.
         let literal = matches!(word, "True" | "False" | "None");
         (!is_dunder(word) && (literal || !keyword)).then_some(word)
@@ -460,7 +507,11 @@ impl<'a> Fast<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::PYTHON_KEYWORDS;
     use super::*;
+
+    /// The soft keywords (and `_`) the fast path leaves to ruff.
+    const SOFT_KEYWORDS: &[&str] = &["match", "case", "type", "_"];
 
     fn fast(source: &str) -> Option<Expr> {
         parse(source, &Limits::default())
@@ -589,6 +640,27 @@ mod tests {
                     "{source} at max_depth {depth}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn is_keyword_is_the_two_lists() {
+        let listed = |w: &str| PYTHON_KEYWORDS.contains(&w) || SOFT_KEYWORDS.contains(&w);
+        let mut words: Vec<String> = ["add", "a", "b", "x", "np", "array", "Point", "__", "A"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        for w in PYTHON_KEYWORDS.iter().chain(SOFT_KEYWORDS) {
+            words.push(w.to_string());
+            words.push(format!("{w}_"));
+            words.push(format!("_{w}"));
+            words.push(w.to_uppercase());
+            words.push(w.to_lowercase());
+            words.push(w.chars().skip(1).collect());
+            words.push(w.chars().take(w.len().saturating_sub(1)).collect());
+        }
+        for w in &words {
+            assert_eq!(is_keyword(w), listed(w), "{w}");
         }
     }
 
