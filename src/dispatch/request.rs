@@ -529,6 +529,25 @@ impl Request {
         }
     }
 
+    /// What [`respond`](Self::respond) does for expression text run as written, in a future
+    /// of that path's size only (`respond`'s holds the model-text path too and is twice as
+    /// large; [`one`](Self::one) boxes it, copying it whole).
+    async fn respond_expr(&self) -> Vec<FunctionOutput> {
+        let limits = self.effective_limits();
+        // The manager's limits were checked when it was built; a request's own are here.
+        if let Err(error) = limits.check() {
+            return vec![FunctionOutput::failed("", "", error)];
+        }
+        let run = Run {
+            manager: &self.manager,
+            session: &self.session,
+            limits,
+            sandboxed: self.sandboxed,
+            results: Arc::default(),
+        };
+        run.text(self.input.text(), false, None).await
+    }
+
     /// The limits the request runs with: its own, else the manager's.
     fn effective_limits(&self) -> &Limits {
         self.limits.as_ref().unwrap_or(self.manager.limits())
@@ -547,9 +566,20 @@ impl Request {
         if let Some(n) = count.filter(|n| *n != 1) {
             return not_one(self.input.text(), n);
         }
-        let outputs = DeepStack::new(depth, Box::pin(self.respond()))
-            .await
-            .outputs;
+        let as_written = self
+            .repair
+            .is_none_or(|options| options == RepairOptions::strict());
+        let outputs = match &self.input.0 {
+            // The common case boxes the smaller future of its own path.
+            Form::Expr(_) if as_written => {
+                DeepStack::new(depth, Box::pin(self.respond_expr())).await
+            }
+            _ => {
+                DeepStack::new(depth, Box::pin(self.respond()))
+                    .await
+                    .outputs
+            }
+        };
         // The text is read in place (only `Function`s are taken out of the input), so it
         // is still there: no copy of it is kept for the error paths.
         let text = self.input.text();
