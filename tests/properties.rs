@@ -470,6 +470,17 @@ proptest! {
         let limits = Limits::default();
         prop_assert_eq!(parse(&text, &limits), parse_with_ruff(&text, &limits), "{:?}", text);
     }
+
+    /// The fast path runs before the pre-parse scan and keeps its depth estimate itself: at
+    /// small depth limits it must refuse (leave to the scan and ruff) whatever the scan refuses.
+    #[test]
+    fn fast_path_and_ruff_agree_at_small_depths(
+        text in prop_oneof![fragments(), edge_call(), demo_call()],
+        depth in 1usize..12,
+    ) {
+        let limits = Limits::default().max_depth(depth);
+        prop_assert_eq!(parse(&text, &limits), parse_with_ruff(&text, &limits), "{:?} at {}", text, depth);
+    }
 }
 
 // --- The JSON door (`fexpr::front::json_input`, `Input::json`) ---

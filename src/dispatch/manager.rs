@@ -496,7 +496,11 @@ impl ToolManager {
             let def = tool.definition();
             let span = request.span;
             let args = def.signature.bind(request.args, request.kwargs, span)?;
-            let out = tool.call(args).await.map_err(|e| e.at(span))?;
+            let out = match tool.call_now(args) {
+                Ok(result) => result,
+                Err(args) => tool.call(args).await,
+            };
+            let out = out.map_err(|e| e.at(span))?;
             return self.checked(def, out, span, &scope.limits);
         }
         // Boxed: this path's future (context, memo, events) is most of this one's size, and
@@ -517,7 +521,11 @@ impl ToolManager {
     ) -> Result<ToolOutput, Error> {
         if let (Some(args), Some(tool)) = (bound, self.tool(&call.name)) {
             if tool.features().is_none() && scope.session.events.is_none() {
-                let out = tool.call(args).await.map_err(|e| e.at(span))?;
+                let out = match tool.call_now(args) {
+                    Ok(result) => result,
+                    Err(args) => tool.call(args).await,
+                };
+                let out = out.map_err(|e| e.at(span))?;
                 return self.checked(tool.definition(), out, span, &scope.limits);
             }
         }

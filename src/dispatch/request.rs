@@ -126,6 +126,14 @@ impl Input {
         Input(Form::JsonValue(value))
     }
 
+    /// The text of a text form (expression, model output, JSON text); empty for the others.
+    fn text(&self) -> &str {
+        match &self.0 {
+            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text,
+            _ => "",
+        }
+    }
+
     /// The repairs an input of this form gets when the request names none: every repair for
     /// model output and JSON, none for expressions and `Function`s.
     fn default_repairs(&self) -> RepairOptions {
@@ -437,7 +445,17 @@ impl Request {
     /// Run the request to its response (the future [`IntoFuture`] boxes); `Function`s are
     /// taken out of the input, the rest is read in place.
     pub(crate) async fn respond(&mut self) -> Response {
-        let limits = self.effective_limits().clone();
+        // Borrowed field by field: the limits are read in place while `Function`s are taken
+        // out of the input (a copy of the limits would sit in this future too).
+        let Request {
+            manager,
+            input,
+            session,
+            limits: own_limits,
+            repair,
+            sandboxed,
+        } = self;
+        let limits: &Limits = own_limits.as_ref().unwrap_or(manager.limits());
         // The manager's limits were checked when it was built; a request's own are here.
         if let Err(error) = limits.check() {
             return Response {
@@ -446,15 +464,15 @@ impl Request {
             };
         }
         let run = Run {
-            manager: &self.manager,
-            session: &self.session,
-            limits: &limits,
-            sandboxed: self.sandboxed,
+            manager,
+            session,
+            limits,
+            sandboxed: *sandboxed,
             results: Arc::default(),
         };
-        let repair = self.repair;
-        let default_repairs = self.input.default_repairs();
-        match &mut self.input.0 {
+        let repair = *repair;
+        let default_repairs = input.default_repairs();
+        match &mut input.0 {
             Form::Expr(text) => match repair {
                 Some(options) if options != RepairOptions::strict() => {
                     run.model_output(text, &options, false).await
@@ -472,7 +490,7 @@ impl Request {
                 run.model_output(text, &repair.unwrap_or(default_repairs), true)
                     .await
             }
-            Form::JsonValue(value) => match json_input::to_text(value, &limits) {
+            Form::JsonValue(value) => match json_input::to_text(value, limits) {
                 Ok(text) => {
                     run.model_output(&text, &repair.unwrap_or(default_repairs), true)
                         .await
@@ -492,7 +510,7 @@ impl Request {
             Form::FuncExprs(exprs) => {
                 let runs = exprs.iter().map(|e| async {
                     let text = e.action.as_str();
-                    if let Some(n) = expr_calls(text, &limits).filter(|n| *n != 1) {
+                    if let Some(n) = expr_calls(text, limits).filter(|n| *n != 1) {
                         return not_one(text, n);
                     }
                     let outputs = match repair {
@@ -511,6 +529,25 @@ impl Request {
         }
     }
 
+    /// What [`respond`](Self::respond) does for expression text run as written, in a future
+    /// of that path's size only (`respond`'s holds the model-text path too and is twice as
+    /// large; [`one`](Self::one) boxes it, copying it whole).
+    async fn respond_expr(&self) -> Vec<FunctionOutput> {
+        let limits = self.effective_limits();
+        // The manager's limits were checked when it was built; a request's own are here.
+        if let Err(error) = limits.check() {
+            return vec![FunctionOutput::failed("", "", error)];
+        }
+        let run = Run {
+            manager: &self.manager,
+            session: &self.session,
+            limits,
+            sandboxed: self.sandboxed,
+            results: Arc::default(),
+        };
+        run.text(self.input.text(), false, None).await
+    }
+
     /// The limits the request runs with: its own, else the manager's.
     fn effective_limits(&self) -> &Limits {
         self.limits.as_ref().unwrap_or(self.manager.limits())
@@ -519,27 +556,37 @@ impl Request {
     /// The request's one output: an input of several calls is refused before any of them
     /// runs, with an error output saying how many it holds.
     pub(crate) async fn one(mut self) -> FunctionOutput {
-        let limits = self.effective_limits().clone();
-        let text = match &self.input.0 {
-            Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => text.clone(),
-            _ => String::new(),
-        };
+        let depth = self.effective_limits().max_depth;
         let count = match &self.input.0 {
-            Form::Expr(text) => expr_calls(text, &limits),
+            Form::Expr(text) => expr_calls(text, self.effective_limits()),
             Form::Functions(funcs) => Some(funcs.len()),
             Form::FuncExprs(exprs) => Some(exprs.len()),
             _ => None,
         };
         if let Some(n) = count.filter(|n| *n != 1) {
-            return not_one(&text, n);
+            return not_one(self.input.text(), n);
         }
-        let outputs = DeepStack::new(limits.max_depth, Box::pin(self.respond()))
-            .await
-            .outputs;
+        let as_written = self
+            .repair
+            .is_none_or(|options| options == RepairOptions::strict());
+        let outputs = match &self.input.0 {
+            // The common case boxes the smaller future of its own path.
+            Form::Expr(_) if as_written => {
+                DeepStack::new(depth, Box::pin(self.respond_expr())).await
+            }
+            _ => {
+                DeepStack::new(depth, Box::pin(self.respond()))
+                    .await
+                    .outputs
+            }
+        };
+        // The text is read in place (only `Function`s are taken out of the input), so it
+        // is still there: no copy of it is kept for the error paths.
+        let text = self.input.text();
         if outputs.len() != 1 {
-            return not_one(&text, outputs.len());
+            return not_one(text, outputs.len());
         }
-        single_output(&text, outputs)
+        single_output(text, outputs)
     }
 }
 

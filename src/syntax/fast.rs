@@ -14,14 +14,20 @@
 //! the `parse` fuzz target check this against [`super::parse_with_ruff`].
 //!
 //! Recursion is bounded by [`Limits::max_depth`]: deeper input is left to the ruff path.
+//!
+//! The pre-parse scan ([`super::scan`]) runs only when this path answers `None`: on what it
+//! accepts, the scan could refuse nothing but the depth (its size check runs first; the
+//! scan's other refusals, NUL bytes, f-strings, backslashes and stray closers, are outside
+//! this subset), so it keeps the scan's depth estimate as it reads (the same tokens counted,
+//! the same resets at commas and closers) and gives up past [`Limits::max_depth`].
 
 use super::ir::{Call, Expr, ExprKind, Keyword, UnaryOp};
-use super::{is_dunder, PYTHON_KEYWORDS};
+use super::is_dunder;
 use crate::error::Span;
 use crate::limits::Limits;
 
-/// The expression `source` holds, when it is of the plain shape described above.
-/// The caller has run the pre-parse scan (size, NUL bytes, depth) already.
+/// The expression `source` holds, when it is of the plain shape described above and within
+/// the scan's depth estimate. The caller has checked the source's size.
 pub(super) fn parse(source: &str, limits: &Limits) -> Option<Expr> {
     let mut p = Fast {
         text: source,
@@ -30,6 +36,8 @@ pub(super) fn parse(source: &str, limits: &Limits) -> Option<Expr> {
         max_depth: limits.max_depth,
         max_int_digits: limits.max_int_digits,
         open: 0,
+        estimate: 0,
+        segment: 0,
     };
     let expr = p.expr(1)?;
     while matches!(p.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
@@ -38,8 +46,55 @@ pub(super) fn parse(source: &str, limits: &Limits) -> Option<Expr> {
     (p.pos == p.src.len()).then_some(expr)
 }
 
-/// Soft keywords (and `_`): valid names, but left to ruff, which knows where they are keywords.
-const SOFT_KEYWORDS: &[&str] = &["match", "case", "type", "_"];
+/// Whether `word` is a reserved word ([`PYTHON_KEYWORDS`](super::PYTHON_KEYWORDS)) or a soft
+/// keyword (`match`, `case`, `type`, and `_`: valid names, but left to ruff, which knows where
+/// they are keywords). One `match`, which compiles to a switch on the length and a compare or
+/// two, where scanning the lists compared every name read with 39 words (a test checks that
+/// it is the two lists).
+fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+            | "match"
+            | "case"
+            | "type"
+            | "_"
+    )
+}
 
 struct Fast<'a> {
     text: &'a str,
@@ -49,6 +104,12 @@ struct Fast<'a> {
     max_int_digits: usize,
     /// Open brackets at the cursor: inside them, line breaks are blanks too.
     open: usize,
+    /// The pre-parse scan's depth estimate at the cursor ([`super::scan`]): the operators
+    /// counted at the top level plus, per open bracket, one plus those of its current
+    /// comma-separated segment.
+    estimate: usize,
+    /// The operators counted in the current segment of the innermost level.
+    segment: usize,
 }
 
 impl<'a> Fast<'a> {
@@ -80,6 +141,28 @@ impl<'a> Fast<'a> {
         (self.peek() == Some(byte)).then(|| self.pos += 1)
     }
 
+    /// One operator the scan counts (`=`, `.`, `:`, `**`, a unary `-`, a call's `(` after
+    /// its name): `None` past the scan's limit.
+    fn op(&mut self) -> Option<()> {
+        self.segment += 1;
+        self.estimate += 1;
+        (self.estimate <= self.max_depth).then_some(())
+    }
+
+    /// An opening bracket (after [`op`](Self::op) for a call's): a level with a fresh
+    /// segment. Gives the outer segment's count, for [`leave`](Self::leave).
+    fn enter(&mut self) -> Option<usize> {
+        self.estimate += 1;
+        let outer = std::mem::replace(&mut self.segment, 0);
+        (self.estimate <= self.max_depth).then_some(outer)
+    }
+
+    /// The closing bracket of the level [`enter`](Self::enter) opened.
+    fn leave(&mut self, outer: usize) {
+        self.estimate = self.estimate.saturating_sub(1 + self.segment);
+        self.segment = outer;
+    }
+
     fn span(&self, start: usize) -> Span {
         // The pre-parse scan rejected sources longer than `u32::MAX`.
         let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
@@ -96,14 +179,18 @@ impl<'a> Fast<'a> {
             b'[' => {
                 self.pos += 1;
                 self.open += 1;
+                let outer = self.enter()?;
                 let items = self.items(b']', depth + 1)?;
+                self.leave(outer);
                 self.open -= 1;
                 ExprKind::List(items)
             }
             b'{' => {
                 self.pos += 1;
                 self.open += 1;
+                let outer = self.enter()?;
                 let pairs = self.pairs(depth + 1)?;
+                self.leave(outer);
                 self.open -= 1;
                 ExprKind::Dict(pairs)
             }
@@ -113,6 +200,7 @@ impl<'a> Fast<'a> {
                 if depth + 1 > self.max_depth {
                     return None;
                 }
+                self.op()?;
                 self.pos += 1;
                 let operand_start = self.pos;
                 let operand = self.number()?;
@@ -153,6 +241,9 @@ impl<'a> Fast<'a> {
         match self.peek()? {
             b',' => {
                 self.pos += 1;
+                // A new segment: the operators of the element before no longer nest.
+                self.estimate = self.estimate.saturating_sub(self.segment);
+                self.segment = 0;
                 Some(true)
             }
             b if b == close => {
@@ -174,6 +265,7 @@ impl<'a> Fast<'a> {
             }
             let key = self.expr(depth)?;
             self.expect(b':')?;
+            self.op()?;
             let value = self.expr(depth)?;
             pairs.push((key, value));
             if !self.comma_or(b'}')? {
@@ -253,7 +345,7 @@ impl<'a> Fast<'a> {
             return None;
         }
         let word = self.text.get(start..self.pos)?;
-        let keyword = PYTHON_KEYWORDS.contains(&word) || SOFT_KEYWORDS.contains(&word);
+        let keyword = is_keyword(word);
         // `True`, `False`, `None` are reserved words the caller turns into literals.
         let literal = matches!(word, "True" | "False" | "None");
         (!is_dunder(word) && (literal || !keyword)).then_some(word)
@@ -276,6 +368,7 @@ impl<'a> Fast<'a> {
         }
         let mut path = first.to_owned();
         while self.peek() == Some(b'.') {
+            self.op()?;
             self.pos += 1;
             let part = self.ident()?;
             if literal(part).is_some() {
@@ -292,9 +385,13 @@ impl<'a> Fast<'a> {
                 span: func_span,
             });
         }
+        // The scan counts a bracket right after an operand (a call's) as an operator.
+        self.op()?;
         self.pos += 1;
         self.open += 1;
+        let outer = self.enter()?;
         let (args, kwargs) = self.arguments(depth + 1)?;
+        self.leave(outer);
         self.open -= 1;
         Some(Expr {
             kind: ExprKind::Call(Call {
@@ -320,10 +417,13 @@ impl<'a> Fast<'a> {
                 return Some((args, kwargs));
             }
             if self.peek() == Some(b'*') && self.peek_at(1) == Some(b'*') {
+                self.op()?;
                 self.pos += 2;
                 self.splatted_dict(depth, &mut kwargs)?;
                 keywords = true;
             } else if let Some((name, name_span)) = self.keyword_name() {
+                // Its `=`.
+                self.op()?;
                 let value = self.expr(depth)?;
                 kwargs.push(Keyword {
                     name: name.to_owned(),
@@ -347,10 +447,12 @@ impl<'a> Fast<'a> {
     fn splatted_dict(&mut self, depth: usize, kwargs: &mut Vec<Keyword>) -> Option<()> {
         self.expect(b'{')?;
         self.open += 1;
+        let outer = self.enter()?;
         loop {
             self.skip_blanks();
             if self.peek()? == b'}' {
                 self.pos += 1;
+                self.leave(outer);
                 self.open -= 1;
                 return Some(());
             }
@@ -361,6 +463,7 @@ impl<'a> Fast<'a> {
             let name = self.string()?;
             let name_span = self.span(start);
             self.expect(b':')?;
+            self.op()?;
             let value = self.expr(depth)?;
             kwargs.push(Keyword {
                 name,
@@ -368,6 +471,7 @@ impl<'a> Fast<'a> {
                 value,
             });
             if !self.comma_or(b'}')? {
+                self.leave(outer);
                 self.open -= 1;
                 return Some(());
             }
@@ -403,7 +507,11 @@ impl<'a> Fast<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::PYTHON_KEYWORDS;
     use super::*;
+
+    /// The soft keywords (and `_`) the fast path leaves to ruff.
+    const SOFT_KEYWORDS: &[&str] = &["match", "case", "type", "_"];
 
     fn fast(source: &str) -> Option<Expr> {
         parse(source, &Limits::default())
@@ -500,6 +608,62 @@ mod tests {
         }
     }
 
+    /// Without the scan before it, the fast path must refuse whatever the scan refuses: at
+    /// every small depth limit, `parse` (fast path first) and `parse_with_ruff` (scan, then
+    /// ruff) give the same tree or the same error.
+    #[test]
+    fn the_fast_path_keeps_the_scans_depth_estimate() {
+        let sources = [
+            "add(a=2, b=3)",
+            "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))",
+            "numpy_sum(arr=np.array([[1, 2], [3, 4]]))",
+            "f(a=-1, b=-2.5, c=[-1, -2, -3])",
+            "f(**{'from': 1, 'to': {'a': -1}})",
+            "f(g(h(1)), x=a.b.c.d)",
+            "f({'a': [1, {'b': -2}]}, k=[[[]]])",
+            "f()",
+            "f(\n  a=1,\n  b=g(c=2),\n)",
+            "[1, [2, [3, [4]]]]",
+            "{'a': {'b': {'c': -1}}}",
+            "a.b.c.d.e.f",
+            "-1",
+        ];
+        for depth in 1..=10 {
+            let limits = Limits {
+                max_depth: depth,
+                ..Limits::default()
+            };
+            for source in sources {
+                assert_eq!(
+                    super::super::parse(source, &limits),
+                    super::super::parse_with_ruff(source, &limits),
+                    "{source} at max_depth {depth}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn is_keyword_is_the_two_lists() {
+        let listed = |w: &str| PYTHON_KEYWORDS.contains(&w) || SOFT_KEYWORDS.contains(&w);
+        let mut words: Vec<String> = ["add", "a", "b", "x", "np", "array", "Point", "__", "A"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        for w in PYTHON_KEYWORDS.iter().chain(SOFT_KEYWORDS) {
+            words.push(w.to_string());
+            words.push(format!("{w}_"));
+            words.push(format!("_{w}"));
+            words.push(w.to_uppercase());
+            words.push(w.to_lowercase());
+            words.push(w.chars().skip(1).collect());
+            words.push(w.chars().take(w.len().saturating_sub(1)).collect());
+        }
+        for w in &words {
+            assert_eq!(is_keyword(w), listed(w), "{w}");
+        }
+    }
+
     #[test]
     fn depth_and_digit_limits_leave_the_input_to_ruff() {
         let limits = Limits {
@@ -507,7 +671,10 @@ mod tests {
             max_int_digits: 2,
             ..Limits::default()
         };
-        assert!(parse("f(a=[1])", &limits).is_some());
+        assert!(parse("f(a=1)", &limits).is_some());
+        // The scan's estimate: the call's `(` and its level, `=`, the list's level.
+        assert_eq!(parse("f(a=[1])", &limits), None);
+        assert!(super::super::scan::precheck("f(a=[1])", &limits).is_err());
         assert_eq!(parse("f(a=[[1]])", &limits), None);
         assert_eq!(
             parse(

@@ -55,12 +55,15 @@ const QUOTE_CHARS: usize = 40;
 /// # Ok::<(), fexpr::Error>(())
 /// ```
 pub fn parse(source: &str, limits: &Limits) -> Result<Expr, Error> {
+    // The fast path keeps the scan's depth estimate itself and accepts nothing else the scan
+    // refuses: the scan runs only before the ruff path.
+    scan::check_size(source, limits)?;
+    if let Some(expr) = fast::parse(source, limits) {
+        return Ok(expr);
+    }
     let escapes = scan::precheck(source, limits)?;
     if !escapes.is_empty() {
         return unescaped(source, &escapes, limits, true);
-    }
-    if let Some(expr) = fast::parse(source, limits) {
-        return Ok(expr);
     }
     ruff_path(source, limits)
 }

@@ -59,17 +59,7 @@ const BOM: &str = "\u{feff}";
 /// Runs in time linear in `source.len()` and allocates at most `max_depth + 2` small frames.
 /// Gives the escapes written in keyword argument names ([`KeywordEscape`]), for the parser.
 pub(crate) fn precheck(source: &str, limits: &Limits) -> Result<Vec<KeywordEscape>, Error> {
-    // Spans are `u32`; the parser cannot address more either.
-    let max_bytes = limits
-        .max_source_bytes
-        .min(usize::try_from(u32::MAX).unwrap_or(usize::MAX));
-    if source.len() > max_bytes {
-        return Err(Error::limit(
-            LimitKind::SourceBytes,
-            limits.max_source_bytes,
-            source.len(),
-        ));
-    }
+    check_size(source, limits)?;
     if let Some(at) = source.bytes().position(|b| b == 0) {
         return Err(
             Error::new(ErrorKind::Syntax, "the source contains a NUL byte").at(span(at, at + 1)),
@@ -81,6 +71,23 @@ pub(crate) fn precheck(source: &str, limits: &Limits) -> Result<Vec<KeywordEscap
         0
     };
     Scanner::new(source, start, limits.max_depth).run()
+}
+
+/// The source size ([`Limits::max_source_bytes`], and at most `u32::MAX`: spans are `u32`),
+/// the scan's first check; the parser's fast path needs no other (see [`super::fast`]).
+pub(crate) fn check_size(source: &str, limits: &Limits) -> Result<(), Error> {
+    // Spans are `u32`; the parser cannot address more either.
+    let max_bytes = limits
+        .max_source_bytes
+        .min(usize::try_from(u32::MAX).unwrap_or(usize::MAX));
+    if source.len() > max_bytes {
+        return Err(Error::limit(
+            LimitKind::SourceBytes,
+            limits.max_source_bytes,
+            source.len(),
+        ));
+    }
+    Ok(())
 }
 
 /// The largest number of indentation characters (space, tab, form feed) at the start of any

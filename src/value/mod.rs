@@ -10,6 +10,7 @@ use ndarray::{ArrayD, IxDyn};
 use num_bigint::BigInt;
 use num_traits::{FromPrimitive, ToPrimitive};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 use std::fmt::{self, Write as _};
 use std::hash::{Hash, Hasher};
 
@@ -186,6 +187,11 @@ impl NonFinite {
 /// `max_eval_bytes` and `max_output_bytes` at the same point.
 pub(crate) const NODE_BYTES: usize = 24;
 
+/// Room on the stack for the walks over a value ([`Value::approx_size`],
+/// [`Value::element_count`], [`Value::find_non_finite`]): the pending nodes of a typical tool
+/// result fit, so checking it allocates nothing; a deeper or wider value spills to the heap.
+const WALK: usize = 16;
+
 /// An instance of a record type: its type name and its fields in declaration order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Record {
@@ -288,8 +294,28 @@ impl Value {
             DictKey,
             Field(&'a str),
         }
-        let mut path: Vec<Step> = Vec::new();
-        let mut stack: Vec<(&Value, usize, Option<Step>)> = vec![(self, 0, None)];
+        match self {
+            Value::Float(f) if !f.is_finite() => {
+                return Some(NonFinite {
+                    path: String::new(),
+                    value: *f,
+                })
+            }
+            // Scalars (most tool results) need no walk.
+            Value::None
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::BigInt(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Bytes(_) => return None,
+            _ => {}
+        }
+        // On the stack unless the value is deep or wide: a walk of a typical result
+        // allocates nothing.
+        let mut path: SmallVec<[Step; WALK]> = SmallVec::new();
+        let mut stack: SmallVec<[(&Value, usize, Option<Step>); WALK]> = SmallVec::new();
+        stack.push((self, 0, None));
         let found = |path: &[Step], cell: Option<Vec<usize>>, value: f64| {
             let mut at = String::new();
             for step in path {
@@ -365,7 +391,8 @@ impl Value {
             _ => {}
         }
         let mut total = 0usize;
-        let mut stack = vec![self];
+        let mut stack: SmallVec<[&Value; WALK]> = SmallVec::new();
+        stack.push(self);
         while let Some(v) = stack.pop() {
             total = total.saturating_add(NODE);
             match v {
@@ -390,8 +417,19 @@ impl Value {
 
     /// The number of elements in this value counted recursively (scalars count 1).
     pub fn element_count(&self) -> usize {
+        match self {
+            Value::List(_)
+            | Value::Tuple(_)
+            | Value::Set(_)
+            | Value::Dict(_)
+            | Value::Record(_)
+            | Value::Array(_) => {}
+            // Scalars (most arguments) need no stack.
+            _ => return 1,
+        }
         let mut total = 0usize;
-        let mut stack = vec![self];
+        let mut stack: SmallVec<[&Value; WALK]> = SmallVec::new();
+        stack.push(self);
         while let Some(v) = stack.pop() {
             total = total.saturating_add(1);
             match v {

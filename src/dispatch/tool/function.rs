@@ -335,6 +335,14 @@ impl Tool for FunctionTool {
         self.run(args, None)
     }
 
+    fn call_now(&self, args: BoundArgs) -> Result<Result<ToolOutput, Error>, BoundArgs> {
+        match &self.body {
+            // What `run` boxes in a ready future for such a tool.
+            Body::Sync(f) if self.inline => Ok(catch_sync(|| f(args, None))),
+            _ => Err(args),
+        }
+    }
+
     fn features(&self) -> Option<&ToolFeatures> {
         self.features.as_deref()
     }

@@ -46,6 +46,29 @@ pub trait Tool: Send + Sync {
     /// for an optional parameter that was not given.
     fn call(&self, args: Vec<Option<Value>>) -> ToolFuture;
 
+    /// Run at once on the caller's thread, when the tool answers without waiting (a
+    /// [`FunctionTool`] of a sync function run [`inline`](FunctionTool::inline)): its result,
+    /// or the arguments given back (`Err`) for [`call`](Tool::call). The manager asks this
+    /// first for a plain call (no [`features`](Tool::features), nobody listening), which then
+    /// needs no boxed future. The default gives the arguments back.
+    ///
+    /// ```
+    /// use fexpr::{FunctionTool, Tool, Value};
+    /// let add = FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b);
+    /// let args = vec![Some(Value::Int(2)), Some(Value::Int(3))];
+    /// // Not inline: it runs on the blocking pool, through `call`.
+    /// let args = add.call_now(args).unwrap_err();
+    /// let out = add.inline().call_now(args).unwrap().unwrap();
+    /// assert_eq!(out.output, Value::Int(5));
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn call_now(
+        &self,
+        args: Vec<Option<Value>>,
+    ) -> Result<Result<ToolOutput, Error>, Vec<Option<Value>>> {
+        Err(args)
+    }
+
     /// What the tool needs beyond a plain call (a [`CallContext`], an observation formatter,
     /// an availability predicate, `ends_turn`, memoisation). `None`, the default, for plain
     /// tools: the manager then calls [`call`](Tool::call) directly.
