@@ -139,7 +139,8 @@ impl Tool for PyTool {
         }
         if self.blocking {
             return Box::pin(async move {
-                let run = move || Python::attach(|py| callable.call_sync(py, args, state, depth));
+                let run =
+                    move || runtime::attach_kept(|py| callable.call_sync(py, args, state, depth));
                 match tokio::task::spawn_blocking(run).await {
                     Ok(Run::Done(result)) => result,
                     Ok(Run::Awaitable(fut, callable, state)) => {
