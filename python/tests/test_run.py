@@ -28,7 +28,13 @@ def manager(touched):
 
 
 @pytest.mark.parametrize("sandboxed", [False, True], ids=["native", "sandboxed"])
-@pytest.mark.parametrize("text", ["[touch(name='x'), add(a=1, b=2)]", "touch(name='x'), add(a=1, b=2)", "[]"])
+@pytest.mark.parametrize("text", [
+    "[touch(name='x'), add(a=1, b=2)]", "touch(name='x'), add(a=1, b=2)", "[]",
+    # Bare tuples whose top-level comma follows brackets, quotes and escapes inside strings.
+    "touch(name='x,)'), add(a=1, b=2)", 'touch(name="(\\""), add(a=1, b=2)',
+    "touch(name=\"\"\"a'\"b)\"\"\") , add(a=1, b=2)", "touch(name='\\\\'), add(a=1, b=2)",
+    "touch(name='x')\t,add(a=1, b=2)", "  touch(name='x'), add(a=1, b=2)",
+])
 def test_a_single_call_method_refuses_a_list_before_any_of_it_runs(manager, touched, text, sandboxed):
     run = manager.execute_func_expr_via_sandbox if sandboxed else manager.execute_func_expr
     out = run(text)
