@@ -129,13 +129,15 @@ pub fn at_depth<T>(depth: u32, f: impl FnOnce() -> T) -> T {
 /// else one below the async tool whose task this is (`fexpr._runtime.depth`), else 1. A
 /// `RecursionError` past [`MAX_NESTING`].
 fn level(py: Python<'_>) -> PyResult<u32> {
-    static VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    static GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let mut outer = TOOL_DEPTH.get();
     if outer == 0 {
-        let var = VAR.get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("depth")?.unbind())
+        // The context variable's bound `get`, looked up once.
+        let get = GET.get_or_try_init(py, || {
+            let var = py.import("fexpr._runtime")?.getattr("depth")?;
+            Ok::<_, PyErr>(var.getattr("get")?.unbind())
         })?;
-        outer = var.bind(py).call_method0("get")?.extract()?;
+        outer = get.bind(py).call0()?.extract()?;
     }
     let level = outer.saturating_add(1);
     if level > MAX_NESTING {
@@ -205,8 +207,12 @@ pub fn block_on(
 /// a sync tool may itself call a sync method. And it costs nothing when the future is ready at
 /// once, as a plain tool call is.
 fn block_on_here<F: Future>(fut: F) -> F::Output {
+    thread_local! {
+        /// This thread's waker, made once.
+        static WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    }
     let _context = runtime().enter();
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let waker = WAKER.with(Waker::clone);
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(fut);
     loop {
