@@ -10,9 +10,10 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fexpr::ToolManager;
 use pyo3::exceptions::PyRecursionError;
@@ -206,29 +207,67 @@ pub fn block_on(
 /// blocking pool), parking the thread while it waits. Unlike `Runtime::block_on` this may nest:
 /// a sync tool may itself call a sync method. And it costs nothing when the future is ready at
 /// once, as a plain tool call is.
+///
+/// Before parking it waits up to [`SPIN`] yielding its core: a sync tool runs on a worker
+/// thread and a quick one is done within microseconds, and a thread that has not slept is
+/// woken without the kernel waking it (which, on a busy machine, costs more than the call).
 fn block_on_here<F: Future>(fut: F) -> F::Output {
     thread_local! {
         /// This thread's waker, made once.
-        static WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+        static UNPARK: Arc<Unpark> = Arc::new(Unpark {
+            thread: std::thread::current(),
+            woken: AtomicBool::new(false),
+        });
     }
     let _context = runtime().enter();
-    let waker = WAKER.with(Waker::clone);
+    let unpark = UNPARK.with(Arc::clone);
+    let waker = Waker::from(unpark.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(fut);
     loop {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
-        std::thread::park();
+        if !unpark.spin() {
+            std::thread::park();
+        }
     }
 }
 
-/// Wakes a thread parked in [`block_on_here`].
-struct Unpark(std::thread::Thread);
+/// How long a waiting thread yields before it parks (see [`block_on_here`]).
+const SPIN: Duration = Duration::from_micros(50);
+
+/// Wakes a thread waiting in [`block_on_here`].
+struct Unpark {
+    thread: std::thread::Thread,
+    /// Set by a wake; taken by the waiting thread.
+    woken: AtomicBool,
+}
+
+impl Unpark {
+    /// Wait for a wake up to [`SPIN`], yielding the core meanwhile: whether one came.
+    fn spin(&self) -> bool {
+        let started = Instant::now();
+        loop {
+            if self.woken.swap(false, Ordering::Acquire) {
+                return true;
+            }
+            if started.elapsed() > SPIN {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
 
 impl Wake for Unpark {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
     }
 }
 
