@@ -210,6 +210,18 @@ def test_a_request_made_by_a_tool_runs_in_that_tools_session():
     assert done.outputs[0].output == ["conversation-7", "own"], done
 
 
+def test_a_worker_keeps_no_session_from_one_request_to_the_next():
+    # Blocking tools' workers keep their Python thread state between calls: a session is set
+    # for its request's tools only.
+    def who() -> object:
+        return fexpr.current_session()
+
+    manager = ToolManager(tools=[who])
+    for _ in range(20):
+        assert manager.run("who()", session="s").outputs[0].output == "s"
+        assert manager.execute_func_expr("who()").output is None
+
+
 # Keys as the schema declares them (issue 36): a tool defined by its JSON schema, whose
 # parameters Python cannot name, is reached from every door, natively and sandboxed.
 
