@@ -321,14 +321,16 @@ impl Options {
     /// tool) the session of the request whose tool makes it, so that a nested request's tools
     /// see the same session on every thread.
     fn python_session(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        static VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        static GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         if let Some(session) = &self.session {
             return Ok(Some(session.clone_ref(py)));
         }
-        let var = VAR.get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("session")?.unbind())
+        // The context variable's bound `get`, looked up once.
+        let get = GET.get_or_try_init(py, || {
+            let var = py.import("fexpr._runtime")?.getattr("session")?;
+            Ok::<_, PyErr>(var.getattr("get")?.unbind())
         })?;
-        let current = var.bind(py).call_method0("get")?;
+        let current = get.bind(py).call0()?;
         Ok((!current.is_none()).then(|| current.unbind()))
     }
 }
@@ -749,7 +751,7 @@ fn expr_text(expr: &Bound<'_, PyAny>) -> PyResult<Result<String, fexpr::Function
     if expr.is_instance_of::<PyString>() {
         return str_text(expr);
     }
-    match expr.getattr("action") {
+    match expr.getattr(pyo3::intern!(expr.py(), "action")) {
         Ok(action) if action.is_instance_of::<PyString>() => str_text(&action),
         Ok(action) => Err(type_error(
             "FunctionExpression.action must be a str",

@@ -9,12 +9,15 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fexpr::ToolManager;
 use pyo3::exceptions::PyRecursionError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -36,6 +39,77 @@ tokio::task_local! {
 thread_local! {
     /// The nesting level of the sync tool running on this thread (0: none).
     static TOOL_DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// This thread's Python thread state, kept between the tools it runs ([`attach_kept`]).
+    static KEPT: KeptThreadState = const { KeptThreadState { kept: Cell::new(None) } };
+}
+
+/// Run `f` attached to Python on this thread (a worker of the blocking pool running a sync
+/// tool), keeping the thread's Python thread state for its next tool.
+///
+/// Attaching from a thread without a Python thread state creates one, and detaching destroys
+/// it again (`PyGILState_Ensure`/`PyGILState_Release` with nothing else holding it): on the
+/// blocking pool's threads that was every tool call, ~1 µs of the ~3 µs a Python tool call
+/// cost over the bare function. Kept, a call only takes and releases the GIL, as on a thread
+/// Python started; the state is released when the thread ends (an idle worker after tokio's
+/// keep-alive). Python's thread-locals and the thread's `contextvars` context now last across
+/// the tools a worker runs, as on a `ThreadPoolExecutor`'s workers.
+pub fn attach_kept<T>(f: impl for<'py> FnOnce(Python<'py>) -> T) -> T {
+    // `try_with`: in the thread's own destructors (never, for a tool) it just attaches.
+    let _ = KEPT.try_with(KeptThreadState::keep);
+    Python::attach(f)
+}
+
+/// A Python thread state held on this thread without the GIL (see [`attach_kept`]).
+struct KeptThreadState {
+    /// What `PyGILState_Ensure` gave, and the thread state `PyEval_SaveThread` detached.
+    kept: Cell<Option<(ffi::PyGILState_STATE, NonNull<ffi::PyThreadState>)>>,
+}
+
+impl KeptThreadState {
+    /// Create and keep this thread's Python thread state, unless it has one already (kept, or
+    /// made by another: then nothing is done and a tool attaches as before).
+    #[allow(unsafe_code)]
+    fn keep(&self) {
+        if self.kept.get().is_some() {
+            return;
+        }
+        // SAFETY: the interpreter is initialized (this module was imported into it and the
+        // check below holds); the thread has no Python thread state (so it is not attached),
+        // so `PyGILState_Ensure` creates one and attaches, and `PyEval_SaveThread` detaches
+        // again at once, leaving the state registered for the thread and the GIL free.
+        unsafe {
+            if ffi::Py_IsInitialized() == 0 || !ffi::PyGILState_GetThisThreadState().is_null() {
+                return;
+            }
+            let gstate = ffi::PyGILState_Ensure();
+            match NonNull::new(ffi::PyEval_SaveThread()) {
+                Some(tstate) => self.kept.set(Some((gstate, tstate))),
+                // Not reached (a thread that attached has a state); undone if it were.
+                None => ffi::PyGILState_Release(gstate),
+            }
+        }
+    }
+}
+
+impl Drop for KeptThreadState {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        let Some((gstate, tstate)) = self.kept.take() else {
+            return;
+        };
+        // SAFETY: the pair `keep` made on this (ending) thread, undone in reverse order. Once
+        // the interpreter is finalizing (`Py_IsInitialized` is 0 from its start) the state is
+        // left to the interpreter, which frees every thread's; should finalizing begin right
+        // after the check, pyo3's `PyEval_RestoreThread` hangs this thread instead of
+        // unwinding it, as it does for any thread attaching then.
+        unsafe {
+            if ffi::Py_IsInitialized() == 0 {
+                return;
+            }
+            ffi::PyEval_RestoreThread(tstate.as_ptr());
+            ffi::PyGILState_Release(gstate);
+        }
+    }
 }
 
 /// The nesting level of the request being polled (0 outside any).
@@ -56,13 +130,15 @@ pub fn at_depth<T>(depth: u32, f: impl FnOnce() -> T) -> T {
 /// else one below the async tool whose task this is (`fexpr._runtime.depth`), else 1. A
 /// `RecursionError` past [`MAX_NESTING`].
 fn level(py: Python<'_>) -> PyResult<u32> {
-    static VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    static GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let mut outer = TOOL_DEPTH.get();
     if outer == 0 {
-        let var = VAR.get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("fexpr._runtime")?.getattr("depth")?.unbind())
+        // The context variable's bound `get`, looked up once.
+        let get = GET.get_or_try_init(py, || {
+            let var = py.import("fexpr._runtime")?.getattr("depth")?;
+            Ok::<_, PyErr>(var.getattr("get")?.unbind())
         })?;
-        outer = var.bind(py).call_method0("get")?.extract()?;
+        outer = get.bind(py).call0()?.extract()?;
     }
     let level = outer.saturating_add(1);
     if level > MAX_NESTING {
@@ -131,25 +207,67 @@ pub fn block_on(
 /// blocking pool), parking the thread while it waits. Unlike `Runtime::block_on` this may nest:
 /// a sync tool may itself call a sync method. And it costs nothing when the future is ready at
 /// once, as a plain tool call is.
+///
+/// Before parking it waits up to [`SPIN`] yielding its core: a sync tool runs on a worker
+/// thread and a quick one is done within microseconds, and a thread that has not slept is
+/// woken without the kernel waking it (which, on a busy machine, costs more than the call).
 fn block_on_here<F: Future>(fut: F) -> F::Output {
+    thread_local! {
+        /// This thread's waker, made once.
+        static UNPARK: Arc<Unpark> = Arc::new(Unpark {
+            thread: std::thread::current(),
+            woken: AtomicBool::new(false),
+        });
+    }
     let _context = runtime().enter();
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let unpark = UNPARK.with(Arc::clone);
+    let waker = Waker::from(unpark.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(fut);
     loop {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
-        std::thread::park();
+        if !unpark.spin() {
+            std::thread::park();
+        }
     }
 }
 
-/// Wakes a thread parked in [`block_on_here`].
-struct Unpark(std::thread::Thread);
+/// How long a waiting thread yields before it parks (see [`block_on_here`]).
+const SPIN: Duration = Duration::from_micros(50);
+
+/// Wakes a thread waiting in [`block_on_here`].
+struct Unpark {
+    thread: std::thread::Thread,
+    /// Set by a wake; taken by the waiting thread.
+    woken: AtomicBool,
+}
+
+impl Unpark {
+    /// Wait for a wake up to [`SPIN`], yielding the core meanwhile: whether one came.
+    fn spin(&self) -> bool {
+        let started = Instant::now();
+        loop {
+            if self.woken.swap(false, Ordering::Acquire) {
+                return true;
+            }
+            if started.elapsed() > SPIN {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
 
 impl Wake for Unpark {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
     }
 }
 

@@ -139,7 +139,8 @@ impl Tool for PyTool {
         }
         if self.blocking {
             return Box::pin(async move {
-                let run = move || Python::attach(|py| callable.call_sync(py, args, state, depth));
+                let run =
+                    move || runtime::attach_kept(|py| callable.call_sync(py, args, state, depth));
                 match tokio::task::spawn_blocking(run).await {
                     Ok(Run::Done(result)) => result,
                     Ok(Run::Awaitable(fut, callable, state)) => {
@@ -455,6 +456,9 @@ fn tool_output<'py>(
     max_chars: usize,
 ) -> PyResult<Option<(Bound<'py, PyAny>, Option<String>)>> {
     static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    if plain(obj) {
+        return Ok(None);
+    }
     let class = CLASS.get_or_try_init(py, || {
         Ok::<_, PyErr>(py.import("fexpr._types")?.getattr("ToolOutput")?.unbind())
     })?;
@@ -473,17 +477,21 @@ fn tool_output<'py>(
     Ok(Some((output, observation)))
 }
 
-/// Whether a sync function's result must be awaited (a coroutine or other awaitable).
-fn is_awaitable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> bool {
-    static INSPECT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    // Plain results are never awaitable: skip the check for the common types.
-    if obj.is_none()
+/// Whether `obj` is of a common built-in type exactly (`None`, int, float, str, list, dict):
+/// never awaitable, never a `ToolOutput`, so a result's checks for those are skipped.
+fn plain(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_none()
         || obj.is_exact_instance_of::<pyo3::types::PyInt>()
         || obj.is_exact_instance_of::<pyo3::types::PyFloat>()
         || obj.is_exact_instance_of::<PyString>()
         || obj.is_exact_instance_of::<pyo3::types::PyList>()
         || obj.is_exact_instance_of::<PyDict>()
-    {
+}
+
+/// Whether a sync function's result must be awaited (a coroutine or other awaitable).
+fn is_awaitable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> bool {
+    static INSPECT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    if plain(obj) {
         return false;
     }
     INSPECT

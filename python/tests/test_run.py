@@ -28,7 +28,13 @@ def manager(touched):
 
 
 @pytest.mark.parametrize("sandboxed", [False, True], ids=["native", "sandboxed"])
-@pytest.mark.parametrize("text", ["[touch(name='x'), add(a=1, b=2)]", "touch(name='x'), add(a=1, b=2)", "[]"])
+@pytest.mark.parametrize("text", [
+    "[touch(name='x'), add(a=1, b=2)]", "touch(name='x'), add(a=1, b=2)", "[]",
+    # Bare tuples whose top-level comma follows brackets, quotes and escapes inside strings.
+    "touch(name='x,)'), add(a=1, b=2)", 'touch(name="(\\""), add(a=1, b=2)',
+    "touch(name=\"\"\"a'\"b)\"\"\") , add(a=1, b=2)", "touch(name='\\\\'), add(a=1, b=2)",
+    "touch(name='x')\t,add(a=1, b=2)", "  touch(name='x'), add(a=1, b=2)",
+])
 def test_a_single_call_method_refuses_a_list_before_any_of_it_runs(manager, touched, text, sandboxed):
     run = manager.execute_func_expr_via_sandbox if sandboxed else manager.execute_func_expr
     out = run(text)
@@ -202,6 +208,18 @@ def test_a_request_made_by_a_tool_runs_in_that_tools_session():
 
     done = ToolManager(tools=[outer]).run("outer()", session="conversation-7")
     assert done.outputs[0].output == ["conversation-7", "own"], done
+
+
+def test_a_worker_keeps_no_session_from_one_request_to_the_next():
+    # Blocking tools' workers keep their Python thread state between calls: a session is set
+    # for its request's tools only.
+    def who() -> object:
+        return fexpr.current_session()
+
+    manager = ToolManager(tools=[who])
+    for _ in range(20):
+        assert manager.run("who()", session="s").outputs[0].output == "s"
+        assert manager.execute_func_expr("who()").output is None
 
 
 # Keys as the schema declares them (issue 36): a tool defined by its JSON schema, whose
