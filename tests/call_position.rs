@@ -203,6 +203,23 @@ fn a_refused_list_runs_nothing() {
         "{error}"
     );
     assert!(ran.lock().unwrap().is_empty(), "{:?}", ran.lock().unwrap());
+    // A bare tuple too, with its top-level comma after a string holding `,)`.
+    for text in [
+        "search(query='x'), add(a=1, b=2)",
+        "search(query='x,)') ,add(a=1, b=2)",
+    ] {
+        let out = rt.block_on(manager.execute_func_expr(text));
+        let error = out.output.as_ref().expect_err("refused");
+        assert!(
+            error.message.contains("expected one call, found 2"),
+            "{text}: {error}"
+        );
+        assert!(
+            ran.lock().unwrap().is_empty(),
+            "{text}: {:?}",
+            ran.lock().unwrap()
+        );
+    }
     let outs = rt.block_on(manager.execute_func_exprs(&[fexpr::FunctionExpression::new(
         "(add(a=1, b=2), multiply(a=2, b=3))",
     )]));

@@ -43,7 +43,7 @@ pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
 /// The output refusing `text` as the input of a single-call method when it is a list or tuple
 /// of other than one call: read before anything runs, so that nothing does.
 pub fn not_one_call(text: &str, limits: &Limits) -> Option<FunctionOutput> {
-    if !may_hold_several(text) {
+    if !fexpr::syntax::may_hold_several(text) {
         return None;
     }
     let tree = fexpr::syntax::parse(text, limits).ok()?;
@@ -64,73 +64,6 @@ pub fn not_one_call(text: &str, limits: &Limits) -> Option<FunctionOutput> {
         text,
         error,
     ))
-}
-
-/// Whether `text` may be a list or tuple of calls at its top level (`[a(), b()]`, `(a(), b())`
-/// or a bare `a(), b()`), told without parsing it: `false` only when it starts with a name and
-/// has no comma outside brackets and string literals (`add(a=2, b=3)`). Every doubt (another
-/// first character, a bracket closed too often, a string not closed, an f-string's replacement
-/// field, whose quotes may nest) answers `true`, and the text is parsed.
-fn may_hold_several(text: &str) -> bool {
-    let bytes = text.trim_start().as_bytes();
-    if !bytes
-        .first()
-        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-    {
-        return true;
-    }
-    let mut depth = 0usize;
-    let mut at = 0;
-    while let Some(&b) = bytes.get(at) {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return true,
-            },
-            b',' if depth == 0 => return true,
-            b'\\' | b'#' | b';' | b'\n' | b'\r' => return true,
-            b'"' | b'\'' => match string_end(bytes, at) {
-                Some(end) => {
-                    at = end;
-                    continue;
-                }
-                None => return true,
-            },
-            _ => {}
-        }
-        at += 1;
-    }
-    false
-}
-
-/// Where the string literal whose opening quote is at `open` ends (just past its closing
-/// quotes); `None` when it is not closed, or is an f-string (or t-string) with a replacement
-/// field: its quotes may nest (PEP 701), so only the parser can tell.
-fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
-    let quote = *bytes.get(open)?;
-    let prefix = bytes.get(open.saturating_sub(2)..open)?;
-    let formatted = prefix
-        .iter()
-        .any(|b| matches!(b.to_ascii_lowercase(), b'f' | b't'));
-    let triple = bytes.get(open..open + 3) == Some(&[quote; 3][..]);
-    let close = if triple { 3 } else { 1 };
-    let mut at = open + close;
-    loop {
-        match *bytes.get(at)? {
-            b'\\' => at += 2,
-            b'{' if formatted => return None,
-            b'\n' if !triple => return None,
-            b if b == quote
-                && bytes
-                    .get(at..at + close)
-                    .is_some_and(|q| q.iter().all(|c| *c == quote)) =>
-            {
-                return Some(at + close)
-            }
-            _ => at += 1,
-        }
-    }
 }
 
 /// How a Python caller runs a list of calls.

@@ -594,7 +594,7 @@ impl Request {
 /// (a call is one): known before anything runs. `None` when it does not parse (running it
 /// reports why).
 fn expr_calls(text: &str, limits: &Limits) -> Option<usize> {
-    if !text.trim_start().starts_with(['[', '(']) {
+    if !crate::syntax::may_hold_several(text) {
         return Some(1);
     }
     let parsed = crate::syntax::parse(text, limits).ok()?;

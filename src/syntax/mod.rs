@@ -20,6 +20,60 @@ pub use parse::{parse, parse_with_ruff};
 pub use crate::value::is_keyword_name;
 pub(crate) use crate::value::PYTHON_KEYWORDS;
 
+/// Whether the expression `text` may hold several items at its top level (`[a(), b()]`,
+/// `(a(), b())` or a bare `a(), b()`), told without parsing it: `false` only when it starts with
+/// a name and has no comma outside brackets and string literals, as `add(a=2, b=3)`. Every
+/// doubt (another first character, a bracket closed too often, a string not closed, an
+/// f-string or t-string, whose quotes may nest, a comment, a line break, `;`) answers `true`:
+/// parse the text to know. A single-call method refuses a list before anything runs with it.
+///
+/// ```
+/// use fexpr::syntax::may_hold_several;
+/// assert!(!may_hold_several("add(a=2, b='x, y')"));
+/// assert!(may_hold_several("add(a=2), add(a=3)"));
+/// assert!(may_hold_several("[add(a=2)]"));
+/// assert!(may_hold_several("add(a=f'{x}', b=1)"));
+/// ```
+pub fn may_hold_several(text: &str) -> bool {
+    let bytes = text.trim_start().as_bytes();
+    if !bytes.first().copied().is_some_and(lex::is_ident_start) {
+        return true;
+    }
+    let mut depth = 0usize;
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return true,
+            },
+            b',' if depth == 0 => return true,
+            b'\\' | b'#' | b';' | b'\n' | b'\r' => return true,
+            b'"' | b'\'' => {
+                let word = bytes.get(..at).unwrap_or_default();
+                let prefix = word.get(word.len().saturating_sub(2)..).unwrap_or_default();
+                if prefix
+                    .iter()
+                    .any(|c| matches!(c.to_ascii_lowercase(), b'f' | b't'))
+                {
+                    return true;
+                }
+                match lex::string_end(bytes, at) {
+                    (end, true) => {
+                        at = end;
+                        continue;
+                    }
+                    (_, false) => return true,
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    false
+}
+
 /// A dunder name (`__import__`, `__`, `___`): rejected wherever a name is accepted.
 pub(crate) fn is_dunder(name: &str) -> bool {
     name.starts_with("__") && name.ends_with("__")
