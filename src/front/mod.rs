@@ -351,6 +351,15 @@ impl<'a> Reader<'a> {
     /// Read every region of the text: the model formats' first, then the rest.
     fn read(&mut self) {
         let claimed = self.read_formats();
+        // A text that is one JSON document of calls holds no markup to look for.
+        let untouched = claimed.is_empty()
+            && self.found.is_empty()
+            && self.ignored.is_empty()
+            && self.budget_from.is_none()
+            && self.refused.is_none();
+        if untouched && self.read_whole_json() {
+            return;
+        }
         let mut regions = Vec::new();
         let mut from = 0;
         for c in &claimed {

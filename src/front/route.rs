@@ -171,7 +171,29 @@ mod tests {
         let limits = Limits::default();
         let options = RepairOptions::default();
         let mut handed = 0;
-        for text in crate::front::python::tests::corpus() {
+        // JSON documents whose strings hold what would be markup, reasoning, fences, comments
+        // or a format's markers outside them: read as data, as without the routing's tree.
+        let markup_in_strings = [
+            r#"{"name": "add", "arguments": {"a": "<tool_call>{\"name\": \"multiply\", \"arguments\": {}}</tool_call>", "b": 2}}"#,
+            r#"{"role": "assistant", "content": "let me think</think>", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": \"</think> # x\", \"b\": 1}"}}]}"#,
+            "{\"name\": \"search\", \"arguments\": {\"query\": \"```python\\nadd(a=1)\\n```<|eot_id|>[TOOL_CALLS]\"}}\n\n  ",
+            "[\n  {\"name\": \"add\", \"arguments\": {\"a\": 1}},\n\n  {\"name\": \"get_weather\", \"arguments\": {\"city\": \"<think>Paris\"}}\n]",
+            r#"{"role": "assistant", "content": [{"type": "text", "text": "[THINK]x[/THINK] see add(a=1)"}, {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1, "a": 2}}]}"#,
+            r#"{"name": "add", "arguments": "{\"a\": 1e400}"}"#,
+            r#"{"note": "<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1}}</tool_call>"}"#,
+        ];
+        for text in markup_in_strings {
+            let (Route::Read(reading) | Route::NoCall(reading)) =
+                route(text, &limits, Door::ModelOutput)
+            else {
+                panic!("{text:?} is not read")
+            };
+            assert!(reading.tree.is_some(), "{text:?} is not handed whole");
+        }
+        let texts = crate::front::python::tests::corpus()
+            .into_iter()
+            .chain(markup_in_strings.iter().map(|t| t.to_string()));
+        for text in texts {
             for door in [Door::ModelOutput, Door::Json] {
                 let (Route::Read(reading) | Route::NoCall(reading)) = route(&text, &limits, door)
                 else {

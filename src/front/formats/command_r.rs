@@ -22,7 +22,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::CommandR,
     name: "command-r7b",
-    marker_bytes: b"<",
+    marker_starts: &[b"<|"],
     found_by_markers: true,
     holds_markers,
     read,

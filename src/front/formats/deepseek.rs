@@ -17,7 +17,7 @@ use super::{FormatArgs, ModelFormat, Spec};
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::DeepSeek,
     name: "deepseek",
-    marker_bytes: b"<",
+    marker_starts: &[b"<\xEF"],
     found_by_markers: true,
     holds_markers,
     read,

@@ -21,7 +21,7 @@ use super::{ModelFormat, Spec};
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::DeepSeekDsml,
     name: "deepseek-dsml",
-    marker_bytes: b"<",
+    marker_starts: &[b"<\xEF"],
     found_by_markers: true,
     holds_markers,
     read,

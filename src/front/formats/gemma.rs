@@ -18,7 +18,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Gemma,
     name: "gemma",
-    marker_bytes: b"`",
+    marker_starts: &[b"``"],
     found_by_markers: false,
     holds_markers,
     read,

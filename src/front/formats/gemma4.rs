@@ -22,7 +22,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Gemma4,
     name: "gemma4",
-    marker_bytes: b"<",
+    marker_starts: &[b"<|"],
     found_by_markers: true,
     holds_markers: |text| text.contains(GEMMA4.open),
     read: |text, out| read_as(&GEMMA4, text, out),
@@ -31,7 +31,7 @@ pub(super) const SPEC: Spec = Spec {
 pub(super) const FUNCTION_GEMMA: Spec = Spec {
     format: ModelFormat::FunctionGemma,
     name: "functiongemma",
-    marker_bytes: b"<",
+    marker_starts: &[b"<s"],
     found_by_markers: true,
     holds_markers: |text| text.contains(FUNCTION.open),
     read: |text, out| read_as(&FUNCTION, text, out),

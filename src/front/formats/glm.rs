@@ -21,7 +21,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Glm,
     name: "glm",
-    marker_bytes: b"<",
+    marker_starts: &[b"<t"],
     found_by_markers: true,
     holds_markers,
     read,

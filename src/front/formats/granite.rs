@@ -18,7 +18,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Granite,
     name: "granite",
-    marker_bytes: b"<",
+    marker_starts: &[b"<|", b"<t", b"<f"],
     found_by_markers: true,
     holds_markers,
     read,

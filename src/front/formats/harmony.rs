@@ -24,7 +24,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Harmony,
     name: "harmony",
-    marker_bytes: b"<",
+    marker_starts: &[b"<|"],
     found_by_markers: true,
     holds_markers,
     read,

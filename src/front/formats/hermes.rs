@@ -20,7 +20,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Hermes,
     name: "hermes",
-    marker_bytes: b"<",
+    marker_starts: &[b"<t"],
     found_by_markers: false,
     holds_markers,
     read,

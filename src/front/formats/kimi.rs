@@ -17,7 +17,7 @@ use super::{FormatArgs, ModelFormat, Spec};
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::KimiK2,
     name: "kimi-k2",
-    marker_bytes: b"<",
+    marker_starts: &[b"<|"],
     found_by_markers: true,
     holds_markers,
     read,

@@ -16,7 +16,7 @@ use super::{ModelFormat, Spec};
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::KimiK3,
     name: "kimi-k3",
-    marker_bytes: b"<",
+    marker_starts: &[b"<|"],
     found_by_markers: true,
     holds_markers,
     read,

@@ -21,7 +21,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Llama31,
     name: "llama3.1",
-    marker_bytes: b"<;",
+    marker_starts: &[b"<|", b"<f", b";"],
     found_by_markers: true,
     holds_markers,
     read,

@@ -16,7 +16,7 @@ use super::{ModelFormat, Spec};
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::MiniCpm5,
     name: "minicpm5",
-    marker_bytes: b"<",
+    marker_starts: &[b"<f"],
     found_by_markers: true,
     holds_markers,
     read,

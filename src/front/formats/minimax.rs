@@ -19,7 +19,7 @@ use super::{ModelFormat, Spec};
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::MiniMaxM2,
     name: "minimax-m2",
-    marker_bytes: b"<",
+    marker_starts: &[b"<m"],
     found_by_markers: true,
     holds_markers,
     read,

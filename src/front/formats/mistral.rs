@@ -21,7 +21,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Mistral,
     name: "mistral",
-    marker_bytes: b"[",
+    marker_starts: &[b"[T"],
     found_by_markers: true,
     holds_markers,
     read,

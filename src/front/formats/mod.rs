@@ -126,9 +126,10 @@ struct Spec {
     format: ModelFormat,
     /// Its name, as `--model-format` and `serde` take it.
     name: &'static str,
-    /// Bytes every marker of the format holds one of: it is searched for only in text holding
-    /// one of them (empty: found only by name).
-    marker_bytes: &'static [u8],
+    /// How the format's markers begin: every marker starts with one of these (a byte, or the
+    /// first two bytes); it is searched for only in text holding one of them (empty: found
+    /// only by name).
+    marker_starts: &'static [&'static [u8]],
     /// Whether the front door reads it when its markers are found and no format is named
     /// (false: the rest of the front door reads its markup itself, and it is read only by name).
     found_by_markers: bool,
@@ -330,8 +331,9 @@ pub struct FormatReading {
     pub claimed: Vec<Span>,
 }
 
-/// The formats whose markers `text` holds, most specific first (one pass per format over the
-/// text, each linear). xLAM writes plain JSON and Llama 3.2 plain Python lists, which the front
+/// The formats whose markers `text` holds, most specific first (one pass over the text for
+/// the bytes the formats' markers start with, then one per format that can be there, each
+/// linear). xLAM writes plain JSON and Llama 3.2 plain Python lists, which the front
 /// door reads as they are: those two are found only by their own markers (Llama 4's
 /// `<|python_start|>`) or chosen by name.
 ///
@@ -343,15 +345,33 @@ pub struct FormatReading {
 /// assert!(detect("add(a=1, b=2)").is_empty());
 /// ```
 pub fn detect(text: &str) -> Vec<ModelFormat> {
-    // Every format's markers hold one of its marker bytes: a format is searched for only in
-    // text that holds one (a list of calls, `[f(a=[1, 2])]`, is not searched for tags).
-    let mut present = [false; 256];
-    for c in text.bytes() {
-        present[usize::from(c)] = true;
+    // Every marker of a format starts with one of its `marker_starts`: a format is searched for
+    // only in text that holds one, found in one pass over the text (a list of calls,
+    // `[f(a=[1, 2])]`, is not searched for tags, nor Hermes' `<tool_call>{` for `<|` tokens).
+    // The pairs go into a 1024-bit filter (128 bytes to clear, not the 8 KiB of every pair): a
+    // pair sharing a bit with one present only makes a format searched, never missed.
+    let pair = |c: u8, d: u8| (usize::from(c) * 31 + usize::from(d)) & 1023;
+    let b = text.as_bytes();
+    let mut bytes = [false; 256];
+    let mut pairs = [0u64; 16];
+    for (i, &c) in b.iter().enumerate() {
+        bytes[usize::from(c)] = true;
+        if let Some(&d) = b.get(i + 1) {
+            let p = pair(c, d);
+            pairs[p >> 6] |= 1 << (p & 63);
+        }
     }
+    let holds = |start: &[u8]| match *start {
+        [c] => bytes[usize::from(c)],
+        [c, d, ..] => {
+            let p = pair(c, d);
+            pairs[p >> 6] & 1 << (p & 63) != 0
+        }
+        [] => false,
+    };
     FORMATS
         .iter()
-        .filter(|f| f.marker_bytes.iter().any(|c| present[usize::from(*c)]))
+        .filter(|f| f.marker_starts.iter().any(|s| holds(s)))
         .filter(|f| (f.holds_markers)(text))
         .map(|f| f.format)
         .collect()

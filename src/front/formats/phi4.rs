@@ -12,7 +12,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Phi4,
     name: "phi4",
-    marker_bytes: b"[",
+    marker_starts: &[b"s["],
     found_by_markers: true,
     holds_markers,
     read,

@@ -19,7 +19,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Pythonic,
     name: "pythonic",
-    marker_bytes: b"<",
+    marker_starts: &[b"<|"],
     found_by_markers: false,
     holds_markers,
     read,

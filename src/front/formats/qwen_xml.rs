@@ -27,7 +27,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::QwenXml,
     name: "qwen3-coder",
-    marker_bytes: b"<",
+    marker_starts: &[b"<f"],
     found_by_markers: true,
     holds_markers,
     read,

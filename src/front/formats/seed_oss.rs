@@ -21,7 +21,7 @@ use super::{ModelFormat, Spec};
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::SeedOss,
     name: "seed-oss",
-    marker_bytes: b"<",
+    marker_starts: &[b"<s"],
     found_by_markers: true,
     holds_markers,
     read,

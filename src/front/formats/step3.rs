@@ -19,7 +19,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Step3,
     name: "step3",
-    marker_bytes: b"<",
+    marker_starts: &[b"<\xEF"],
     found_by_markers: true,
     holds_markers,
     read,

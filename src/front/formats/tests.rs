@@ -145,11 +145,10 @@ fn examples_are_detected() {
     }
 }
 
-/// Searching a format only in text holding its marker byte finds what searching every format
-/// finds: on the examples, the model-format corpus (each text alone and inside prose) and texts
-/// with each format's markers but not its marker byte's neighbours.
+/// Searching a format only in text holding one of its marker starts finds what searching every
+/// format finds: on the examples and the model-format corpus (each text alone and inside prose).
 #[test]
-fn the_marker_byte_is_in_every_marker() {
+fn every_marker_begins_with_a_marker_start() {
     let corpus = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/model_formats.jsonl"),
     )

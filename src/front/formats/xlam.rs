@@ -12,7 +12,7 @@ use crate::front::IgnoreReason;
 pub(super) const SPEC: Spec = Spec {
     format: ModelFormat::Xlam,
     name: "xlam",
-    marker_bytes: b"",
+    marker_starts: &[],
     found_by_markers: false,
     holds_markers: |_| false,
     read,

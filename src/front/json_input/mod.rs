@@ -192,18 +192,7 @@ pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> 
                 .at(node.span));
             }
             ExprKind::Dict(pairs) => {
-                // Sorted rather than hashed: no seed to guess, no clock for one in the guest,
-                // n log n whatever the keys.
-                let mut keys: Vec<(&str, Span)> = pairs
-                    .iter()
-                    .filter_map(|(k, _)| as_str(k).map(|name| (name, k.span)))
-                    .collect();
-                keys.sort_by_key(|(name, at)| (*name, at.start));
-                let twice = keys.windows(2).find_map(|pair| match pair {
-                    [(a, first), (b, again)] if a == b => Some((*a, *first, *again)),
-                    _ => None,
-                });
-                if let Some((name, first, again)) = twice {
+                if let Some((name, first, again)) = first_duplicate(pairs) {
                     return Err(duplicate_key(name, first, again, base));
                 }
                 for (key, value) in pairs {
@@ -216,6 +205,63 @@ pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> 
         }
     }
     Ok(())
+}
+
+/// Objects of at most this many keys are checked for a duplicate pair by pair, without
+/// allocating (the objects of a call are small); larger ones are sorted.
+const SMALL_OBJECT: usize = 16;
+
+/// The duplicated string key of an object's `pairs` that sorts first, with its first two
+/// places (by position, then order): `(name, first, again)`. Sorted or compared rather than
+/// hashed: no seed to guess, no clock for one in the guest, n log n whatever the keys.
+fn first_duplicate(pairs: &[(Expr, Expr)]) -> Option<(&str, Span, Span)> {
+    if pairs.len() > SMALL_OBJECT {
+        return sorted_duplicate(pairs);
+    }
+    let mut best: Option<(&str, Span, Span)> = None;
+    for (key, _) in pairs {
+        let Some(name) = as_str(key) else { continue };
+        if best.is_some_and(|(known, _, _)| name >= known) {
+            continue;
+        }
+        // The two first places of `name`, as the sort above orders them.
+        let mut first: Option<Span> = None;
+        let mut again: Option<Span> = None;
+        for at in pairs
+            .iter()
+            .filter(|(k, _)| as_str(k) == Some(name))
+            .map(|(k, _)| k.span)
+        {
+            match first {
+                Some(f) if at.start >= f.start => {
+                    if again.is_none_or(|g| at.start < g.start) {
+                        again = Some(at);
+                    }
+                }
+                _ => {
+                    again = first;
+                    first = Some(at);
+                }
+            }
+        }
+        if let (Some(first), Some(again)) = (first, again) {
+            best = Some((name, first, again));
+        }
+    }
+    best
+}
+
+/// [`first_duplicate`] of any object: its string keys sorted by name and place.
+fn sorted_duplicate(pairs: &[(Expr, Expr)]) -> Option<(&str, Span, Span)> {
+    let mut keys: Vec<(&str, Span)> = pairs
+        .iter()
+        .filter_map(|(k, _)| as_str(k).map(|name| (name, k.span)))
+        .collect();
+    keys.sort_by_key(|(name, at)| (*name, at.start));
+    keys.windows(2).find_map(|pair| match pair {
+        [(a, first), (b, again)] if a == b => Some((*a, *first, *again)),
+        _ => None,
+    })
 }
 
 fn duplicate_key(name: &str, first: Span, again: Span, base: u32) -> Error {
@@ -275,9 +321,17 @@ pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Erro
     use serde_json::Value as J;
     // Every node takes at least one byte of text: past that many, the text is too long.
     let mut nodes = 0usize;
+    // About the bytes the text takes, to write it in one buffer.
+    let mut size = 0usize;
     let mut stack = vec![(json, 1usize)];
     while let Some((node, depth)) = stack.pop() {
         nodes += 1;
+        size = size.saturating_add(match node {
+            J::String(s) => s.len() + 2,
+            J::Object(map) => map.keys().map(|k| k.len() + 4).sum::<usize>() + 2,
+            J::Array(items) => items.len() + 2,
+            _ => 8,
+        });
         if nodes > limits.max_source_bytes {
             return Err(Error::limit(
                 LimitKind::SourceBytes,
@@ -295,7 +349,7 @@ pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Erro
         }
     }
     let mut out = Bounded {
-        bytes: Vec::new(),
+        bytes: Vec::with_capacity(size.min(limits.max_source_bytes)),
         max: limits.max_source_bytes,
     };
     serde_json::to_writer(&mut out, json).map_err(|_| {

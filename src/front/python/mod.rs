@@ -852,6 +852,34 @@ impl Reader<'_> {
         false
     }
 
+    /// Read a text that is one JSON document in a call form (routing read it whole: the tree
+    /// in `self.json`): the calls [`json_at`](Self::json_at) finds on its one line, without
+    /// looking for markup first (none is written outside the strings of a JSON document).
+    /// `false`, nothing read and nothing charged, for any other text.
+    pub(crate) fn read_whole_json(&mut self) -> bool {
+        let text = self.text;
+        let Some(tree) = &self.json else {
+            return false;
+        };
+        let end = tree.span.end as usize;
+        if tree.span.start != 0
+            || self.steps < end
+            || !text.get(end..).is_some_and(|rest| rest.trim().is_empty())
+        {
+            return false;
+        }
+        let Some(calls) = text
+            .get(..end)
+            .and_then(|json| json_form::calls(tree, json, 0, self.limits))
+        else {
+            return false;
+        };
+        self.charge(end);
+        self.json = None;
+        self.found.extend(calls);
+        true
+    }
+
     /// What a line starting with `{` or `[` at `p` holds as JSON.
     fn json_at(&mut self, p: usize, end: usize) -> Json {
         let text = self.text;
