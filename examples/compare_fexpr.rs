@@ -9,7 +9,8 @@
 //!                                           runs add(a=2, b=3) once, prints the output's repr
 //!                                           (before tearing anything down)
 //! compare_fexpr repeat CALLS [MODE] [CASE]  runs CASE (add(a=2, b=3) unless given) CALLS
-//!                                           times (natively unless MODE is given) on one
+//!                                           times (natively unless MODE is given: native,
+//!                                           model, openai (add only), sandbox) on one
 //!                                           runtime, prints the last output's repr
 //! ```
 //!
@@ -67,6 +68,9 @@ enum Mode {
     /// The model-text door natively: `manager.run(text)` (call position, repairs, then the
     /// call), to set beside `Native` (the expression door) for the same call.
     Model,
+    /// The JSON door natively: `add`'s call as an OpenAI assistant message
+    /// (`manager.run(Input::openai(message))`), for `repeat` only.
+    OpenAi,
     #[cfg(feature = "sandbox")]
     Sandbox,
 }
@@ -85,6 +89,7 @@ impl Mode {
         match name {
             "native" => Ok(Mode::Native),
             "model" => Ok(Mode::Model),
+            "openai" => Ok(Mode::OpenAi),
             #[cfg(feature = "sandbox")]
             "sandbox" => Ok(Mode::Sandbox),
             other => Err(format!(
@@ -97,6 +102,7 @@ impl Mode {
         match self {
             Mode::Native => "native",
             Mode::Model => "model",
+            Mode::OpenAi => "openai",
             #[cfg(feature = "sandbox")]
             Mode::Sandbox => "sandbox",
         }
@@ -105,8 +111,12 @@ impl Mode {
     fn run(self, rt: &Runtime, manager: &ToolManager, text: &str) -> FunctionOutput {
         match self {
             Mode::Native => rt.block_on(manager.execute_func_expr(text)),
-            Mode::Model => {
-                let response = rt.block_on(manager.run(text).into_future());
+            Mode::Model | Mode::OpenAi => {
+                let input = match self {
+                    Mode::OpenAi => fexpr::Input::openai(openai_add()),
+                    _ => fexpr::Input::model_output(text),
+                };
+                let response = rt.block_on(manager.run(input).into_future());
                 let mut outputs = response.outputs;
                 match (outputs.pop(), outputs.is_empty()) {
                     (Some(out), true) => out,
@@ -121,6 +131,20 @@ impl Mode {
             Mode::Sandbox => rt.block_on(manager.execute_func_expr_via_sandbox(text)),
         }
     }
+}
+
+/// `add(a=2, b=3)` as an OpenAI assistant message (the `openai` mode; the same message as
+/// `benches/front.rs`'s `front/door/openai_message`), built once and cloned per call as the
+/// bench clones its input.
+fn openai_add() -> Json {
+    static MESSAGE: std::sync::OnceLock<Json> = std::sync::OnceLock::new();
+    MESSAGE
+        .get_or_init(|| {
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]})
+        })
+        .clone()
 }
 
 /// The output's repr, or the error as text.
@@ -198,7 +222,7 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
     let mut report = Map::new();
     for mode in Mode::all()
         .into_iter()
-        .filter(|m| !matches!(m, Mode::Model))
+        .filter(|m| !matches!(m, Mode::Model | Mode::OpenAi))
     {
         // Warm up (and check) on this thread first.
         let rt = runtime()?;
@@ -315,7 +339,7 @@ fn main() -> Result<(), String> {
         "repeat" => Json::String(repeat(number(args.next(), "CALLS")?, args.next(), args.next())?),
         _ => {
             return Err(
-                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS [native|model] [add|add_points|numpy_sum]"
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS [native|model|openai] [add|add_points|numpy_sum]"
                     .to_owned(),
             )
         }
