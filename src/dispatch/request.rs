@@ -36,7 +36,7 @@ use crate::error::{clip, Error, ErrorKind};
 use crate::front::check::{check_text, plan_to_run, Checked, Planned};
 use crate::front::json_input;
 use crate::front::repair::RepairOptions;
-use crate::front::route::{route, Door, Route};
+use crate::front::route::{route_read, Door, Route};
 use crate::front::Ignored;
 use crate::limits::Limits;
 #[cfg(feature = "sandbox")]
@@ -490,10 +490,12 @@ impl Request {
                 run.model_output(text, &repair.unwrap_or(default_repairs), true)
                     .await
             }
-            Form::JsonValue(value) => match json_input::to_text(value, limits) {
-                Ok(text) => {
-                    run.model_output(&text, &repair.unwrap_or(default_repairs), true)
-                        .await
+            // Written out once, with the tree the JSON reader would read from the text: the
+            // text is not read again (unless a limit may refuse it: then the reader says so).
+            Form::JsonValue(value) => match json_input::to_text_read(value, limits) {
+                Ok((text, tree)) => {
+                    let options = repair.unwrap_or(default_repairs);
+                    run.model_output_read(&text, &options, true, tree).await
                 }
                 Err(error) => Response {
                     outputs: vec![FunctionOutput::failed("", "", error)],
@@ -755,9 +757,21 @@ impl Run<'_> {
     /// runs as written. A text in which no call is found gets one error output saying why
     /// (the expression parser's, or for JSON the JSON reader's).
     async fn model_output(&self, text: &str, options: &RepairOptions, json: bool) -> Response {
+        self.model_output_read(text, options, json, None).await
+    }
+
+    /// [`model_output`](Self::model_output), given the tree the JSON reader reads from `text`
+    /// when the caller has it (`read`, see [`route_read`]).
+    async fn model_output_read(
+        &self,
+        text: &str,
+        options: &RepairOptions,
+        json: bool,
+        read: Option<Expr>,
+    ) -> Response {
         let door = if json { Door::Json } else { Door::ModelOutput };
         // The front-end's one routing decision; the JSON it read is handed to the plan.
-        let (reading, no_call) = match route(text, self.limits, door) {
+        let (reading, no_call) = match route_read(text, self.limits, door, read) {
             Route::Evaluate => {
                 return Response {
                     outputs: self.text(text, true, None).await,

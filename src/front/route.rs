@@ -66,13 +66,24 @@ impl Reading {
 
 /// How `text`, come in by `door`, runs.
 pub fn route(text: &str, limits: &Limits, door: Door) -> Route {
+    route_read(text, limits, door, None)
+}
+
+/// [`route`], given the tree [`json_input::read`] reads from `text` when the caller has it
+/// already (`read`: a parsed document written out by [`json_input::to_text_read`]), so that
+/// the text is not read again.
+pub(crate) fn route_read(text: &str, limits: &Limits, door: Door, read: Option<Expr>) -> Route {
     if !json_input::looks_like_json(text) {
         return match door {
             Door::Json => Route::Evaluate,
             Door::ModelOutput => Route::Read(Reading::default()),
         };
     }
-    let Ok(tree) = json_input::read(text, limits) else {
+    let read = match read {
+        Some(tree) => Ok(tree),
+        None => json_input::read(text, limits),
+    };
+    let Ok(tree) = read else {
         return match door {
             Door::Json => Route::Evaluate,
             Door::ModelOutput => Route::Read(Reading {

@@ -318,6 +318,74 @@ pub fn looks_like_json(text: &str) -> bool {
 /// assert_eq!(long.unwrap_err().kind, fexpr::ErrorKind::Limit);
 /// ```
 pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Error> {
+    let size = written_size(json, limits)?;
+    let mut out = Bounded {
+        bytes: Vec::with_capacity(size.min(limits.max_source_bytes)),
+        max: limits.max_source_bytes,
+    };
+    serde_json::to_writer(&mut out, json).map_err(|_| too_long(limits))?;
+    String::from_utf8(out.bytes)
+        .map_err(|_| Error::new(ErrorKind::Syntax, "JSON: the document is not UTF-8"))
+}
+
+/// The text [`to_text`] writes of `json`, with the tree [`read`] reads from that text (spans
+/// and all), built as the text is written: a JSON document already parsed is not read again.
+/// The tree is `None` when a limit of [`read`] may refuse the text (a string, a collection
+/// or the whole document over its limit, an integer beyond `i64`): the caller reads the text
+/// then, for the reader's own error. Errors are [`to_text`]'s.
+///
+/// ```
+/// use fexpr::front::json_input::{read, to_text, to_text_read};
+/// let limits = fexpr::Limits::default();
+/// let json = serde_json::json!({"name": "add", "arguments": "{\"a\": 1}", "ok": [true, null, 2.5]});
+/// let (text, tree) = to_text_read(&json, &limits)?;
+/// assert_eq!(text, to_text(&json, &limits)?);
+/// assert_eq!(tree, Some(read(&text, &limits)?));
+/// let short = limits.clone().max_str_bytes(2);
+/// assert_eq!(to_text_read(&json, &short)?.1, None);
+/// # Ok::<(), fexpr::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// A `Limit` error when `json` is nested deeper than [`Limits::max_depth`] or its text is
+/// longer than [`Limits::max_source_bytes`].
+pub fn to_text_read(
+    json: &serde_json::Value,
+    limits: &Limits,
+) -> Result<(String, Option<Expr>), Error> {
+    let size = written_size(json, limits)?;
+    let mut writer = Writer {
+        out: Vec::with_capacity(size.min(limits.max_source_bytes)),
+        limits,
+        used: 0,
+        fits: true,
+    };
+    let (tree, _) = writer.value(json);
+    if writer.out.len() > limits.max_source_bytes {
+        return Err(too_long(limits));
+    }
+    let fits = writer.fits
+        && writer.used <= limits.max_eval_bytes as u64
+        && u32::try_from(writer.out.len()).is_ok();
+    let text = String::from_utf8(writer.out)
+        .map_err(|_| Error::new(ErrorKind::Syntax, "JSON: the document is not UTF-8"))?;
+    Ok((text, fits.then_some(tree)))
+}
+
+/// The error of a document whose text is longer than [`Limits::max_source_bytes`].
+fn too_long(limits: &Limits) -> Error {
+    Error::limit(
+        LimitKind::SourceBytes,
+        limits.max_source_bytes,
+        "a longer text",
+    )
+}
+
+/// About the bytes `json`'s text takes, or the error when it is nested deeper than
+/// [`Limits::max_depth`] or has more nodes than [`Limits::max_source_bytes`] (every node takes
+/// a byte at least), found before anything is written.
+fn written_size(json: &serde_json::Value, limits: &Limits) -> Result<usize, Error> {
     use serde_json::Value as J;
     // Every node takes at least one byte of text: past that many, the text is too long.
     let mut nodes = 0usize;
@@ -348,19 +416,122 @@ pub fn to_text(json: &serde_json::Value, limits: &Limits) -> Result<String, Erro
             _ => {}
         }
     }
-    let mut out = Bounded {
-        bytes: Vec::with_capacity(size.min(limits.max_source_bytes)),
-        max: limits.max_source_bytes,
-    };
-    serde_json::to_writer(&mut out, json).map_err(|_| {
-        Error::limit(
-            LimitKind::SourceBytes,
-            limits.max_source_bytes,
-            "a longer text",
-        )
-    })?;
-    String::from_utf8(out.bytes)
-        .map_err(|_| Error::new(ErrorKind::Syntax, "JSON: the document is not UTF-8"))
+    Ok(size)
+}
+
+/// Writes a document as [`to_text`] does (serde_json's compact form: each scalar and key by
+/// serde_json itself) and builds the tree [`read`] would read from the text, charging what
+/// the reader charges; `fits` turns false when the reader might refuse the text.
+struct Writer<'a> {
+    out: Vec<u8>,
+    limits: &'a Limits,
+    /// Bytes charged as the reader charges them (strings, keys, elements).
+    used: u64,
+    /// Whether every string, collection and integer is within the reader's limits.
+    fits: bool,
+}
+
+impl Writer<'_> {
+    /// Write `json`: its tree, and its elements counted as the reader counts them. Recursion
+    /// is bounded by [`Limits::max_depth`], checked before ([`written_size`]), as the
+    /// evaluator's is.
+    fn value(&mut self, json: &serde_json::Value) -> (Expr, usize) {
+        use serde_json::Value as J;
+        let start = self.out.len();
+        let (kind, count) = match json {
+            J::Null => {
+                self.out.extend_from_slice(b"null");
+                (ExprKind::None, 1)
+            }
+            J::Bool(b) => {
+                self.out
+                    .extend_from_slice(if *b { b"true" as &[u8] } else { b"false" });
+                (ExprKind::Bool(*b), 1)
+            }
+            J::Number(n) => {
+                self.scalar(json);
+                let written = std::str::from_utf8(self.out.get(start..).unwrap_or_default())
+                    .unwrap_or_default();
+                // As the reader reads it: a fraction or an exponent is a float.
+                let kind = if written.contains(['.', 'e', 'E']) {
+                    written.parse::<f64>().map(ExprKind::Float).ok()
+                } else {
+                    n.as_i64().map(ExprKind::Int)
+                };
+                // An integer beyond `i64` (digits, `BigInt`) is left to the reader.
+                self.fits &= kind.is_some();
+                (kind.unwrap_or(ExprKind::None), 1)
+            }
+            J::String(text) => (self.string(text), 1),
+            J::Array(items) => {
+                self.out.push(b'[');
+                let mut elements = Vec::with_capacity(items.len());
+                let mut count = 0usize;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    let (element, n) = self.value(item);
+                    count = count.saturating_add(n);
+                    elements.push(element);
+                }
+                self.out.push(b']');
+                self.collection(count, items.len(), NODE);
+                (ExprKind::List(elements), count.saturating_add(1))
+            }
+            J::Object(map) => {
+                self.out.push(b'{');
+                let mut pairs = Vec::with_capacity(map.len());
+                let mut count = 0usize;
+                for (i, (key, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    let key_start = self.out.len();
+                    let key = Expr {
+                        kind: self.string(key),
+                        span: span_of(key_start, self.out.len()),
+                    };
+                    self.out.push(b':');
+                    let (value, n) = self.value(item);
+                    // A dict's key counts as an element too.
+                    count = count.saturating_add(n).saturating_add(1);
+                    pairs.push((key, value));
+                }
+                self.out.push(b'}');
+                self.collection(count, map.len(), 2 * NODE);
+                (ExprKind::Dict(pairs), count.saturating_add(1))
+            }
+        };
+        let span = span_of(start, self.out.len());
+        (Expr { kind, span }, count)
+    }
+
+    /// Write a scalar or a key as serde_json writes it.
+    fn scalar<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        self.fits &= serde_json::to_writer(&mut self.out, value).is_ok();
+    }
+
+    /// Write the string `text`; its node, charged as the reader charges it.
+    fn string(&mut self, text: &str) -> ExprKind {
+        self.scalar(text);
+        self.fits &= text.len() <= self.limits.max_str_bytes;
+        self.used = self.used.saturating_add(text.len() as u64);
+        ExprKind::Str(text.to_string())
+    }
+
+    /// Charge a collection of `len` elements (`count` counted recursively), `per` bytes each.
+    fn collection(&mut self, count: usize, len: usize, per: u64) {
+        self.fits &= count <= self.limits.max_collection_len;
+        self.used = self.used.saturating_add((len as u64).saturating_mul(per));
+    }
+}
+
+fn span_of(start: usize, end: usize) -> Span {
+    Span::new(
+        u32::try_from(start).unwrap_or(u32::MAX),
+        u32::try_from(end).unwrap_or(u32::MAX),
+    )
 }
 
 /// A writer that refuses to grow past `max` bytes.

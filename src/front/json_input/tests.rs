@@ -297,3 +297,71 @@ fn small_objects_find_the_duplicate_sorting_finds() {
     }
     assert!(checked > 20, "{checked}");
 }
+
+/// A JSON document of up to a few levels: every kind of scalar (escapes, non-ASCII, floats,
+/// integers past `i64`), arrays and objects.
+fn json_doc() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    use serde_json::Value as J;
+    let scalar = prop_oneof![
+        Just(J::Null),
+        any::<bool>().prop_map(J::Bool),
+        any::<i64>().prop_map(J::from),
+        any::<u64>().prop_map(J::from),
+        any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(J::from),
+        "[a-z\"\\\\\n\t\u{1}é😀 ]{0,12}".prop_map(J::String),
+    ];
+    scalar.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(J::Array),
+            proptest::collection::vec(("[a-z\"é]{0,4}", inner), 0..6)
+                .prop_map(|pairs| J::Object(pairs.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    /// A parsed document written out with its tree ([`to_text_read`]) is what [`to_text`]
+    /// writes, and its tree what [`read`] reads from that text, spans and all; under tight
+    /// limits the tree is left out whenever the reader refuses the text (and the caller reads
+    /// it for that error).
+    #[test]
+    fn a_document_written_with_its_tree_is_read_as_its_text_is(
+        doc in json_doc(),
+        str_bytes in 0usize..16,
+        collection in 0usize..40,
+        eval_bytes in 0usize..4000,
+        int_digits in 1usize..22,
+        tight in proptest::bool::ANY,
+    ) {
+        let limits = if tight {
+            limits()
+                .max_str_bytes(str_bytes)
+                .max_collection_len(collection)
+                .max_eval_bytes(eval_bytes)
+                .max_int_digits(int_digits)
+        } else {
+            limits()
+        };
+        let written = to_text_read(&doc, &limits);
+        let text = to_text(&doc, &limits);
+        match (written, text) {
+            (Ok((written, tree)), Ok(text)) => {
+                proptest::prop_assert_eq!(&written, &text);
+                let read = read(&text, &limits);
+                match (tree, read) {
+                    (Some(tree), Ok(read)) => proptest::prop_assert_eq!(tree, read),
+                    (Some(_), Err(e)) => proptest::prop_assert!(false, "the reader refuses: {e}"),
+                    (None, read) => proptest::prop_assert!(
+                        tight || read.is_err() || text.contains(|c: char| c.is_ascii_digit()),
+                        "no tree for {text}"
+                    ),
+                }
+            }
+            (Err(a), Err(b)) => proptest::prop_assert_eq!(a, b),
+            (a, b) => proptest::prop_assert!(false, "{a:?} but {b:?}"),
+        }
+    }
+}
