@@ -495,3 +495,85 @@ fn keys_are_checked_like_any_argument() {
         r#""many""#
     );
 }
+
+/// A parsed message (`Input::openai`, `Input::anthropic`) runs as its compact text does
+/// (`Input::json(value.to_string())`), which is how it was read before it was written out
+/// with its tree: the same outputs (call ids aside where the model gave none: each run makes
+/// fresh ones), the same text not used and the same verdicts, for calls that run, calls that
+/// are refused, messages that ask for no call, fexpr's own forms and documents over a limit.
+#[test]
+fn a_parsed_message_runs_as_its_compact_text_does() {
+    let (manager, _) = counting();
+    let call = |name: &str, args: &str| {
+        serde_json::json!({"id": "call_1", "type": "function",
+            "function": {"name": name, "arguments": args}})
+    };
+    let messages = [
+        serde_json::json!({"role": "assistant", "content": null, "tool_calls": [call("add", r#"{"a": 2, "b": 3}"#)]}),
+        serde_json::json!({"role": "assistant", "content": "Let me add: add(a=1, b=1)", "tool_calls": [call("add", r#"{"a": 2.0, "b": "3"}"#), call("add", r#"{"a": 1}"#)]}),
+        serde_json::json!({"role": "assistant", "content": "Done.", "tool_calls": []}),
+        serde_json::json!({"role": "assistant", "content": null, "refusal": "I cannot do that."}),
+        serde_json::json!({"role": "assistant", "tool_calls": [call("add", r#"{"a": 1, "a": 2}"#)]}),
+        serde_json::json!({"role": "assistant", "tool_calls": [call("add", r#"{"a": 1e400, "b": 1}"#)]}),
+        serde_json::json!({"role": "assistant", "tool_calls": [call("add", "{\"a\": 1,")]}),
+        serde_json::json!({"role": "assistant", "tool_calls": [call("add", "[1, 2]")]}),
+        serde_json::json!({"role": "assistant", "tool_calls": [call("ad", r#"{"a": 1, "b": 2}"#)]}),
+        serde_json::json!({"role": "assistant", "tool_calls": [call("add", r#"{"a": 1, "b": 2, "c": 3}"#)], "function_call": {"name": "add", "arguments": "{}"}}),
+        serde_json::json!({"role": "assistant", "tool_calls": [{"id": "x", "type": "function", "function": {"name": "add", "arguments": {"a": [1, {"k": null}], "b": 18446744073709551615_u64}}}]}),
+        serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "<think>add(a=1)</think>"}, {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": "two\n\"2\""}}]}),
+        serde_json::json!({"type": "tool_use", "id": "toolu_2", "name": "add", "input": {"a": -0.0, "b": 1.5e300}}),
+        serde_json::json!([{"name": "add", "arguments": {"a": 1, "b": 2}}, {"name": "add", "parameters": {"a": 3, "b": 4}}, 7]),
+        serde_json::json!({"name": "add", "kwargs": {"a": 1, "b": 2}}),
+        serde_json::json!({"note": "<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1}}</tool_call>"}),
+        serde_json::json!("add(a=1, b=2)"),
+        serde_json::json!([1, 2, 3]),
+    ];
+    let limits = [
+        fexpr::Limits::default(),
+        fexpr::Limits::default().max_str_bytes(4),
+        fexpr::Limits::default().max_collection_len(6),
+        fexpr::Limits::default().max_eval_bytes(200),
+        fexpr::Limits::default().max_int_digits(5),
+        fexpr::Limits::default().max_source_bytes(60),
+        fexpr::Limits::default().max_depth(2),
+    ];
+    // Fresh call ids (a call the model gave none) differ run to run.
+    let steady = |mut response: fexpr::Response| {
+        for out in &mut response.outputs {
+            if !["call_1", "x", "toolu_1", "toolu_2"].contains(&out.call_id.as_str()) {
+                out.call_id.clear();
+            }
+        }
+        response
+    };
+    let rt = common::runtime();
+    for message in &messages {
+        for limits in &limits {
+            let parsed_only = manager
+                .run(fexpr::Input::openai(message.clone()))
+                .limits(limits.clone());
+            // Too deep or too long to be written out: refused as before, nothing read.
+            let text = match fexpr::front::json_input::to_text(message, limits) {
+                Ok(text) => text,
+                Err(e) => {
+                    let outputs = rt.block_on(parsed_only.into_future()).outputs;
+                    assert_eq!(outputs.len(), 1, "{message} within {limits:?}");
+                    assert_eq!(outputs[0].output, Err(e), "{message} within {limits:?}");
+                    continue;
+                }
+            };
+            assert_eq!(text, message.to_string());
+            let parsed = manager
+                .run(fexpr::Input::openai(message.clone()))
+                .limits(limits.clone());
+            let written = manager
+                .run(fexpr::Input::json(text.clone()))
+                .limits(limits.clone());
+            let (parsed, written) = (
+                steady(rt.block_on(parsed.into_future())),
+                steady(rt.block_on(written.into_future())),
+            );
+            assert_eq!(parsed, written, "{text} within {limits:?}");
+        }
+    }
+}

@@ -475,7 +475,7 @@ impl Request {
         match &mut input.0 {
             Form::Expr(text) => match repair {
                 Some(options) if options != RepairOptions::strict() => {
-                    run.model_output(text, &options, false).await
+                    run.model_output(text, &options, false, None).await
                 }
                 _ => Response {
                     outputs: run.text(text, false, None).await,
@@ -483,11 +483,11 @@ impl Request {
                 },
             },
             Form::ModelOutput(text) => {
-                run.model_output(text, &repair.unwrap_or(default_repairs), false)
+                run.model_output(text, &repair.unwrap_or(default_repairs), false, None)
                     .await
             }
             Form::Json(text) => {
-                run.model_output(text, &repair.unwrap_or(default_repairs), true)
+                run.model_output(text, &repair.unwrap_or(default_repairs), true, None)
                     .await
             }
             // Written out once, with the tree the JSON reader would read from the text: the
@@ -495,7 +495,7 @@ impl Request {
             Form::JsonValue(value) => match json_input::to_text_read(value, limits) {
                 Ok((text, tree)) => {
                     let options = repair.unwrap_or(default_repairs);
-                    run.model_output_read(&text, &options, true, tree).await
+                    run.model_output(&text, &options, true, tree).await
                 }
                 Err(error) => Response {
                     outputs: vec![FunctionOutput::failed("", "", error)],
@@ -517,7 +517,7 @@ impl Request {
                     }
                     let outputs = match repair {
                         Some(options) if options != RepairOptions::strict() => {
-                            run.model_output(text, &options, false).await.outputs
+                            run.model_output(text, &options, false, None).await.outputs
                         }
                         _ => run.text(text, false, None).await,
                     };
@@ -756,13 +756,10 @@ impl Run<'_> {
     /// span indexes `text` (each call's are moved there from its own text). A plain expression
     /// runs as written. A text in which no call is found gets one error output saying why
     /// (the expression parser's, or for JSON the JSON reader's).
-    async fn model_output(&self, text: &str, options: &RepairOptions, json: bool) -> Response {
-        self.model_output_read(text, options, json, None).await
-    }
-
-    /// [`model_output`](Self::model_output), given the tree the JSON reader reads from `text`
-    /// when the caller has it (`read`, see [`route_read`]).
-    async fn model_output_read(
+    ///
+    /// `read`: the tree the JSON reader reads from `text`, when the caller has it (see
+    /// [`route_read`]).
+    async fn model_output(
         &self,
         text: &str,
         options: &RepairOptions,

@@ -211,7 +211,14 @@ pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOp
         ignored,
         error,
         ..
-    } = plan_for(text, ctx, limits, options, Purpose::Check, None);
+    } = plan_for(
+        text,
+        ctx,
+        limits,
+        options,
+        Purpose::Check,
+        front::route::Reading::default(),
+    );
     Checked {
         verdicts: calls.into_iter().map(|p| p.verdict).collect(),
         ignored,
@@ -247,7 +254,14 @@ enum Purpose {
 /// assert_eq!(plan.ignored[0].text, "Sure!");
 /// ```
 pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Plan {
-    plan_for(text, ctx, limits, options, Purpose::Run, None)
+    plan_for(
+        text,
+        ctx,
+        limits,
+        options,
+        Purpose::Run,
+        front::route::Reading::default(),
+    )
 }
 
 /// [`plan`] for a request that runs the plan at once: each verdict's `args` and `kwargs` are
@@ -260,7 +274,7 @@ pub(crate) fn plan_to_run(
     options: &RepairOptions,
     reading: front::route::Reading,
 ) -> Plan {
-    plan_for(text, ctx, limits, options, Purpose::Execute, reading.tree)
+    plan_for(text, ctx, limits, options, Purpose::Execute, reading)
 }
 
 /// [`plan`] for `purpose` (for [`Purpose::Check`], `plain` is not worked out).
@@ -270,7 +284,7 @@ fn plan_for(
     limits: &Limits,
     options: &RepairOptions,
     purpose: Purpose,
-    json: Option<Expr>,
+    reading: front::route::Reading,
 ) -> Plan {
     let Extraction {
         calls,
@@ -288,7 +302,7 @@ fn plan_for(
             lenient: options.lenient,
             format: options.model_format,
         },
-        json,
+        reading,
         true,
     );
     let plain = purpose != Purpose::Check

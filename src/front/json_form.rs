@@ -72,7 +72,9 @@ struct JsonCall {
 /// [`json_input::call_of`] makes of its name and arguments (a `FunctionExpression`'s action
 /// parsed), its source the JSON object it was read from as written, which its spans index.
 /// When the form is ambiguous (a duplicate key) or holds a number out of range, each of its
-/// calls fails with that error, and its source is the JSON text, which the error's span indexes.
+/// calls fails with that error, and its source is the JSON text, which the error's span indexes;
+/// `checked`: `tree` is known to hold neither (written from a parsed document), so it is not
+/// looked for. (An `arguments` string is read, and checked, either way.)
 ///
 /// Long (about 100 lines) for a reason: one walk of the form's calls with one error policy
 /// (a duplicate key or an out-of-range number fails every call of the form, each keeping its
@@ -82,6 +84,7 @@ pub(super) fn calls(
     json: &str,
     start: usize,
     limits: &Limits,
+    checked: bool,
 ) -> Option<Vec<FoundCall>> {
     let mut found = Vec::new();
     let base = u32::try_from(start).unwrap_or(u32::MAX);
@@ -90,7 +93,12 @@ pub(super) fn calls(
     }
     let whole = super::span(start, start + json.len());
     let shift = |s: Span| Span::new(s.start.saturating_add(base), s.end.saturating_add(base));
-    if let Err(e) = json_input::check_call_tree(tree, json, base) {
+    let check = if checked {
+        Ok(())
+    } else {
+        json_input::check_call_tree(tree, json, base)
+    };
+    if let Err(e) = check {
         return Some(
             found
                 .into_iter()

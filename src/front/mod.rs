@@ -249,10 +249,18 @@ pub fn extract_typed(
     param_type: &dyn Fn(&str, &str) -> Option<crate::types::Type>,
     options: ReadOptions,
 ) -> Extraction {
-    read_text(text, limits, is_tool, param_type, options, None, true)
+    read_text(
+        text,
+        limits,
+        is_tool,
+        param_type,
+        options,
+        route::Reading::default(),
+        true,
+    )
 }
 
-/// [`extract_typed`], given the whole text already read as JSON (`json`, by
+/// [`extract_typed`], given the whole text already read as JSON (`reading`, by
 /// [`route`](route::route): not read again), with the one-line reading of the common case
 /// ([`Reader::read_call_line`]) or without it (`call_line: false`: every text cut into regions
 /// and logical lines; the test that compares the two passes false).
@@ -262,7 +270,7 @@ fn read_text(
     is_tool: &dyn Fn(&str) -> bool,
     param_type: &dyn Fn(&str, &str) -> Option<crate::types::Type>,
     options: ReadOptions,
-    json: Option<Expr>,
+    reading: route::Reading,
     call_line: bool,
 ) -> Extraction {
     if text.len() > limits.max_source_bytes {
@@ -277,7 +285,8 @@ fn read_text(
         };
     }
     let mut reader = Reader::new(text, limits, is_tool, param_type, options);
-    reader.json = json;
+    reader.json = reading.tree;
+    reader.json_checked = reading.checked;
     if !(call_line && reader.read_call_line()) {
         reader.read();
     }
@@ -308,6 +317,9 @@ struct Reader<'a> {
     refused: Option<Error>,
     /// The whole text read as JSON, if it was before: taken by the JSON at its first byte.
     json: Option<Expr>,
+    /// Whether `json` is known to hold no duplicate key and no float out of range
+    /// ([`route::Reading`]'s `checked`).
+    json_checked: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -334,6 +346,7 @@ impl<'a> Reader<'a> {
             budget_from: None,
             refused: None,
             json: None,
+            json_checked: false,
         }
     }
 

@@ -54,6 +54,10 @@ pub struct Reading {
     /// The whole text read as JSON, when it starts with its first byte: the front-end's reading
     /// takes it instead of reading the same bytes again.
     pub(crate) tree: Option<Expr>,
+    /// Whether `tree` was written from a parsed document ([`json_input::to_text_read`]): it
+    /// holds no duplicate key (a parsed object has none) and no number out of a float's range,
+    /// so [`json_input::check_call_tree`] has nothing to find in it.
+    pub(crate) checked: bool,
 }
 
 impl Reading {
@@ -79,6 +83,7 @@ pub(crate) fn route_read(text: &str, limits: &Limits, door: Door, read: Option<E
             Door::ModelOutput => Route::Read(Reading::default()),
         };
     }
+    let checked = read.is_some();
     let read = match read {
         Some(tree) => Ok(tree),
         None => json_input::read(text, limits),
@@ -89,6 +94,7 @@ pub(crate) fn route_read(text: &str, limits: &Limits, door: Door, read: Option<E
             Door::ModelOutput => Route::Read(Reading {
                 json: true,
                 tree: None,
+                checked: false,
             }),
         };
     };
@@ -101,6 +107,7 @@ pub(crate) fn route_read(text: &str, limits: &Limits, door: Door, read: Option<E
     let reading = Reading {
         json: true,
         tree: text.starts_with(['{', '[']).then_some(tree),
+        checked,
     };
     if no_call {
         Route::NoCall(reading)

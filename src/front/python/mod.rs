@@ -340,7 +340,7 @@ impl Reader<'_> {
                 let json = &text[s..e];
                 let calls = json_input::read(json, self.limits)
                     .ok()
-                    .and_then(|tree| json_form::calls(&tree, json, s, self.limits))
+                    .and_then(|tree| json_form::calls(&tree, json, s, self.limits, false))
                     .unwrap_or_default();
                 self.mention(calls, s, e);
                 from = e;
@@ -415,7 +415,7 @@ impl Reader<'_> {
                     let json = &self.text[i..jend];
                     match json_input::read(json, self.limits) {
                         Ok(tree) => {
-                            if json_form::calls(&tree, json, i, self.limits).is_some() {
+                            if json_form::calls(&tree, json, i, self.limits, false).is_some() {
                                 out.push((String::new(), i, jend));
                             }
                             i = jend;
@@ -773,7 +773,7 @@ impl Reader<'_> {
         // fexpr's and the providers' JSON forms written as Python literals.
         if matches!(expr.kind, ExprKind::Dict(_) | ExprKind::List(_)) && !has_call(&expr) {
             if let Some(tree) = json_form::literal_tree(expr.clone()) {
-                if let Some(calls) = json_form::calls(&tree, source, p, self.limits) {
+                if let Some(calls) = json_form::calls(&tree, source, p, self.limits, false) {
                     return Stmt::Calls(calls);
                 }
             }
@@ -870,7 +870,7 @@ impl Reader<'_> {
         }
         let Some(calls) = text
             .get(..end)
-            .and_then(|json| json_form::calls(tree, json, 0, self.limits))
+            .and_then(|json| json_form::calls(tree, json, 0, self.limits, self.json_checked))
         else {
             return false;
         };
@@ -928,7 +928,7 @@ impl Reader<'_> {
             .take()
             .filter(|_| p == 0 && text[jend..].trim().is_empty());
         match whole.map_or_else(|| json_input::read(json, self.limits), Ok) {
-            Ok(tree) => match json_form::calls(&tree, json, p, self.limits) {
+            Ok(tree) => match json_form::calls(&tree, json, p, self.limits, false) {
                 Some(calls) => Json::Calls(calls, jend),
                 None => Json::Data(jend),
             },

@@ -77,7 +77,7 @@ fn read(text: &str, tools: &dyn Fn(&str) -> bool, options: ReadOptions, line: bo
         tools,
         &|_, _| None,
         options,
-        None,
+        crate::front::route::Reading::default(),
         line,
     )
 }
@@ -118,7 +118,7 @@ fn call_line_is_read_as_lines() {
                     tools,
                     &|_, _| None,
                     ReadOptions::default(),
-                    None,
+                    crate::front::route::Reading::default(),
                     line,
                 )
             };
