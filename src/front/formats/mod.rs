@@ -349,7 +349,9 @@ pub fn detect(text: &str) -> Vec<ModelFormat> {
     // only in text that holds one, found in one pass over the text (a list of calls,
     // `[f(a=[1, 2])]`, is not searched for tags, nor Hermes' `<tool_call>{` for `<|` tokens).
     // The pairs go into a 1024-bit filter (128 bytes to clear, not the 8 KiB of every pair): a
-    // pair sharing a bit with one present only makes a format searched, never missed.
+    // pair sharing a bit with one present only makes a format searched, never missed. A pair
+    // whose two bytes are not both in the text is not there, whatever its bit says (JSON text
+    // holds no `<`: no tag format is searched in it).
     let pair = |c: u8, d: u8| (usize::from(c) * 31 + usize::from(d)) & 1023;
     let b = text.as_bytes();
     let mut bytes = [false; 256];
@@ -365,7 +367,7 @@ pub fn detect(text: &str) -> Vec<ModelFormat> {
         [c] => bytes[usize::from(c)],
         [c, d, ..] => {
             let p = pair(c, d);
-            pairs[p >> 6] & 1 << (p & 63) != 0
+            bytes[usize::from(c)] && bytes[usize::from(d)] && pairs[p >> 6] & 1 << (p & 63) != 0
         }
         [] => false,
     };

@@ -154,6 +154,12 @@ fn every_marker_begins_with_a_marker_start() {
     )
     .unwrap();
     let mut texts: Vec<String> = EXAMPLES.iter().map(|(_, t, _)| t.to_string()).collect();
+    // JSON documents, whose byte pairs share filter bits with tag formats' marker starts.
+    texts.extend([
+        r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\": 2, \"b\": 3}"}}]}"#.to_string(),
+        r#"{"name": "add", "parameters": {"a": 1}}; {"name": "add", "parameters": {"a": 2}}"#.to_string(),
+        r#"[{"type":"tool_use","id":"toolu_1","name":"add","input":{"a":"<|python_tag|>"}}]"#.to_string(),
+    ]);
     for line in corpus.lines().filter(|l| l.starts_with('{')) {
         let case: serde_json::Value = serde_json::from_str(line).unwrap();
         if let Some(text) = case["output"].as_str() {
