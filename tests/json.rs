@@ -499,7 +499,7 @@ fn keys_are_checked_like_any_argument() {
 /// A parsed message (`Input::openai`, `Input::anthropic`) runs as its compact text does
 /// (`Input::json(value.to_string())`), which is how it was read before it was written out
 /// with its tree: the same outputs (call ids aside where the model gave none: each run makes
-/// fresh ones), the same text not used and the same verdicts, for calls that run, calls that
+/// fresh ones), the same text not used and the same verdicts (`check`), for calls that run, calls that
 /// are refused, messages that ask for no call, fexpr's own forms and documents over a limit.
 #[test]
 fn a_parsed_message_runs_as_its_compact_text_does() {
@@ -563,6 +563,12 @@ fn a_parsed_message_runs_as_its_compact_text_does() {
                 }
             };
             assert_eq!(text, message.to_string());
+            let check = |input: fexpr::Input| manager.run(input).limits(limits.clone()).check();
+            assert_eq!(
+                check(fexpr::Input::openai(message.clone())),
+                check(fexpr::Input::json(text.clone())),
+                "check: {text} within {limits:?}"
+            );
             let parsed = manager
                 .run(fexpr::Input::openai(message.clone()))
                 .limits(limits.clone());

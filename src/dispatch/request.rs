@@ -33,7 +33,7 @@ use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::dispatch::manager::{single_output, Scope, ToolManager};
 use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
-use crate::front::check::{check_text, plan_to_run, Checked, Planned};
+use crate::front::check::{check_reading, check_text, plan_to_run, Checked, Planned};
 use crate::front::json_input;
 use crate::front::repair::RepairOptions;
 use crate::front::route::{route_read, Door, Route};
@@ -432,8 +432,15 @@ impl Request {
             Form::Expr(text) | Form::ModelOutput(text) | Form::Json(text) => check(text),
             Form::Functions(funcs) => join(funcs.iter().map(|f| check(&f.to_expr())).collect()),
             Form::FuncExprs(exprs) => join(exprs.iter().map(|e| check(&e.action)).collect()),
-            Form::JsonValue(value) => match json_input::to_text(value, limits) {
-                Ok(text) => check(&text),
+            // Written out with its tree, as `respond` does: the text is not read again.
+            Form::JsonValue(value) => match json_input::to_text_read(value, limits) {
+                Ok((text, tree)) => check_reading(
+                    &text,
+                    ctx,
+                    limits,
+                    &options,
+                    crate::front::route::written(&text, tree),
+                ),
                 Err(error) => Checked {
                     error: Some(error),
                     ..Checked::default()

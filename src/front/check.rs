@@ -206,19 +206,24 @@ pub fn is_tool(ctx: &Context, name: &str) -> bool {
 
 /// Extract the calls in `text` and check each against the tools in `ctx`.
 pub fn check_text(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions) -> Checked {
+    check_reading(text, ctx, limits, options, front::route::Reading::default())
+}
+
+/// [`check_text`], given what the routing learnt of `text` (the tree a parsed document was
+/// written out with: not read again).
+pub(crate) fn check_reading(
+    text: &str,
+    ctx: &Context,
+    limits: &Limits,
+    options: &RepairOptions,
+    reading: front::route::Reading,
+) -> Checked {
     let Plan {
         calls,
         ignored,
         error,
         ..
-    } = plan_for(
-        text,
-        ctx,
-        limits,
-        options,
-        Purpose::Check,
-        front::route::Reading::default(),
-    );
+    } = plan_for(text, ctx, limits, options, Purpose::Check, reading);
     Checked {
         verdicts: calls.into_iter().map(|p| p.verdict).collect(),
         ignored,

@@ -68,6 +68,17 @@ impl Reading {
     }
 }
 
+/// What a reading of `text`, the text [`json_input::to_text_read`] wrote of a parsed document,
+/// is handed: its tree (`None`: the reader reads the text itself), as [`route`] hands it on.
+pub(crate) fn written(text: &str, tree: Option<Expr>) -> Reading {
+    let whole = json_input::looks_like_json(text) && text.starts_with(['{', '[']);
+    Reading {
+        json: json_input::looks_like_json(text),
+        checked: tree.is_some() && whole,
+        tree: tree.filter(|_| whole),
+    }
+}
+
 /// How `text`, come in by `door`, runs.
 pub fn route(text: &str, limits: &Limits, door: Door) -> Route {
     route_read(text, limits, door, None)
