@@ -14,6 +14,7 @@ mod run;
 mod runtime;
 mod stream;
 mod tool;
+mod workers;
 
 use pyo3::prelude::*;
 

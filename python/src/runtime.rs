@@ -43,15 +43,14 @@ thread_local! {
     static KEPT: KeptThreadState = const { KeptThreadState { kept: Cell::new(None) } };
 }
 
-/// Run `f` attached to Python on this thread (a worker of the blocking pool running a sync
+/// Run `f` attached to Python on this thread (a tool worker running a sync
 /// tool), keeping the thread's Python thread state for its next tool.
 ///
 /// Attaching from a thread without a Python thread state creates one, and detaching destroys
 /// it again (`PyGILState_Ensure`/`PyGILState_Release` with nothing else holding it): on the
-/// blocking pool's threads that was every tool call, ~1 µs of the ~3 µs a Python tool call
-/// cost over the bare function. Kept, a call only takes and releases the GIL, as on a thread
-/// Python started; the state is released when the thread ends (an idle worker after tokio's
-/// keep-alive). Python's thread-locals and the thread's `contextvars` context now last across
+/// tool workers that was every tool call, ~1 µs of the ~3 µs a Python tool call cost over the
+/// bare function. Kept, a call only takes and releases the GIL, as on a thread Python started;
+/// the state is released when the thread ends (an idle worker after its keep-alive). Python's thread-locals and the thread's `contextvars` context now last across
 /// the tools a worker runs, as on a `ThreadPoolExecutor`'s workers.
 pub fn attach_kept<T>(f: impl for<'py> FnOnce(Python<'py>) -> T) -> T {
     // `try_with`: in the thread's own destructors (never, for a tool) it just attaches.
@@ -152,7 +151,7 @@ fn level(py: Python<'_>) -> PyResult<u32> {
 /// The stack of the runtime's threads, where sync tools run and results are converted: as a
 /// Python main thread's (8 MiB), not tokio's 2 MiB, so a result nested as deep as fexpr allows
 /// (and the tool's own Python) fits.
-const THREAD_STACK: usize = 8 << 20;
+pub const THREAD_STACK: usize = 8 << 20;
 
 /// Configure the runtime before its first use (at import).
 pub fn configure() {
@@ -165,6 +164,11 @@ pub fn configure() {
 /// of a call the program made.
 pub fn spawn_task(fut: impl Future<Output = ()> + Send + 'static) {
     runtime().spawn(DEPTH.scope(1, fut));
+}
+
+/// Enter the runtime on this thread (a tool worker's): its timers and handle for the tools.
+pub fn enter() -> tokio::runtime::EnterGuard<'static> {
+    runtime().enter()
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {

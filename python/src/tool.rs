@@ -1,4 +1,4 @@
-//! Python functions as fexpr tools: sync functions on a worker thread of the blocking pool (or,
+//! Python functions as fexpr tools: sync functions on a tool worker thread ([`workers`]) (or,
 //! marked `blocking=False`, with the GIL on the thread that polls the call), async functions on
 //! an asyncio loop, inside `fexpr._runtime.guard`.
 
@@ -15,7 +15,7 @@ use pyo3_async_runtimes::TaskLocals;
 
 use crate::convert::{self, describe, Budget, Records, Strict, Unconverted};
 use crate::request::RequestState;
-use crate::runtime;
+use crate::{runtime, workers};
 
 /// One parameter: its name, whether it must be passed by keyword, the Python converter its
 /// annotation needs (an Enum, a frozenset, ...), if any, and whether its default is one only
@@ -138,17 +138,28 @@ impl Tool for PyTool {
             return Box::pin(async move { callable.call_async(args, state, depth).await });
         }
         if self.blocking {
+            let (done, ran) = tokio::sync::oneshot::channel();
+            let run = move || {
+                let _ = done.send(runtime::attach_kept(|py| {
+                    callable.call_sync(py, args, state, depth)
+                }));
+            };
+            let started = workers::run(run);
             return Box::pin(async move {
-                let run =
-                    move || runtime::attach_kept(|py| callable.call_sync(py, args, state, depth));
-                match tokio::task::spawn_blocking(run).await {
+                if let Err(e) = started {
+                    return Err(Error::new(
+                        ErrorKind::ToolFailed,
+                        format!("no thread could be started for the tool: {e}"),
+                    ));
+                }
+                match ran.await {
                     Ok(Run::Done(result)) => result,
                     Ok(Run::Awaitable(fut, callable, state)) => {
                         callable.finish_async(fut, state).await
                     }
-                    Err(e) => Err(Error::new(
+                    Err(_) => Err(Error::new(
                         ErrorKind::ToolFailed,
-                        format!("the tool's thread failed: {e}"),
+                        "the tool's thread failed (a panic in the binding)",
                     )),
                 }
             });
