@@ -652,6 +652,39 @@ fn record_by_name(
     }))
 }
 
+/// Whether [`coerce`] would accept `value` for `ty` and return it unchanged, known without
+/// converting, stepping or formatting anything: any value for `Any`, a scalar of its exact
+/// type within its bounds, a record of this type with every field in declaration order, each
+/// fitting (recursion follows the record types, whose nesting the schema reader bounds). The
+/// fast path of binding an argument already of its parameter's type (`add(a=2, b=3)`); `false`
+/// sends the value through [`coerce`], which gives the same value or the error.
+pub(super) fn fits(ty: &Type, value: &Value) -> bool {
+    match ty {
+        Type::Any => true,
+        Type::None | Type::Bool | Type::Int | Type::Float | Type::Str | Type::Bytes => {
+            exact_match(ty, value)
+        }
+        Type::Bounded(inner, bounds) => {
+            fits(inner, value)
+                && number_bounds(bounds, value).is_ok()
+                && size_bounds(bounds, value).is_ok()
+        }
+        Type::Record(rt) => match value {
+            Value::Record(r) => {
+                rt.unchecked.is_none()
+                    && r.name == rt.name
+                    && r.fields.len() == rt.fields.len()
+                    && r.fields
+                        .iter()
+                        .zip(&rt.fields)
+                        .all(|((name, v), f)| *name == f.name && fits(&f.ty, v))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 pub(super) fn exact_match(ty: &Type, v: &Value) -> bool {
     if let Type::Bounded(inner, _) = ty {
         return exact_match(inner, v);

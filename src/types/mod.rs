@@ -41,7 +41,7 @@ pub(crate) mod schema;
 #[cfg(test)]
 mod tests;
 
-use self::coerce::{coerce, exact_match, Checker, Path};
+use self::coerce::{coerce, exact_match, fits, Checker, Path};
 pub use self::read::{invalid_bound, schema_problem};
 use self::read::{schema_type, Definition, Reader};
 
@@ -391,6 +391,10 @@ impl Type {
     /// Check `value` against this type and convert it where the conversion is exact.
     /// `path` names the value in error messages (`p1`, `p1.x`, `arr[0]`).
     pub fn coerce(&self, value: Value, path: &str) -> Result<Value, Error> {
+        // A value already of this type (the common argument) is taken as it is.
+        if fits(self, &value) {
+            return Ok(value);
+        }
         let checker = Checker::for_value(&value);
         coerce(self, value, &Path::Name(path), 0, &checker)
     }
