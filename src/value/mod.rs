@@ -607,24 +607,13 @@ impl Value {
     /// The conversion; an error says what the value is and what the Rust type would take,
     /// in Python's terms ("18446744073709551616 does not fit a 64-bit integer").
     fn deserialize_owned<T: serde::de::DeserializeOwned>(self) -> Result<T, Error> {
-        // The conversion takes the value, so what the message shows is decided before it. A
-        // scalar or a short string is kept (a cheap copy) and described only if conversion
-        // fails: this runs for every argument of every tool call.
-        let small = match &self {
-            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => true,
-            Value::Str(s) => s.len() <= 40,
-            _ => false,
-        };
-        let (kept, shown) = match small {
-            true => (Some(self.clone()), None),
-            false => (None, Some(convert::brief(&self))),
-        };
+        // The conversion takes the value, so what the message shows is taken before it: a
+        // container's kind and size, a record's name, a copy of a scalar or a short str. It is
+        // written out only if the conversion fails: this runs for every argument of every
+        // tool call.
+        let before = convert::Before::of(&self);
         T::deserialize(convert::Owned(self)).map_err(|e| {
-            let shown = match (shown, &kept) {
-                (Some(shown), _) => shown,
-                (None, Some(v)) => convert::brief(v),
-                (None, None) => convert::brief(&Value::None),
-            };
+            let shown = before.brief();
             Error::new(ErrorKind::Type, convert::reason(&shown, &e))
         })
     }
