@@ -41,7 +41,7 @@ pub(crate) mod schema;
 #[cfg(test)]
 mod tests;
 
-use self::coerce::{coerce, exact_match, fits, Checker, Path};
+use self::coerce::{coerce, exact_match, take_fitting, Checker, Path};
 pub use self::read::{invalid_bound, schema_problem};
 use self::read::{schema_type, Definition, Reader};
 
@@ -392,9 +392,10 @@ impl Type {
     /// `path` names the value in error messages (`p1`, `p1.x`, `arr[0]`).
     pub fn coerce(&self, value: Value, path: &str) -> Result<Value, Error> {
         // A value already of this type (the common argument) is taken as it is.
-        if fits(self, &value) {
-            return Ok(value);
-        }
+        let value = match take_fitting(self, value) {
+            Ok(done) => return Ok(done),
+            Err(value) => value,
+        };
         let checker = Checker::for_value(&value);
         coerce(self, value, &Path::Name(path), 0, &checker)
     }
@@ -411,6 +412,12 @@ impl Type {
         if self.takes_as_is(&value) {
             return value;
         }
+        // A struct a Rust tool returned (serialized as a dict) becomes its record without
+        // the copy kept below for a result that does not convert.
+        let value = match take_fitting(self, value) {
+            Ok(done) => return done,
+            Err(value) => value,
+        };
         match self.coerce(value.clone(), "result") {
             Ok(typed) => typed,
             Err(_) => value,

@@ -541,7 +541,8 @@ fn signatures_write_keys_python_cannot_name_as_a_call_does() {
     );
 }
 
-/// The fast path of `Type::coerce` (`fits`: a value already of its type, taken as it is)
+/// The fast path of `Type::coerce` (`fits`: a value already of its type, taken as it is;
+/// `take_fitting`: that, or a dict of a record's fields in order, made the record)
 /// gives exactly what the full check gives, for values that fit and values that do not.
 #[test]
 fn a_value_that_fits_is_what_the_full_check_returns() {
@@ -596,6 +597,9 @@ fn a_value_that_fits_is_what_the_full_check_returns() {
         record(vec![("x", Value::Int(1)), ("y", Value::Str("2".into()))]),
         record(vec![("x", Value::Int(1))]),
         Value::from_json(&json!({"x": 1, "y": 2})),
+        Value::from_json(&json!({"y": 2, "x": 1})),
+        Value::from_json(&json!({"x": 1, "y": 2.5})),
+        Value::from_json(&json!({"x": 1})),
     ];
     let mut fitted = 0;
     for ty in &types {
@@ -604,9 +608,12 @@ fn a_value_that_fits_is_what_the_full_check_returns() {
                 let checker = Checker::for_value(value);
                 coerce(ty, value.clone(), &Path::Name("v"), 0, &checker)
             };
-            if fits(ty, value) {
+            if coerce::fits(ty, value) {
                 fitted += 1;
                 assert_eq!(full.as_ref(), Ok(value), "{ty} fits {}", value.repr());
+            }
+            if let Ok(taken) = take_fitting(ty, value.clone()) {
+                assert_eq!(full.as_ref(), Ok(&taken), "{ty} takes {}", value.repr());
             }
             assert_eq!(
                 ty.coerce(value.clone(), "v"),
