@@ -389,6 +389,30 @@ impl std::fmt::Display for FunctionOutput {
     }
 }
 
+/// The digits of a call id.
+const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// Every number below 62² as two [`DIGITS`], the lower first: `n` at `2n..2n + 2`.
+static DIGIT_PAIRS: [u8; 2 * 3844] = {
+    let mut pairs = [0u8; 2 * 3844];
+    let mut n = 0;
+    while n < 3844 {
+        pairs[2 * n] = DIGITS[n % 62];
+        pairs[2 * n + 1] = DIGITS[n / 62];
+        n += 1;
+    }
+    pairs
+};
+
+/// `word` in base 62 into `out` (an even length), the lowest digit first, two at a time.
+fn write_digits(mut word: u64, out: &mut [u8]) {
+    for pair in out.chunks_mut(2) {
+        let at = (word % 3844) as usize * 2;
+        pair.copy_from_slice(&DIGIT_PAIRS[at..at + 2]);
+        word /= 3844;
+    }
+}
+
 /// A fresh call id: `call_` and 24 letters and digits, unique within the process (the first
 /// twelve encode a bijection of a process-wide counter, so two ids never repeat; the rest
 /// mix in a per-process random seed, so ids are not guessable across processes). No clock.
@@ -416,15 +440,11 @@ pub fn fresh_call_id() -> String {
         z ^ (z >> 31)
     };
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut digits = [0u8; 24];
-    // 62^12 > 2^64: twelve digits hold a whole word.
+    // 62^12 > 2^64: twelve digits hold a whole word, written two at a time (lowest first).
     let words = [mix(n ^ a), mix(n.wrapping_add(b))];
-    for (chunk, mut word) in digits.chunks_mut(12).zip(words) {
-        for digit in chunk {
-            *digit = DIGITS[(word % 62) as usize];
-            word /= 62;
-        }
+    for (chunk, word) in digits.chunks_mut(12).zip(words) {
+        write_digits(word, chunk);
     }
     let mut id = String::with_capacity(29);
     id.push_str("call_");
@@ -509,4 +529,35 @@ pub struct Repair {
     pub to: String,
     /// Why the schema allows it.
     pub reason: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two digits at a time write what one at a time writes.
+    #[test]
+    fn call_id_digits_are_base_62_lowest_first() {
+        for word in [
+            0,
+            1,
+            61,
+            62,
+            3843,
+            3844,
+            123_456_789,
+            u64::MAX / 3,
+            u64::MAX,
+        ] {
+            let mut fast = [0u8; 12];
+            write_digits(word, &mut fast);
+            let mut slow = [0u8; 12];
+            let mut w = word;
+            for digit in &mut slow {
+                *digit = DIGITS[(w % 62) as usize];
+                w /= 62;
+            }
+            assert_eq!(fast, slow, "{word}");
+        }
+    }
 }

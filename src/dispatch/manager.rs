@@ -448,18 +448,19 @@ impl ToolManager {
         scope: &Scope,
     ) -> Vec<FunctionOutput> {
         let limits = &scope.limits;
+        let dispatch = NativeDispatch {
+            manager: self,
+            scope,
+        };
+        // One unit (the common case: one call) needs no ids registered and no vectors of
+        // units and outcomes.
+        if let Some(unit) = eval::one_unit(tree) {
+            let outcome = eval::run_one(unit, &self.inner.context, limits, &dispatch).await;
+            return vec![scope.unit_output(text, outcome)];
+        }
         let units = eval::units(tree);
         scope.register_units(&units);
-        let outcomes = eval::run(
-            &units,
-            &self.inner.context,
-            limits,
-            &NativeDispatch {
-                manager: self,
-                scope,
-            },
-        )
-        .await;
+        let outcomes = eval::run(&units, &self.inner.context, limits, &dispatch).await;
         outcomes
             .into_iter()
             .map(|outcome| scope.unit_output(text, outcome))

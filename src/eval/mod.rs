@@ -107,6 +107,43 @@ pub fn units(expr: &Expr) -> Vec<&Expr> {
     }
 }
 
+/// The one unit of `expr` when it has one ([`units`] of length one), found without collecting
+/// them: the expression itself, or the call of a one-element list or tuple of a call.
+#[cfg(feature = "native")]
+pub(crate) fn one_unit(expr: &Expr) -> Option<&Expr> {
+    match &expr.kind {
+        ExprKind::List(items) | ExprKind::Tuple(items) => match items.as_slice() {
+            [] => Some(expr),
+            [only] if matches!(only.kind, ExprKind::Call(_)) => Some(only),
+            items if items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) => None,
+            _ => Some(expr),
+        },
+        _ => Some(expr),
+    }
+}
+
+/// [`run`] of the one unit `root`: its outcome, without the vectors of units and outcomes.
+#[cfg(feature = "native")]
+pub(crate) async fn run_one<D: Dispatch>(
+    root: &Expr,
+    ctx: &dyn Resolve,
+    limits: &Limits,
+    dispatch: &D,
+) -> UnitOutcome {
+    let eval = Evaluator::new(ctx, limits);
+    if let Some(outcome) = single_call(root, &eval, dispatch).await {
+        return outcome;
+    }
+    // One outcome per unit. Boxed: the waves' future is large, and only units that are not a
+    // single tool call (nested calls, a record or built-in at the root) need it.
+    let outcome = Box::pin(waves(&[root], &eval, dispatch)).await.pop();
+    outcome.unwrap_or_else(|| UnitOutcome {
+        span: root.span,
+        call: None,
+        result: Err(Error::new(ErrorKind::Unsupported, "the unit gave no outcome").at(root.span)),
+    })
+}
+
 /// Evaluate `units` against `ctx`, sending tool calls to `dispatch`. One outcome per unit.
 pub async fn run<D: Dispatch>(
     units: &[&Expr],
@@ -120,9 +157,19 @@ pub async fn run<D: Dispatch>(
             return vec![outcome];
         }
     }
+    waves(units, &eval, dispatch).await
+}
+
+/// [`run`] through the waves of [`UnitState`]: any units.
+async fn waves<D: Dispatch>(
+    units: &[&Expr],
+    eval: &Evaluator<'_>,
+    dispatch: &D,
+) -> Vec<UnitOutcome> {
+    let limits = eval.limits;
     let mut states: Vec<UnitState> = units
         .iter()
-        .map(|root| UnitState::new(root, &eval))
+        .map(|root| UnitState::new(root, eval))
         .collect();
     // `max_calls` and `max_constructors` bound the whole input: a list of calls that is too
     // long runs none of them.
@@ -140,7 +187,7 @@ pub async fn run<D: Dispatch>(
         let mut requests = Vec::new();
         let mut owners = Vec::new();
         for (i, state) in states.iter_mut().enumerate() {
-            for request in state.requests(wave, &eval) {
+            for request in state.requests(wave, eval) {
                 requests.push(request);
                 owners.push(i);
             }
@@ -155,7 +202,7 @@ pub async fn run<D: Dispatch>(
             }
         }
     }
-    states.into_iter().map(|s| s.finish(&eval)).collect()
+    states.into_iter().map(|s| s.finish(eval)).collect()
 }
 
 /// The most common unit, one tool call whose arguments call no tool, without the waves of

@@ -652,6 +652,79 @@ fn record_by_name(
     }))
 }
 
+/// Whether [`coerce`] would accept `value` for `ty` and return it unchanged, known without
+/// converting, stepping or formatting anything: any value for `Any`, a scalar of its exact
+/// type within its bounds, a record of this type with every field in declaration order, each
+/// fitting (recursion follows the record types, whose nesting the schema reader bounds). The
+/// fast path of binding an argument already of its parameter's type (`add(a=2, b=3)`); `false`
+/// sends the value through [`coerce`], which gives the same value or the error.
+pub(super) fn fits(ty: &Type, value: &Value) -> bool {
+    match ty {
+        Type::Any => true,
+        Type::None | Type::Bool | Type::Int | Type::Float | Type::Str | Type::Bytes => {
+            exact_match(ty, value)
+        }
+        Type::Bounded(inner, bounds) => {
+            fits(inner, value)
+                && number_bounds(bounds, value).is_ok()
+                && size_bounds(bounds, value).is_ok()
+        }
+        Type::Record(rt) => match value {
+            Value::Record(r) => {
+                rt.unchecked.is_none()
+                    && r.name == rt.name
+                    && r.fields.len() == rt.fields.len()
+                    && r.fields
+                        .iter()
+                        .zip(&rt.fields)
+                        .all(|((name, v), f)| *name == f.name && fits(&f.ty, v))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// `value` as [`coerce`] returns it for `ty`, when that is known without a check that could
+/// fail or format anything: a value that [`fits`], or a dict whose keys are the record's field
+/// names in declaration order, each value fitting (a struct a Rust tool returned, serialized as
+/// a dict; `p2={'x': 3, 'y': 4}`), made the record of its entries. Any other value is handed
+/// back for [`coerce`].
+pub(super) fn take_fitting(ty: &Type, value: Value) -> Result<Value, Value> {
+    if fits(ty, &value) {
+        return Ok(value);
+    }
+    let Type::Record(rt) = ty else {
+        return Err(value);
+    };
+    match value {
+        Value::Dict(map) if dict_fits(rt, &map) => {
+            let fields = map
+                .into_iter()
+                .filter_map(|(k, v)| match k {
+                    Value::Str(k) => Some((k, v)),
+                    _ => None,
+                })
+                .collect();
+            Ok(Value::Record(Record {
+                name: rt.name.clone(),
+                fields,
+            }))
+        }
+        other => Err(other),
+    }
+}
+
+/// Whether `map`'s keys are `rt`'s field names in declaration order, each value fitting.
+fn dict_fits(rt: &RecordType, map: &crate::value::Dict) -> bool {
+    rt.unchecked.is_none()
+        && map.len() == rt.fields.len()
+        && map
+            .iter()
+            .zip(&rt.fields)
+            .all(|((k, v), f)| matches!(k, Value::Str(k) if *k == f.name) && fits(&f.ty, v))
+}
+
 pub(super) fn exact_match(ty: &Type, v: &Value) -> bool {
     if let Type::Bounded(inner, _) = ty {
         return exact_match(inner, v);

@@ -41,7 +41,7 @@ pub(crate) mod schema;
 #[cfg(test)]
 mod tests;
 
-use self::coerce::{coerce, exact_match, Checker, Path};
+use self::coerce::{coerce, exact_match, take_fitting, Checker, Path};
 pub use self::read::{invalid_bound, schema_problem};
 use self::read::{schema_type, Definition, Reader};
 
@@ -391,6 +391,11 @@ impl Type {
     /// Check `value` against this type and convert it where the conversion is exact.
     /// `path` names the value in error messages (`p1`, `p1.x`, `arr[0]`).
     pub fn coerce(&self, value: Value, path: &str) -> Result<Value, Error> {
+        // A value already of this type (the common argument) is taken as it is.
+        let value = match take_fitting(self, value) {
+            Ok(done) => return Ok(done),
+            Err(value) => value,
+        };
         let checker = Checker::for_value(&value);
         coerce(self, value, &Path::Name(path), 0, &checker)
     }
@@ -407,6 +412,12 @@ impl Type {
         if self.takes_as_is(&value) {
             return value;
         }
+        // A struct a Rust tool returned (serialized as a dict) becomes its record without
+        // the copy kept below for a result that does not convert.
+        let value = match take_fitting(self, value) {
+            Ok(done) => return done,
+            Err(value) => value,
+        };
         match self.coerce(value.clone(), "result") {
             Ok(typed) => typed,
             Err(_) => value,

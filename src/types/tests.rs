@@ -540,3 +540,88 @@ fn signatures_write_keys_python_cannot_name_as_a_call_does() {
         r#"convert(**{"from": str}, to: str, amount: float | None = None, **{"max-results": int | None = None})"#
     );
 }
+
+/// The fast path of `Type::coerce` (`fits`: a value already of its type, taken as it is;
+/// `take_fitting`: that, or a dict of a record's fields in order, made the record)
+/// gives exactly what the full check gives, for values that fit and values that do not.
+#[test]
+fn a_value_that_fits_is_what_the_full_check_returns() {
+    let schema = point_schema();
+    let point = match &RecordType::from_schema("add_points", &schema).fields[0].ty {
+        Type::Record(rt) => Type::Record(rt.clone()),
+        other => panic!("expected a record, got {other}"),
+    };
+    let types = [
+        Type::Any,
+        Type::Int,
+        Type::Float,
+        Type::Str,
+        Type::Bool,
+        point,
+        Type::from_schema(&json!({"type": "integer", "format": "int64"}), &json!({})),
+        Type::from_schema(&json!({"type": "integer", "format": "uint8"}), &json!({})),
+        Type::from_schema(
+            &json!({"type": "integer", "minimum": 0, "maximum": 10}),
+            &json!({}),
+        ),
+        Type::from_schema(
+            &json!({"type": "number", "exclusiveMinimum": 0}),
+            &json!({}),
+        ),
+        Type::from_schema(&json!({"type": "string", "maxLength": 3}), &json!({})),
+        Type::from_schema(&json!({"type": "string", "pattern": "^a+$"}), &json!({})),
+        Type::from_schema(&json!({"type": ["integer", "null"]}), &json!({})),
+    ];
+    let record = |fields: Vec<(&str, Value)>| {
+        Value::Record(Record {
+            name: "Point".into(),
+            fields: fields.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        })
+    };
+    let values = [
+        Value::None,
+        Value::Bool(true),
+        Value::Int(5),
+        Value::Int(-1),
+        Value::Int(300),
+        Value::Int(11),
+        Value::from_bigint(num_bigint::BigInt::from(u64::MAX)),
+        Value::Float(1.5),
+        Value::Float(-0.5),
+        Value::Float(f64::NAN),
+        Value::Str("aa".into()),
+        Value::Str("abcd".into()),
+        Value::List(vec![Value::Int(1)]),
+        record(vec![("x", Value::Int(1)), ("y", Value::Int(2))]),
+        record(vec![("y", Value::Int(2)), ("x", Value::Int(1))]),
+        record(vec![("x", Value::Int(1)), ("y", Value::Str("2".into()))]),
+        record(vec![("x", Value::Int(1))]),
+        Value::from_json(&json!({"x": 1, "y": 2})),
+        Value::from_json(&json!({"y": 2, "x": 1})),
+        Value::from_json(&json!({"x": 1, "y": 2.5})),
+        Value::from_json(&json!({"x": 1})),
+    ];
+    let mut fitted = 0;
+    for ty in &types {
+        for value in &values {
+            let full = {
+                let checker = Checker::for_value(value);
+                coerce(ty, value.clone(), &Path::Name("v"), 0, &checker)
+            };
+            if coerce::fits(ty, value) {
+                fitted += 1;
+                assert_eq!(full.as_ref(), Ok(value), "{ty} fits {}", value.repr());
+            }
+            if let Ok(taken) = take_fitting(ty, value.clone()) {
+                assert_eq!(full.as_ref(), Ok(&taken), "{ty} takes {}", value.repr());
+            }
+            assert_eq!(
+                ty.coerce(value.clone(), "v"),
+                full,
+                "{ty} of {}",
+                value.repr()
+            );
+        }
+    }
+    assert!(fitted > 10, "only {fitted} pairs took the fast path");
+}

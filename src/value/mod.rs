@@ -84,6 +84,19 @@ const MAX_DECODE_EMPTY_EXTENT: usize = 100_000;
 /// decoding all refuse more, since walking an array costs its rows times its dimensions.
 pub(crate) const MAX_NDIM: usize = 32;
 
+/// `value` as a `T` when `T` is its own type (`None` for any other `T`).
+fn same<S: Copy + 'static, T: 'static>(value: S) -> Option<T> {
+    take_same(&mut Some(value))
+}
+
+/// What `slot` holds, taken as a `T` when `T` is its own type (`None`, and the slot left as
+/// it is, for any other `T`).
+fn take_same<S: 'static, T: 'static>(slot: &mut Option<S>) -> Option<T> {
+    (slot as &mut dyn std::any::Any)
+        .downcast_mut::<Option<T>>()
+        .and_then(Option::take)
+}
+
 /// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
 /// JSON, YAML) recurses once per level, and so would dropping, printing and sizing the value.
 pub const MAX_DECODE_DEPTH: usize = 256;
@@ -537,6 +550,13 @@ impl Value {
     /// let big = fexpr::Value::from_json(&serde_json::json!(18446744073709551615u64));
     /// let e = big.into_rust::<i64>().unwrap_err();
     /// assert_eq!(e.message, "18446744073709551615 does not fit a 64-bit integer");
+    /// // A scalar asked for as its own type is handed over as it is, with the same result.
+    /// use fexpr::Value;
+    /// assert_eq!(Value::Int(-3).into_rust::<i64>().unwrap(), -3);
+    /// assert_eq!(Value::Int(3).into_rust::<f64>().unwrap(), 3.0);
+    /// assert_eq!(Value::Str("a".into()).into_rust::<String>().unwrap(), "a");
+    /// assert!(Value::Float(f64::NAN).into_rust::<f64>().is_err());
+    /// assert!(Value::Int(-1).into_rust::<u8>().is_err());
     /// ```
     pub fn into_rust<T: serde::de::DeserializeOwned + 'static>(self) -> Result<T, Error> {
         // An ndarray parameter takes the array as it is when the JSON form would rebuild the
@@ -561,30 +581,39 @@ impl Value {
                 None => Err(Error::new(ErrorKind::Type, "array already taken")),
             };
         }
-        self.deserialize_owned()
+        // A scalar asked for as its own Rust type (`i64` from an int, `String` from a str) is
+        // handed over as it is: what deserializing it would give, without the detour.
+        match self {
+            Value::Int(i) => same(i).map_or_else(|| Value::Int(i).deserialize_owned(), Ok),
+            // A non-finite float deserializes as JSON's null: that path says so.
+            Value::Float(f) if f.is_finite() => {
+                same(f).map_or_else(|| Value::Float(f).deserialize_owned(), Ok)
+            }
+            Value::Bool(b) => same(b).map_or_else(|| Value::Bool(b).deserialize_owned(), Ok),
+            Value::Str(s) => {
+                let mut slot = Some(s);
+                if let Some(taken) = take_same(&mut slot) {
+                    return Ok(taken);
+                }
+                match slot {
+                    Some(s) => Value::Str(s).deserialize_owned(),
+                    None => Err(Error::new(ErrorKind::Type, "str already taken")),
+                }
+            }
+            other => other.deserialize_owned(),
+        }
     }
 
     /// The conversion; an error says what the value is and what the Rust type would take,
     /// in Python's terms ("18446744073709551616 does not fit a 64-bit integer").
     fn deserialize_owned<T: serde::de::DeserializeOwned>(self) -> Result<T, Error> {
-        // The conversion takes the value, so what the message shows is decided before it. A
-        // scalar or a short string is kept (a cheap copy) and described only if conversion
-        // fails: this runs for every argument of every tool call.
-        let small = match &self {
-            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => true,
-            Value::Str(s) => s.len() <= 40,
-            _ => false,
-        };
-        let (kept, shown) = match small {
-            true => (Some(self.clone()), None),
-            false => (None, Some(convert::brief(&self))),
-        };
+        // The conversion takes the value, so what the message shows is taken before it: a
+        // container's kind and size, a record's name, a copy of a scalar or a short str. It is
+        // written out only if the conversion fails: this runs for every argument of every
+        // tool call.
+        let before = convert::Before::of(&self);
         T::deserialize(convert::Owned(self)).map_err(|e| {
-            let shown = match (shown, &kept) {
-                (Some(shown), _) => shown,
-                (None, Some(v)) => convert::brief(v),
-                (None, None) => convert::brief(&Value::None),
-            };
+            let shown = before.brief();
             Error::new(ErrorKind::Type, convert::reason(&shown, &e))
         })
     }

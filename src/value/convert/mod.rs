@@ -22,27 +22,17 @@ mod tests;
 pub(super) use self::deserialize::Owned;
 pub(super) use self::serialize::Build;
 
-/// A value described in a few words for a conversion error (scalars as written, cut short;
-/// containers by kind and size), and how serde's messages describe a value of its kind.
+/// A value described in a few words for a conversion error ([`Before::brief`]: scalars as
+/// written, cut short; containers by kind and size), and how serde's messages describe a
+/// value of its kind.
 pub(super) struct Brief {
     text: String,
     serde_kinds: &'static [&'static str],
 }
 
-/// See [`Brief`].
-pub(super) fn brief(v: &Value) -> Brief {
-    let text = match v {
-        Value::List(items) => format!("a list of {} items", items.len()),
-        Value::Tuple(items) => format!("a tuple of {} items", items.len()),
-        Value::Set(items) => format!("a set of {} items", items.len()),
-        Value::Dict(d) => format!("a dict of {} keys", d.len()),
-        Value::Record(r) => format!("a {} record", crate::error::clip(&r.name, 40)),
-        Value::Array(a) => format!("an ndarray of {} elements", a.len()),
-        Value::Bytes(b) => format!("a bytes value of {} bytes", b.len()),
-        Value::Str(s) if s.len() > 40 => format!("a str of {} characters", s.chars().count()),
-        other => crate::error::clip(&other.repr(), 40),
-    };
-    let serde_kinds: &[&str] = match v {
+/// How serde's messages describe a value of `v`'s kind.
+fn serde_kinds(v: &Value) -> &'static [&'static str] {
+    match v {
         Value::None => &["null", "unit"],
         Value::Bool(_) => &["boolean"],
         Value::Int(_) | Value::BigInt(_) => &["integer", "string"],
@@ -52,8 +42,73 @@ pub(super) fn brief(v: &Value) -> Brief {
             &["sequence"]
         }
         Value::Dict(_) | Value::Record(_) => &["map"],
-    };
-    Brief { text, serde_kinds }
+    }
+}
+
+/// What [`Brief`] needs of a value about to be consumed by a conversion, taken without
+/// formatting anything (a conversion runs for every argument of every tool call; its [`Brief`]
+/// is written only if it fails): a container's kind and size, a record's name, or a copy of a
+/// small value (a scalar, a short str).
+pub(super) struct Before {
+    held: Held,
+    serde_kinds: &'static [&'static str],
+}
+
+enum Held {
+    /// `{what} {count} {unit}`: `a list of 3 items`.
+    Sized {
+        what: &'static str,
+        count: usize,
+        unit: &'static str,
+    },
+    /// A record's name.
+    Record(String),
+    /// A small value, described as written.
+    Kept(Value),
+}
+
+impl Before {
+    /// What the [`Brief`] of `v` will need.
+    pub(super) fn of(v: &Value) -> Before {
+        Before::sized(v).unwrap_or_else(|| Before {
+            held: Held::Kept(v.clone()),
+            serde_kinds: serde_kinds(v),
+        })
+    }
+
+    /// `v` by its kind and size (a record by its name); `None` for a value described as
+    /// written (a scalar, a str of at most 40 bytes).
+    fn sized(v: &Value) -> Option<Before> {
+        let sized = |what, count, unit| Held::Sized { what, count, unit };
+        let held = match v {
+            Value::List(items) => sized("a list of", items.len(), "items"),
+            Value::Tuple(items) => sized("a tuple of", items.len(), "items"),
+            Value::Set(items) => sized("a set of", items.len(), "items"),
+            Value::Dict(d) => sized("a dict of", d.len(), "keys"),
+            Value::Record(r) => Held::Record(crate::error::clip(&r.name, 40)),
+            Value::Array(a) => sized("an ndarray of", a.len(), "elements"),
+            Value::Bytes(b) => sized("a bytes value of", b.len(), "bytes"),
+            Value::Str(s) if s.len() > 40 => sized("a str of", s.chars().count(), "characters"),
+            _ => return None,
+        };
+        Some(Before {
+            held,
+            serde_kinds: serde_kinds(v),
+        })
+    }
+
+    /// The [`Brief`] of the value this was taken from.
+    pub(super) fn brief(self) -> Brief {
+        let text = match self.held {
+            Held::Sized { what, count, unit } => format!("{what} {count} {unit}"),
+            Held::Record(name) => format!("a {name} record"),
+            Held::Kept(v) => crate::error::clip(&v.repr(), 40),
+        };
+        Brief {
+            text,
+            serde_kinds: self.serde_kinds,
+        }
+    }
 }
 
 /// Why `shown` did not convert, in Python's terms: serde's standard messages ("invalid type:

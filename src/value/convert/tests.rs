@@ -43,7 +43,8 @@ struct Wrapper(Vec<u8>);
 /// `into_rust` and the JSON detour agree on `v`.
 fn same<T: DeserializeOwned + Debug + PartialEq + 'static>(v: &Value) {
     let direct = v.clone().into_rust::<T>().map_err(|e| e.message);
-    let detour = serde_json::from_value::<T>(v.to_json()).map_err(|e| reason(&brief(v), &e));
+    let detour =
+        serde_json::from_value::<T>(v.to_json()).map_err(|e| reason(&Before::of(v).brief(), &e));
     assert_eq!(
         direct,
         detour,
