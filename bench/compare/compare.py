@@ -557,6 +557,7 @@ def main() -> None:
     p.add_argument("--fexpr", required=True, help="the compare_fexpr example binary")
     p.add_argument("--monty-inproc", help="the monty-inproc binary")
     p.add_argument("--fexpr-cli", help="the fexpr command-line binary (its cold start is reported too)")
+    p.add_argument("--fexpr-nopie", help="compare_fexpr linked with -no-pie (its sandboxed cold start is reported too)")
     # Many short rounds: every system is timed in each, so a burst of load on the shared machine
     # lands on all of them rather than on one (the ratios are the point).
     p.add_argument("--rounds", type=int, default=6)
@@ -617,15 +618,23 @@ def main() -> None:
     ]
     # fexpr's sandboxed cold starts and monty's are interleaved run by run, so that a drift of
     # the shared machine affects them alike (their ratio is one of the targets).
-    sandboxed, pooled, monty_pool = [], [], []
+    nopie_argv = [args.fexpr_nopie, "once", "sandbox"] if args.fexpr_nopie and has_sandbox else None
+    if nopie_argv:
+        for _ in range(2):
+            spawn_to_result(nopie_argv, "5")
+    sandboxed, pooled, nopie, monty_pool = [], [], [], []
     for _ in range(args.cold_runs):
         if has_sandbox:
             sandboxed.append(spawn_to_result(sandbox_argv, "5"))
             pooled.append(spawn_to_result(pooled_argv, "5"))
+        if nopie_argv:
+            nopie.append(spawn_to_result(nopie_argv, "5"))
         monty_pool.append(monty.cold_start())
     if has_sandbox:
         cold[SANDBOX_COLD] = sandboxed
         cold["fexpr sandboxed with the default instance pool, new process → first result"] = pooled
+    if nopie_argv:
+        cold["fexpr sandboxed, the timer linked `-no-pie` (no load-time relocations), new process → first result"] = nopie
     cold[MONTY_COLD] = monty_pool
     if args.fexpr_cli:
         cli_argv = [args.fexpr_cli, "exec", "--sandbox", "--tools", "demo", "add(a=2, b=3)"]
