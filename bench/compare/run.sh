@@ -30,8 +30,8 @@ fexpr_cli="${CARGO_TARGET_DIR:-$root/target}/release/fexpr"
 
 # The same timer linked as a position-dependent executable (`-no-pie`), for one extra cold-start
 # row: a PIE's ~31k relative relocations (`.rela.dyn`) and the copy-on-write faults of the
-# 512 KiB `.data.rel.ro` they write are ~1 ms of a cold start (BENCHMARKS.md, "The sandbox's
-# path and its cold start"). Only the example is relinked (`cargo rustc` passes the flag to it
+# 512 KiB `.data.rel.ro` they write are 0.2–1 ms of a cold start, more on a loaded machine
+# (BENCHMARKS.md, "The sandbox's path and its cold start"). Only the example is relinked (`cargo rustc` passes the flag to it
 # alone); the PIE copy is kept first, as the target rows' binary.
 cp "$fexpr_bin" "$fexpr_bin-pie"
 cargo rustc --release --locked --quiet --example compare_fexpr --features sandbox -- -C link-arg=-no-pie
