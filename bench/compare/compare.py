@@ -335,11 +335,11 @@ SANDBOX_COLD = "fexpr sandboxed, new process → first result"
 MONTY_COLD = "pydantic-monty 1.4.0, new pool → first result"
 
 
-def spawn_to_result(argv: list[str], expected: Any, field: str | None = None) -> float:
-    """Seconds from spawning `argv` to reading its first line (the result: a JSON value, or an
-    object whose `field` is the result)."""
+def spawn_to_result(argv: list[str], expected: Any, field: str | None = None, env: dict[str, str] | None = None) -> float:
+    """Seconds from spawning `argv` (with `env`, else this environment) to reading its first
+    line (the result: a JSON value, or an object whose `field` is the result)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - t0
@@ -557,6 +557,7 @@ def main() -> None:
     p.add_argument("--fexpr", required=True, help="the compare_fexpr example binary")
     p.add_argument("--monty-inproc", help="the monty-inproc binary")
     p.add_argument("--fexpr-cli", help="the fexpr command-line binary (its cold start is reported too)")
+    p.add_argument("--fexpr-nopie", help="compare_fexpr linked with -no-pie (its sandboxed cold start is reported too)")
     # Many short rounds: every system is timed in each, so a burst of load on the shared machine
     # lands on all of them rather than on one (the ratios are the point).
     p.add_argument("--rounds", type=int, default=6)
@@ -617,15 +618,32 @@ def main() -> None:
     ]
     # fexpr's sandboxed cold starts and monty's are interleaved run by run, so that a drift of
     # the shared machine affects them alike (their ratio is one of the issue's targets).
-    sandboxed, pooled, monty_pool = [], [], []
+    # The same sandboxed cold start with glibc's malloc (what a program that keeps the default
+    # allocator gets: mimalloc's start-up costs ~70 page faults) and with the timer linked
+    # `-no-pie` (no load-time relocations): the two levers of a one-shot process, beside the
+    # target row (BENCHMARKS.md, "The sandbox's path and its cold start").
+    glibc = dict(os.environ, FEXPR_ALLOCATOR="system")
+    nopie_argv = [args.fexpr_nopie, "once", "sandbox"] if args.fexpr_nopie and has_sandbox else None
+    if nopie_argv:
+        for _ in range(2):
+            spawn_to_result(nopie_argv, "5")
+    sandboxed, pooled, system, nopie, nopie_system, monty_pool = [], [], [], [], [], []
     for _ in range(args.cold_runs):
         if has_sandbox:
             sandboxed.append(spawn_to_result(sandbox_argv, "5"))
             pooled.append(spawn_to_result(pooled_argv, "5"))
+            system.append(spawn_to_result(sandbox_argv, "5", env=glibc))
+        if nopie_argv:
+            nopie.append(spawn_to_result(nopie_argv, "5"))
+            nopie_system.append(spawn_to_result(nopie_argv, "5", env=glibc))
         monty_pool.append(monty.cold_start())
     if has_sandbox:
         cold[SANDBOX_COLD] = sandboxed
         cold["fexpr sandboxed with the default instance pool, new process → first result"] = pooled
+        cold["fexpr sandboxed, glibc malloc, new process → first result"] = system
+    if nopie_argv:
+        cold["fexpr sandboxed, the timer linked `-no-pie`, new process → first result"] = nopie
+        cold["fexpr sandboxed, `-no-pie` and glibc malloc, new process → first result"] = nopie_system
     cold[MONTY_COLD] = monty_pool
     if args.fexpr_cli:
         cli_argv = [args.fexpr_cli, "exec", "--sandbox", "--tools", "demo", "add(a=2, b=3)"]

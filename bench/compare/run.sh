@@ -28,11 +28,21 @@ cargo build --release --locked --quiet --example compare_fexpr --bin fexpr --fea
 fexpr_bin="${CARGO_TARGET_DIR:-$root/target}/release/examples/compare_fexpr"
 fexpr_cli="${CARGO_TARGET_DIR:-$root/target}/release/fexpr"
 
+# The same timer linked as a position-dependent executable (`-no-pie`), for one extra cold-start
+# row: a PIE's ~31k relative relocations (`.rela.dyn`) and the copy-on-write faults of the
+# 512 KiB `.data.rel.ro` they write are 0.2–1 ms of a cold start, more on a loaded machine
+# (BENCHMARKS.md, "The sandbox's path and its cold start"). Only the example is relinked (`cargo rustc` passes the flag to it
+# alone); the PIE copy is kept first, as the target rows' binary.
+cp "$fexpr_bin" "$fexpr_bin-pie"
+cargo rustc --release --locked --quiet --example compare_fexpr --features sandbox -- -C link-arg=-no-pie
+mv "$fexpr_bin" "$fexpr_bin-nopie"
+mv "$fexpr_bin-pie" "$fexpr_bin"
+
 echo "== monty in-process timer (release) ==" >&2
 cargo build --release --locked --quiet --manifest-path "$here/monty_inproc/Cargo.toml"
 monty_bin="${CARGO_TARGET_DIR:-$here/monty_inproc/target}/release/monty-inproc"
 
 # A backtrace setting makes wasmtime slower; the figures are for the default environment.
 env -u RUST_BACKTRACE "$venv/bin/python" "$here/compare.py" \
-    --fexpr "$fexpr_bin" --fexpr-cli "$fexpr_cli" --monty-inproc "$monty_bin" \
+    --fexpr "$fexpr_bin" --fexpr-nopie "$fexpr_bin-nopie" --fexpr-cli "$fexpr_cli" --monty-inproc "$monty_bin" \
     --out "$root/BENCHMARKS.md" --command "bench/compare/run.sh${*:+ $*}" "$@"
