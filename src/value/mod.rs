@@ -259,6 +259,14 @@ impl Value {
     /// Whether the value may be a dict key or set element (as in Python, plus records are not).
     pub fn is_hashable(&self) -> bool {
         match self {
+            Value::Tuple(items) => items.iter().all(Value::is_hashable),
+            v => v.is_scalar(),
+        }
+    }
+
+    /// Whether the value holds no other value (the walks over a value stop here at once).
+    fn is_scalar(&self) -> bool {
+        match self {
             Value::None
             | Value::Bool(_)
             | Value::Int(_)
@@ -266,8 +274,12 @@ impl Value {
             | Value::Float(_)
             | Value::Str(_)
             | Value::Bytes(_) => true,
-            Value::Tuple(items) => items.iter().all(Value::is_hashable),
-            _ => false,
+            Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::Record(_)
+            | Value::Array(_) => false,
         }
     }
 
@@ -315,13 +327,7 @@ impl Value {
                 })
             }
             // Scalars (most tool results) need no walk.
-            Value::None
-            | Value::Bool(_)
-            | Value::Int(_)
-            | Value::BigInt(_)
-            | Value::Float(_)
-            | Value::Str(_)
-            | Value::Bytes(_) => return None,
+            v if v.is_scalar() => return None,
             _ => {}
         }
         // On the stack unless the value is deep or wide: a walk of a typical result
@@ -430,15 +436,9 @@ impl Value {
 
     /// The number of elements in this value counted recursively (scalars count 1).
     pub fn element_count(&self) -> usize {
-        match self {
-            Value::List(_)
-            | Value::Tuple(_)
-            | Value::Set(_)
-            | Value::Dict(_)
-            | Value::Record(_)
-            | Value::Array(_) => {}
-            // Scalars (most arguments) need no stack.
-            _ => return 1,
+        // Scalars (most arguments) need no stack.
+        if self.is_scalar() {
+            return 1;
         }
         let mut total = 0usize;
         let mut stack: SmallVec<[&Value; WALK]> = SmallVec::new();
