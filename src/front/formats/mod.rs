@@ -346,37 +346,56 @@ pub struct FormatReading {
 /// ```
 pub fn detect(text: &str) -> Vec<ModelFormat> {
     // Every marker of a format starts with one of its `marker_starts`: a format is searched for
-    // only in text that holds one, found in one pass over the text (a list of calls,
-    // `[f(a=[1, 2])]`, is not searched for tags, nor Hermes' `<tool_call>{` for `<|` tokens).
-    // The pairs go into a 1024-bit filter (128 bytes to clear, not the 8 KiB of every pair): a
-    // pair sharing a bit with one present only makes a format searched, never missed. A pair
-    // whose two bytes are not both in the text is not there, whatever its bit says (JSON text
-    // holds no `<`: no tag format is searched in it).
-    let pair = |c: u8, d: u8| (usize::from(c) * 31 + usize::from(d)) & 1023;
+    // only in text that holds one (a list of calls, `[f(a=[1, 2])]`, is not searched for tags,
+    // nor Hermes' `<tool_call>{` for `<|` tokens). Each start is looked for once, by `memchr` of
+    // its first byte (JSON text holds no `<`: no tag format is searched in it, and the text is
+    // not walked byte by byte).
     let b = text.as_bytes();
-    let mut bytes = [false; 256];
-    let mut pairs = [0u64; 16];
-    for (i, &c) in b.iter().enumerate() {
-        bytes[usize::from(c)] = true;
-        if let Some(&d) = b.get(i + 1) {
-            let p = pair(c, d);
-            pairs[p >> 6] |= 1 << (p & 63);
+    let tags = b.contains(&b'<');
+    let mut looked: [(&[u8], bool); 16] = [(&[], false); 16];
+    let mut n = 0;
+    let mut holds = |start: &'static [u8]| -> bool {
+        if start.first() == Some(&b'<') && !tags {
+            return false;
+        }
+        if let Some(&(_, found)) = looked
+            .get(..n)
+            .and_then(|l| l.iter().find(|l| l.0 == start))
+        {
+            return found;
+        }
+        let found = holds_start(text, start);
+        if let Some(slot) = looked.get_mut(n) {
+            *slot = (start, found);
+            n += 1;
+        }
+        found
+    };
+    let mut found = Vec::new();
+    for f in FORMATS {
+        if f.marker_starts.iter().any(|s| holds(s)) && (f.holds_markers)(text) {
+            found.push(f.format);
         }
     }
-    let holds = |start: &[u8]| match *start {
-        [c] => bytes[usize::from(c)],
-        [c, d, ..] => {
-            let p = pair(c, d);
-            bytes[usize::from(c)] && bytes[usize::from(d)] && pairs[p >> 6] & 1 << (p & 63) != 0
-        }
-        [] => false,
+    found
+}
+
+/// Whether `text` holds `start` (a byte or two; its first an ASCII byte, found by `memchr`)
+/// anywhere.
+fn holds_start(text: &str, start: &[u8]) -> bool {
+    let Some((&c, rest)) = start.split_first() else {
+        return false;
     };
-    FORMATS
-        .iter()
-        .filter(|f| f.marker_starts.iter().any(|s| holds(s)))
-        .filter(|f| (f.holds_markers)(text))
-        .map(|f| f.format)
-        .collect()
+    let b = text.as_bytes();
+    let mut from = 0;
+    // `c` is ASCII, so each `from` (just after one) is a character boundary.
+    while let Some(p) = text.get(from..).and_then(|t| t.find(char::from(c))) {
+        if b.get(from + p + 1..).is_some_and(|t| t.starts_with(rest)) {
+            return true;
+        }
+        from += p + 1;
+    }
+    false
 }
 
 /// Whether `text` holds the markers of `format` (what [`detect`] asks of each format).

@@ -514,3 +514,17 @@ fn names_are_stable() {
     assert_eq!(back, ModelFormat::SeedOss);
     assert!(serde_json::from_str::<ModelFormat>("\"qwen3coder\"").is_err());
 }
+
+#[test]
+fn every_marker_start_begins_with_an_ascii_byte() {
+    // `detect` finds a start by `memchr` of its first byte, as a `char`.
+    for spec in super::FORMATS {
+        for start in spec.marker_starts {
+            assert!(
+                start.first().is_some_and(u8::is_ascii) && start.len() <= 2,
+                "{}: {start:?}",
+                spec.name
+            );
+        }
+    }
+}
