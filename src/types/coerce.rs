@@ -669,18 +669,28 @@ pub(super) fn fits(ty: &Type, value: &Value) -> bool {
                 && number_bounds(bounds, value).is_ok()
                 && size_bounds(bounds, value).is_ok()
         }
-        Type::Record(rt) => match value {
-            Value::Record(r) => {
-                rt.unchecked.is_none()
-                    && r.name == rt.name
-                    && r.fields.len() == rt.fields.len()
-                    && r.fields
-                        .iter()
-                        .zip(&rt.fields)
-                        .all(|((name, v), f)| *name == f.name && fits(&f.ty, v))
-            }
-            _ => false,
-        },
+        Type::Record(rt) => is_record_of(rt, value, fits),
+        _ => false,
+    }
+}
+
+/// Whether `value` is a record of `rt` (a checked record type) with every field in
+/// declaration order, each value passing `field` for its field's type.
+pub(super) fn is_record_of(
+    rt: &RecordType,
+    value: &Value,
+    field: impl Fn(&Type, &Value) -> bool,
+) -> bool {
+    match value {
+        Value::Record(r) => {
+            rt.unchecked.is_none()
+                && r.name == rt.name
+                && r.fields.len() == rt.fields.len()
+                && r.fields
+                    .iter()
+                    .zip(&rt.fields)
+                    .all(|((name, v), f)| *name == f.name && field(&f.ty, v))
+        }
         _ => false,
     }
 }

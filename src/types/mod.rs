@@ -451,18 +451,7 @@ impl Type {
                 .is_some_and(|t| t.takes_as_is(value)),
             // A record of this type with every field in declaration order, each taken as is.
             // Recursion follows the record types, whose nesting the schema reader bounds.
-            Type::Record(rt) => match value {
-                Value::Record(r) => {
-                    rt.unchecked.is_none()
-                        && r.name == rt.name
-                        && r.fields.len() == rt.fields.len()
-                        && r.fields
-                            .iter()
-                            .zip(&rt.fields)
-                            .all(|((name, v), f)| *name == f.name && f.ty.takes_as_is(v))
-                }
-                _ => false,
-            },
+            Type::Record(rt) => coerce::is_record_of(rt, value, |ty, v| ty.takes_as_is(v)),
             _ => false,
         }
     }
