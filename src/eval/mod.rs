@@ -97,13 +97,19 @@ pub struct UnitOutcome {
 /// Split a parsed response into units: each element of a top-level list or tuple whose
 /// elements are all calls, or else the whole expression.
 pub fn units(expr: &Expr) -> Vec<&Expr> {
+    listed_calls(expr).map_or_else(|| vec![expr], |items| items.iter().collect())
+}
+
+/// The elements of `expr` when it is a non-empty list or tuple of calls only (each a unit);
+/// `None` when the whole expression is the one unit.
+fn listed_calls(expr: &Expr) -> Option<&[Expr]> {
     match &expr.kind {
         ExprKind::List(items) | ExprKind::Tuple(items)
             if !items.is_empty() && items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) =>
         {
-            items.iter().collect()
+            Some(items)
         }
-        _ => vec![expr],
+        _ => None,
     }
 }
 
@@ -111,14 +117,10 @@ pub fn units(expr: &Expr) -> Vec<&Expr> {
 /// them: the expression itself, or the call of a one-element list or tuple of a call.
 #[cfg(feature = "native")]
 pub(crate) fn one_unit(expr: &Expr) -> Option<&Expr> {
-    match &expr.kind {
-        ExprKind::List(items) | ExprKind::Tuple(items) => match items.as_slice() {
-            [] => Some(expr),
-            [only] if matches!(only.kind, ExprKind::Call(_)) => Some(only),
-            items if items.iter().all(|e| matches!(e.kind, ExprKind::Call(_))) => None,
-            _ => Some(expr),
-        },
-        _ => Some(expr),
+    match listed_calls(expr) {
+        None => Some(expr),
+        Some([only]) => Some(only),
+        Some(_) => None,
     }
 }
 
