@@ -71,9 +71,10 @@ impl Reading {
 /// What a reading of `text`, the text [`json_input::to_text_read`] wrote of a parsed document,
 /// is handed: its tree (`None`: the reader reads the text itself), as [`route`] hands it on.
 pub(crate) fn written(text: &str, tree: Option<Expr>) -> Reading {
-    let whole = json_input::looks_like_json(text) && text.starts_with(['{', '[']);
+    let json = json_input::looks_like_json(text);
+    let whole = json && text.starts_with(['{', '[']);
     Reading {
-        json: json_input::looks_like_json(text),
+        json,
         checked: tree.is_some() && whole,
         tree: tree.filter(|_| whole),
     }
