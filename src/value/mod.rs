@@ -84,17 +84,23 @@ const MAX_DECODE_EMPTY_EXTENT: usize = 100_000;
 /// decoding all refuse more, since walking an array costs its rows times its dimensions.
 pub(crate) const MAX_NDIM: usize = 32;
 
-/// `value` as a `T` when `T` is its own type (`None` for any other `T`).
-fn same<S: Copy + 'static, T: 'static>(value: S) -> Option<T> {
-    take_same(&mut Some(value))
-}
-
-/// What `slot` holds, taken as a `T` when `T` is its own type (`None`, and the slot left as
-/// it is, for any other `T`).
-fn take_same<S: 'static, T: 'static>(slot: &mut Option<S>) -> Option<T> {
-    (slot as &mut dyn std::any::Any)
+/// `inner` (the payload of the value `wrap` makes) as a `T`: handed over as it is when `T`
+/// is its own type, else deserialized from the value, as [`Value::into_rust`] does.
+fn hand_over<S: 'static, T: serde::de::DeserializeOwned + 'static>(
+    inner: S,
+    wrap: fn(S) -> Value,
+) -> Result<T, Error> {
+    let mut slot = Some(inner);
+    if let Some(taken) = (&mut slot as &mut dyn std::any::Any)
         .downcast_mut::<Option<T>>()
         .and_then(Option::take)
+    {
+        return Ok(taken);
+    }
+    match slot {
+        Some(inner) => wrap(inner).deserialize_owned(),
+        None => Err(Error::new(ErrorKind::Type, "value already taken")),
+    }
 }
 
 /// Values nested deeper than this do not deserialize: decoding (postcard from a sandbox guest,
@@ -567,39 +573,19 @@ impl Value {
                     NdArray::Float(f) => f.iter().all(|x| x.is_finite()),
                     NdArray::Int(_) | NdArray::Bool(_) => true,
                 };
-            let mut slot = Some(a);
-            if same {
-                if let Some(taken) = (&mut slot as &mut dyn std::any::Any)
-                    .downcast_mut::<Option<T>>()
-                    .and_then(Option::take)
-                {
-                    return Ok(taken);
-                }
-            }
-            return match slot {
-                Some(a) => Value::Array(a).deserialize_owned(),
-                None => Err(Error::new(ErrorKind::Type, "array already taken")),
+            return match same {
+                true => hand_over(a, Value::Array),
+                false => Value::Array(a).deserialize_owned(),
             };
         }
         // A scalar asked for as its own Rust type (`i64` from an int, `String` from a str) is
         // handed over as it is: what deserializing it would give, without the detour.
         match self {
-            Value::Int(i) => same(i).map_or_else(|| Value::Int(i).deserialize_owned(), Ok),
+            Value::Int(i) => hand_over(i, Value::Int),
             // A non-finite float deserializes as JSON's null: that path says so.
-            Value::Float(f) if f.is_finite() => {
-                same(f).map_or_else(|| Value::Float(f).deserialize_owned(), Ok)
-            }
-            Value::Bool(b) => same(b).map_or_else(|| Value::Bool(b).deserialize_owned(), Ok),
-            Value::Str(s) => {
-                let mut slot = Some(s);
-                if let Some(taken) = take_same(&mut slot) {
-                    return Ok(taken);
-                }
-                match slot {
-                    Some(s) => Value::Str(s).deserialize_owned(),
-                    None => Err(Error::new(ErrorKind::Type, "str already taken")),
-                }
-            }
+            Value::Float(f) if f.is_finite() => hand_over(f, Value::Float),
+            Value::Bool(b) => hand_over(b, Value::Bool),
+            Value::Str(s) => hand_over(s, Value::Str),
             other => other.deserialize_owned(),
         }
     }
