@@ -38,18 +38,48 @@ pub struct Records {
     builders: HashMap<String, Py<PyAny>>,
     /// Python class → record type name.
     names: Py<PyDict>,
+    /// The dataclasses and pydantic models among `names`' classes, by the address of their
+    /// type object (kept alive by `names`, so never reused meanwhile): their fields, read
+    /// once here rather than for every object a tool returns (`dataclasses.fields` alone was
+    /// ~5 k instructions a `Point`).
+    layouts: HashMap<usize, Layout>,
+}
+
+/// A record class's name and fields, in order: each as the `str` to read the attribute
+/// with and as the field's name.
+struct Layout {
+    name: String,
+    fields: Vec<(Py<PyString>, String)>,
 }
 
 impl Records {
     /// Records from `builders` (name → callable) and `names` (class → name).
+    ///
+    /// # Errors
+    /// What Python raised while a class's fields were read.
     pub fn new(builders: &Bound<'_, PyDict>, names: &Bound<'_, PyDict>) -> PyResult<Records> {
         let mut map = HashMap::new();
         for (name, builder) in builders.iter() {
             map.insert(name.extract::<String>()?, builder.unbind());
         }
+        let mut layouts = HashMap::new();
+        for (class, name) in names.iter() {
+            let Ok(class) = class.cast_into::<PyType>() else {
+                continue;
+            };
+            if let Some(fields) = record_fields(&class)? {
+                let fields = fields
+                    .into_iter()
+                    .map(|field| (PyString::intern(class.py(), &field).unbind(), field))
+                    .collect();
+                let name = name.extract()?;
+                layouts.insert(class.as_ptr() as usize, Layout { name, fields });
+            }
+        }
         Ok(Records {
             builders: map,
             names: names.copy()?.unbind(),
+            layouts,
         })
     }
 
@@ -58,6 +88,7 @@ impl Records {
         Records {
             builders: HashMap::new(),
             names: PyDict::new(py).unbind(),
+            layouts: HashMap::new(),
         }
     }
 
@@ -296,30 +327,32 @@ fn record_value(
     depth: usize,
 ) -> Result<Option<Value>, Unconverted> {
     let py = obj.py();
+    let ty = obj.get_type();
+    // One of the manager's record classes (never an Enum: see `record_fields`).
+    if let Some(layout) = records.layouts.get(&(ty.as_ptr() as usize)) {
+        let mut out = Vec::with_capacity(layout.fields.len());
+        for (key, name) in &layout.fields {
+            budget.charge(name.len())?;
+            let value = from_py_at(&obj.getattr(key.bind(py))?, records, budget, depth + 1)?;
+            out.push((name.clone(), value));
+        }
+        return Ok(Some(Value::Record(Record {
+            name: layout.name.clone(),
+            fields: out,
+        })));
+    }
     let known = known(py)?;
     // Enum members (also `IntEnum`, `StrEnum`) are their values.
     if obj.is_instance(known.enum_type.bind(py))? {
         return from_py_at(&obj.getattr("value")?, records, budget, depth + 1).map(Some);
     }
-    let ty = obj.get_type();
-    let names: Vec<String> =
-        if ty.hasattr("__dataclass_fields__")? && !obj.is_instance_of::<PyType>() {
-            let fields = known.dataclass_fields.bind(py).call1((obj,))?;
-            let mut names = Vec::new();
-            for field in fields.try_iter()? {
-                names.push(field?.getattr("name")?.extract()?);
-            }
-            names
-        } else if ty.hasattr("model_fields")? && obj.hasattr("model_dump")? {
-            // pydantic models (v2): the fields the model declares.
-            let mut names = Vec::new();
-            for name in ty.getattr("model_fields")?.try_iter()? {
-                names.push(name?.extract()?);
-            }
-            names
-        } else {
-            return Ok(None);
-        };
+    // A class is never a record (a dataclass's or a model's class object is kept as it is).
+    if obj.is_instance_of::<PyType>() {
+        return Ok(None);
+    }
+    let Some(names) = record_fields(&ty)? else {
+        return Ok(None);
+    };
     let mut out = Vec::with_capacity(names.len());
     for name in names {
         budget.charge(name.len())?;
@@ -330,6 +363,31 @@ fn record_value(
         name: records.name_of(&ty)?,
         fields: out,
     })))
+}
+
+/// The fields of a dataclass or a pydantic (v2) model class, in order, as [`record_value`]
+/// reads them from its objects; `None` for any other class, an Enum (its members are their
+/// values) and a metaclass (its objects are classes).
+fn record_fields(class: &Bound<'_, PyType>) -> PyResult<Option<Vec<String>>> {
+    let py = class.py();
+    let known = known(py)?;
+    if class.is_subclass(known.enum_type.bind(py))? || class.is_subclass_of::<PyType>()? {
+        return Ok(None);
+    }
+    let mut names = Vec::new();
+    if class.hasattr("__dataclass_fields__")? {
+        let fields = known.dataclass_fields.bind(py).call1((class,))?;
+        for field in fields.try_iter()? {
+            names.push(field?.getattr("name")?.extract()?);
+        }
+    } else if class.hasattr("model_fields")? && class.hasattr("model_dump")? {
+        for name in class.getattr("model_fields")?.try_iter()? {
+            names.push(name?.extract()?);
+        }
+    } else {
+        return Ok(None);
+    }
+    Ok(Some(names))
 }
 
 /// The value of a subclass of a built-in type (a named tuple is a record), bytes, a set, or a

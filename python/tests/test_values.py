@@ -179,6 +179,26 @@ def test_records_from_context_values_and_results_keep_their_class():
     assert out.parsed_input.kwargs["p"] == Point(1, 1)
 
 
+def test_results_of_a_record_class_its_subclass_and_the_class_itself():
+    # The manager's record classes are read by the fields it noted when it was built; a
+    # subclass (more fields) and the class object itself take the general path.
+    @dataclass
+    class Point3(Point):
+        z: int = 0
+
+    def make(kind: str) -> Any:
+        return {"point": Point(1, 2), "point3": Point3(1, 2, 3), "class": Point}[kind]
+
+    manager = ToolManager(tools=[make], additional_context={"Point": Point})
+    assert manager.execute_func_expr("make(kind='point')").output == Point(1, 2)
+    sub = manager.execute_func_expr("make(kind='point3')")
+    assert sub.output == Point3(1, 2, 3) and type(sub.output) is Point3
+    assert str(sub) == "make(kind='point3') -> Point3(x=1, y=2, z=3)"
+    cls = manager.execute_func_expr("make(kind='class')")
+    assert cls.output is Point
+    assert str(cls) == f"make(kind='class') -> {repr(repr(Point))}"
+
+
 def test_big_ints_bytes_and_nested_data():
     def f(data: Any) -> Any:
         return data
