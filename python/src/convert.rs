@@ -67,13 +67,8 @@ impl Records {
             let Ok(class) = class.cast_into::<PyType>() else {
                 continue;
             };
-            if let Some(fields) = record_fields(&class)? {
-                let fields = fields
-                    .into_iter()
-                    .map(|field| (PyString::intern(class.py(), &field).unbind(), field))
-                    .collect();
-                let name = name.extract()?;
-                layouts.insert(class.as_ptr() as usize, Layout { name, fields });
+            if let Some(layout) = Layout::of(&class, || name.extract())? {
+                layouts.insert(class.as_ptr() as usize, layout);
             }
         }
         Ok(Records {
@@ -328,18 +323,9 @@ fn record_value(
 ) -> Result<Option<Value>, Unconverted> {
     let py = obj.py();
     let ty = obj.get_type();
-    // One of the manager's record classes (never an Enum: see `record_fields`).
+    // One of the manager's record classes (never an Enum: see `Layout::of`).
     if let Some(layout) = records.layouts.get(&(ty.as_ptr() as usize)) {
-        let mut out = Vec::with_capacity(layout.fields.len());
-        for (key, name) in &layout.fields {
-            budget.charge(name.len())?;
-            let value = from_py_at(&obj.getattr(key.bind(py))?, records, budget, depth + 1)?;
-            out.push((name.clone(), value));
-        }
-        return Ok(Some(Value::Record(Record {
-            name: layout.name.clone(),
-            fields: out,
-        })));
+        return layout.read(obj, records, budget, depth).map(Some);
     }
     let known = known(py)?;
     // Enum members (also `IntEnum`, `StrEnum`) are their values.
@@ -350,44 +336,68 @@ fn record_value(
     if obj.is_instance_of::<PyType>() {
         return Ok(None);
     }
-    let Some(names) = record_fields(&ty)? else {
-        return Ok(None);
-    };
-    let mut out = Vec::with_capacity(names.len());
-    for name in names {
-        budget.charge(name.len())?;
-        let value = from_py_at(&obj.getattr(name.as_str())?, records, budget, depth + 1)?;
-        out.push((name, value));
+    match Layout::of(&ty, || records.name_of(&ty))? {
+        Some(layout) => layout.read(obj, records, budget, depth).map(Some),
+        None => Ok(None),
     }
-    Ok(Some(Value::Record(Record {
-        name: records.name_of(&ty)?,
-        fields: out,
-    })))
 }
 
-/// The fields of a dataclass or a pydantic (v2) model class, in order, as [`record_value`]
-/// reads them from its objects; `None` for any other class, an Enum (its members are their
-/// values) and a metaclass (its objects are classes).
-fn record_fields(class: &Bound<'_, PyType>) -> PyResult<Option<Vec<String>>> {
-    let py = class.py();
-    let known = known(py)?;
-    if class.is_subclass(known.enum_type.bind(py))? || class.is_subclass_of::<PyType>()? {
-        return Ok(None);
-    }
-    let mut names = Vec::new();
-    if class.hasattr("__dataclass_fields__")? {
-        let fields = known.dataclass_fields.bind(py).call1((class,))?;
-        for field in fields.try_iter()? {
-            names.push(field?.getattr("name")?.extract()?);
+impl Layout {
+    /// The layout of `class` when it is a dataclass or a pydantic (v2) model, named `name()`;
+    /// `None` for any other class, an Enum (its members are their values) and a metaclass
+    /// (its objects are classes).
+    fn of(
+        class: &Bound<'_, PyType>,
+        name: impl FnOnce() -> PyResult<String>,
+    ) -> PyResult<Option<Layout>> {
+        let py = class.py();
+        let known = known(py)?;
+        if class.is_subclass(known.enum_type.bind(py))? || class.is_subclass_of::<PyType>()? {
+            return Ok(None);
         }
-    } else if class.hasattr("model_fields")? && class.hasattr("model_dump")? {
-        for name in class.getattr("model_fields")?.try_iter()? {
-            names.push(name?.extract()?);
+        let mut names: Vec<String> = Vec::new();
+        if class.hasattr("__dataclass_fields__")? {
+            let fields = known.dataclass_fields.bind(py).call1((class,))?;
+            for field in fields.try_iter()? {
+                names.push(field?.getattr("name")?.extract()?);
+            }
+        } else if class.hasattr("model_fields")? && class.hasattr("model_dump")? {
+            for name in class.getattr("model_fields")?.try_iter()? {
+                names.push(name?.extract()?);
+            }
+        } else {
+            return Ok(None);
         }
-    } else {
-        return Ok(None);
+        let fields = names
+            .into_iter()
+            .map(|field| (PyString::intern(py, &field).unbind(), field))
+            .collect();
+        Ok(Some(Layout {
+            name: name()?,
+            fields,
+        }))
     }
-    Ok(Some(names))
+
+    /// `obj`'s record: its fields read by name, in order.
+    fn read(
+        &self,
+        obj: &Bound<'_, PyAny>,
+        records: &Records,
+        budget: &mut Budget,
+        depth: usize,
+    ) -> Result<Value, Unconverted> {
+        let py = obj.py();
+        let mut out = Vec::with_capacity(self.fields.len());
+        for (key, name) in &self.fields {
+            budget.charge(name.len())?;
+            let value = from_py_at(&obj.getattr(key.bind(py))?, records, budget, depth + 1)?;
+            out.push((name.clone(), value));
+        }
+        Ok(Value::Record(Record {
+            name: self.name.clone(),
+            fields: out,
+        }))
+    }
 }
 
 /// The value of a subclass of a built-in type (a named tuple is a record), bytes, a set, or a
