@@ -281,6 +281,24 @@ fn checked_name(name: &str, span: Span) -> Result<String, Error> {
     Ok(name.to_owned())
 }
 
+/// A name in expression position (a variable, a called name, a part of a dotted name):
+/// [`checked_name`], and not a reserved word. ruff (as CPython) reads `ａｓ` or `Ｎｏｎｅ`,
+/// written with compatibility characters, as the name `as` / `None` once NFKC-normalised;
+/// no tool, variable or record can be called so, and printed back it would read as the
+/// keyword, so such a name is refused.
+fn checked_ident(name: &str, span: Span) -> Result<String, Error> {
+    if crate::value::PYTHON_KEYWORDS.contains(&name) {
+        return Err(Error::new(
+            ErrorKind::Syntax,
+            format!(
+                "this name reads as the reserved word `{name}` once Python normalises its compatibility characters (NFKC); a name cannot be a reserved word"
+            ),
+        )
+        .at(span));
+    }
+    checked_name(name, span)
+}
+
 /// Converts ruff's tree into the IR. Recursion is bounded by `max_depth + DEPTH_MARGIN`.
 struct Converter<'a> {
     source: &'a str,
@@ -346,7 +364,7 @@ impl Converter<'_> {
             },
             ast::Expr::StringLiteral(s) => ExprKind::Str(self.string(s)?),
             ast::Expr::BytesLiteral(b) => ExprKind::Bytes(b.value.bytes().collect()),
-            ast::Expr::Name(name) => ExprKind::Name(checked_name(name.id.as_str(), span)?),
+            ast::Expr::Name(name) => ExprKind::Name(checked_ident(name.id.as_str(), span)?),
             ast::Expr::Attribute(attribute) => ExprKind::Name(self.dotted(attribute)?),
             ast::Expr::List(list) => ExprKind::List(self.exprs(&list.elts, next)?),
             ast::Expr::Tuple(tuple) => ExprKind::Tuple(self.exprs(&tuple.elts, next)?),
@@ -482,7 +500,7 @@ impl Converter<'_> {
     fn call(&self, call: &ast::ExprCall, depth: usize) -> Result<Call, Error> {
         let func_span = span_of(call.func.range());
         let func = match &*call.func {
-            ast::Expr::Name(name) => checked_name(name.id.as_str(), func_span)?,
+            ast::Expr::Name(name) => checked_ident(name.id.as_str(), func_span)?,
             ast::Expr::Attribute(attribute) => self.dotted(attribute)?,
             _ => {
                 return Err(unsupported(
@@ -592,10 +610,10 @@ impl Converter<'_> {
                 }
             }
         };
-        let mut path = checked_name(base.id.as_str(), span_of(base.range))?;
+        let mut path = checked_ident(base.id.as_str(), span_of(base.range))?;
         for attr in attrs.iter().rev() {
             path.push('.');
-            path.push_str(&checked_name(attr.as_str(), span_of(attr.range))?);
+            path.push_str(&checked_ident(attr.as_str(), span_of(attr.range))?);
         }
         Ok(path)
     }

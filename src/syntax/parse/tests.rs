@@ -405,6 +405,20 @@ fn identifiers_are_nfkc_normalised_as_cpython_does() {
     assert_eq!(call("np.ａrray([1])").func, "np.array");
     // Lookalikes from other scripts are other names.
     assert_eq!(call("аdd(a=1)").func, "\u{430}dd");
+    // A name that normalises to a reserved word would print back as the keyword: refused
+    // (fuzz `parse` found `ａｓ(p1=...)`). A keyword argument so named is a key like `from`.
+    for (text, span) in [
+        ("ａｓ(p=1)", sp(0, 6)),
+        ("f(x=Ｎｏｎｅ)", sp(4, 16)),
+        ("np.ｉｆ(1)", sp(3, 9)),
+        ("ｆｏｒ.x()", sp(0, 9)),
+        ("[ｔｒｙ]", sp(1, 10)),
+    ] {
+        let e = err(text);
+        assert_eq!((e.kind, e.span), (ErrorKind::Syntax, Some(span)), "{text}");
+        assert!(e.message.contains("reserved word"), "{}", e.message);
+    }
+    assert_eq!(call("f(ｆｒｏｍ=1)").kwargs[0].name, "from");
 }
 
 #[test]
