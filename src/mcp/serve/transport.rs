@@ -166,6 +166,10 @@ async fn read_lines<R: AsyncRead + Unpin>(
         if std::mem::take(&mut skipping) {
             // Answered when its id is among its first bytes (where clients write it).
             let Some(id) = leading_id(&std::mem::take(&mut head)) else {
+                eprintln!(
+                    "fexpr: the message over {max_line} bytes had no id among its first \
+                     {OVER_LONG_HEAD} bytes, so no error could be sent back"
+                );
                 continue;
             };
             let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message":
@@ -189,7 +193,16 @@ async fn read_lines<R: AsyncRead + Unpin>(
             Ok(message) => Inbound::Message(Box::new(message)),
             Err(e) => match shape_error(text, &e) {
                 Some(reply) => Inbound::Reply(reply.to_string().into_bytes()),
-                None => continue,
+                None => {
+                    // Nothing can be answered (no id to answer); said on stderr, not dropped
+                    // silently.
+                    eprintln!(
+                        "fexpr: ignored a line that is not a JSON-RPC message rmcp can read and \
+                         has no id to answer ({e}): {}",
+                        clip(&String::from_utf8_lossy(text), 200)
+                    );
+                    continue;
+                }
             },
         };
         if tx.send(item).await.is_err() {
