@@ -484,19 +484,38 @@ impl ToolManager {
 
     /// Bind, check and run one request against the registered tool.
     async fn run_request(&self, request: ToolRequest, scope: &Scope) -> Result<ToolOutput, Error> {
-        let Some(tool) = self.tool(&request.name) else {
+        let ToolRequest {
+            name,
+            span,
+            args,
+            kwargs,
+        } = request;
+        self.run_call(&name, span, args, kwargs, scope).await
+    }
+
+    /// [`run_request`](Self::run_request) of the call of tool `name` at `span` whose keyword
+    /// names are owned (`String`) or borrowed from the parsed call (`&str`): a plain tool binds
+    /// them as they are, only the observed path makes a [`ToolRequest`] of them.
+    async fn run_call<K: AsRef<str> + Into<String>>(
+        &self,
+        name: &str,
+        span: Span,
+        args: Vec<(Value, Span)>,
+        kwargs: Vec<(K, Value, Span)>,
+        scope: &Scope,
+    ) -> Result<ToolOutput, Error> {
+        let Some(tool) = self.tool(name) else {
             return Err(Error::new(
                 ErrorKind::UnknownTool,
-                format!("tool `{}` is not defined", clip(&request.name, 60)),
+                format!("tool `{}` is not defined", clip(name, 60)),
             )
-            .at(request.span)
-            .suggest(&request.name, self.inner.tools.keys().map(String::as_str)));
+            .at(span)
+            .suggest(name, self.inner.tools.keys().map(String::as_str)));
         };
         if tool.features().is_none() && scope.session.events.is_none() {
             // A plain tool and nobody listening: nothing beyond binding and the call.
             let def = tool.definition();
-            let span = request.span;
-            let args = def.signature.bind(request.args, request.kwargs, span)?;
+            let args = def.signature.bind_named(args, kwargs, span)?;
             let out = match tool.call_now(args) {
                 Ok(result) => result,
                 Err(args) => tool.call(args).await,
@@ -504,6 +523,15 @@ impl ToolManager {
             let out = out.map_err(|e| e.at(span))?;
             return self.checked(def, out, span, &scope.limits);
         }
+        let request = ToolRequest {
+            name: name.to_string(),
+            span,
+            args,
+            kwargs: kwargs
+                .into_iter()
+                .map(|(k, v, s)| (k.into(), v, s))
+                .collect(),
+        };
         // Boxed: this path's future (context, memo, events) is most of this one's size, and
         // inline it would enlarge every call's future, which each await up the chain copies.
         Box::pin(self.run_observed(tool.as_ref(), request, scope)).await
@@ -961,6 +989,18 @@ impl Dispatch for NativeDispatch<'_> {
     async fn dispatch_one(&self, request: ToolRequest) -> Result<Value, Error> {
         let span = request.span;
         let run = std::pin::pin!(self.manager.run_request(request, self.scope));
+        let result = self.scope.within(span, run).await;
+        self.scope.keep(span, result)
+    }
+
+    async fn dispatch_call(
+        &self,
+        name: &str,
+        span: Span,
+        args: Vec<(Value, Span)>,
+        kwargs: Vec<(&str, Value, Span)>,
+    ) -> Result<Value, Error> {
+        let run = std::pin::pin!(self.manager.run_call(name, span, args, kwargs, self.scope));
         let result = self.scope.within(span, run).await;
         self.scope.keep(span, result)
     }

@@ -80,6 +80,28 @@ pub trait Dispatch {
             result.unwrap_or_else(|| Err(Error::new(ErrorKind::Sandbox, "no result")))
         }
     }
+
+    /// Run the call of tool `name` at `span` whose keywords are borrowed from the parsed
+    /// call: [`dispatch_one`](Dispatch::dispatch_one) of the owned request, unless the
+    /// implementation can bind the borrowed names as they are (the native manager does,
+    /// saving a copy of each name per call).
+    fn dispatch_call(
+        &self,
+        name: &str,
+        span: Span,
+        args: Vec<(Value, Span)>,
+        kwargs: Vec<(&str, Value, Span)>,
+    ) -> impl Future<Output = Result<Value, Error>> {
+        self.dispatch_one(ToolRequest {
+            name: name.to_string(),
+            span,
+            args,
+            kwargs: kwargs
+                .into_iter()
+                .map(|(k, v, s)| (k.to_string(), v, s))
+                .collect(),
+        })
+    }
 }
 
 /// What one unit produced: the top-level call as evaluated (when it got that far) and its
@@ -241,7 +263,7 @@ async fn single_call<D: Dispatch>(
     let mut kwargs = Vec::with_capacity(call.kwargs.len());
     for k in call.kwargs.iter().rev() {
         match eval.eval(&k.value, &mut memo) {
-            Ok(v) => kwargs.push((k.name.clone(), v, k.value.span)),
+            Ok(v) => kwargs.push((k.name.as_str(), v, k.value.span)),
             Err(e) => return Some(failed(e)),
         }
     }
@@ -254,14 +276,17 @@ async fn single_call<D: Dispatch>(
     }
     kwargs.reverse();
     args.reverse();
-    let request = ToolRequest {
-        name: resolve::context::tool_name(eval.ctx, &call.func).to_string(),
-        span,
-        args,
-        kwargs,
+    let name = resolve::context::tool_name(eval.ctx, &call.func);
+    // The call as evaluated owns its names; the request borrows them from the parsed call.
+    let function = Function {
+        name: name.to_string(),
+        args: args.iter().map(|(v, _)| v.clone()).collect(),
+        kwargs: kwargs
+            .iter()
+            .map(|(k, v, _)| ((*k).to_string(), v.clone()))
+            .collect(),
     };
-    let function = request.function();
-    let result = dispatch.dispatch_one(request).await;
+    let result = dispatch.dispatch_call(name, span, args, kwargs).await;
     Some(UnitOutcome {
         span,
         call: Some(function),

@@ -122,7 +122,18 @@ impl RecordType {
         kwargs: Vec<(String, Value, Span)>,
         call: Span,
     ) -> Result<Vec<Option<Value>>, Error> {
-        let keywords = kwargs.iter().map(|(k, _, s)| (k.as_str(), *s));
+        self.bind_named(args, kwargs, call)
+    }
+
+    /// [`bind`](Self::bind) with keyword names owned or borrowed (from the parsed call, so
+    /// that the native call path copies no name to bind it).
+    pub(crate) fn bind_named<K: AsRef<str>>(
+        &self,
+        args: Vec<(Value, Span)>,
+        kwargs: Vec<(K, Value, Span)>,
+        call: Span,
+    ) -> Result<Vec<Option<Value>>, Error> {
+        let keywords = kwargs.iter().map(|(k, _, s)| (k.as_ref(), *s));
         self.check_keywords(args.len(), keywords, call)?;
         // Every field given once, positionally and then by keyword in declaration order
         // (`add(a=2, b=3)`): the values are already in field order.
@@ -130,7 +141,7 @@ impl RecordType {
             && kwargs
                 .iter()
                 .zip(self.fields.iter().skip(args.len()))
-                .all(|((k, _, _), f)| *k == f.name);
+                .all(|((k, _, _), f)| k.as_ref() == f.name);
         if in_order {
             let given = args
                 .into_iter()
@@ -147,7 +158,7 @@ impl RecordType {
             *slot = Some(arg);
         }
         for (name, value, span) in kwargs {
-            if let Some(index) = self.field_index(&name) {
+            if let Some(index) = self.field_index(name.as_ref()) {
                 if let Some(slot) = slots.get_mut(index) {
                     *slot = Some((value, span));
                 }
