@@ -323,6 +323,48 @@ mod tests {
     }
 
     #[test]
+    fn bounds_travel_whole_and_an_int_format_by_its_name() {
+        use crate::types::{Bounds, Pattern, Type};
+        let int = |format: &str| {
+            Type::from_schema(
+                &serde_json::json!({"type": "integer", "format": format}),
+                &serde_json::json!({}),
+            )
+        };
+        for format in [
+            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        ] {
+            let ty = int(format);
+            assert!(matches!(&ty, Type::Bounded(..)), "{format}: {ty:?}");
+            let bytes = encode(&ty).expect("encodes");
+            // The variant of `Bounded`, of `Int`, one bound, its variant and the format.
+            assert_eq!(bytes.len(), 5, "{format}: {bytes:?}");
+            assert_eq!(decode::<Type>(&bytes).expect("decodes"), ty);
+        }
+        let every = Bounds {
+            minimum: Some(-1.5),
+            maximum: Some(9.0),
+            exclusive_minimum: Some(-2.0),
+            exclusive_maximum: Some(10.0),
+            multiple_of: Some(0.5),
+            int_range: Some((-3, 300, "int64".into())),
+            min_length: Some(1),
+            max_length: Some(2),
+            min_items: Some(3),
+            max_items: Some(4),
+            min_properties: Some(5),
+            max_properties: Some(6),
+            required: vec!["a".into(), "b".into()],
+            pattern: Some(Pattern::new("^[a-z]+$").expect("compiles")),
+        };
+        let decoded: Bounds = decode(&encode(&every).expect("encodes")).expect("decodes");
+        assert_eq!(decoded, every);
+        assert_eq!(decoded.int_range, every.int_range);
+        let none: Bounds = decode(&encode(&Bounds::default()).expect("encodes")).expect("decodes");
+        assert_eq!(none, Bounds::default());
+    }
+
+    #[test]
     fn the_guest_sees_the_context_the_host_keeps() {
         let context = &context();
         let table = ContextTable::new(context).expect("encodes");

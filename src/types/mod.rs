@@ -101,7 +101,12 @@ pub enum Type {
 }
 
 /// Bounds a value must keep beyond its type (JSON Schema's validation keywords).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Serialized as the list of the bounds it sets ([`Bound`]), an integer `format` by its name
+/// alone: a tool's `int` parameter is three bytes on the sandbox wire, not fourteen options
+/// and two 128-bit integers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(into = "Vec<Bound>")]
 pub struct Bounds {
     /// `minimum` (inclusive).
     pub minimum: Option<f64>,
@@ -131,6 +136,163 @@ pub struct Bounds {
     pub required: Vec<String>,
     /// `pattern`: a string must contain a match.
     pub pattern: Option<Pattern>,
+}
+
+/// One bound of a [`Bounds`], its serialized form (each field that is set, in order).
+#[derive(Serialize, Deserialize)]
+enum Bound {
+    Minimum(f64),
+    Maximum(f64),
+    ExclusiveMinimum(f64),
+    ExclusiveMaximum(f64),
+    MultipleOf(f64),
+    /// An integer `format` fexpr knows, by its name.
+    IntFormat(IntFormat),
+    /// Any other integer range (none is read from a schema; kept for completeness).
+    IntRange(i128, i128, String),
+    MinLength(u64),
+    MaxLength(u64),
+    MinItems(u64),
+    MaxItems(u64),
+    MinProperties(u64),
+    MaxProperties(u64),
+    Required(Vec<String>),
+    Pattern(Pattern),
+}
+
+/// The integer formats of JSON Schema fexpr checks (`format` beside `"type": "integer"`).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+pub(crate) enum IntFormat {
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Uint8,
+    Uint16,
+    Uint32,
+    Uint64,
+}
+
+impl IntFormat {
+    const ALL: [IntFormat; 8] = [
+        IntFormat::Int8,
+        IntFormat::Int16,
+        IntFormat::Int32,
+        IntFormat::Int64,
+        IntFormat::Uint8,
+        IntFormat::Uint16,
+        IntFormat::Uint32,
+        IntFormat::Uint64,
+    ];
+
+    /// The format named `name`.
+    pub(crate) fn named(name: &str) -> Option<IntFormat> {
+        IntFormat::ALL.into_iter().find(|f| f.range().2 == name)
+    }
+
+    /// The format's range and name.
+    fn range(self) -> (i128, i128, &'static str) {
+        match self {
+            IntFormat::Int8 => (i8::MIN.into(), i8::MAX.into(), "int8"),
+            IntFormat::Int16 => (i16::MIN.into(), i16::MAX.into(), "int16"),
+            IntFormat::Int32 => (i32::MIN.into(), i32::MAX.into(), "int32"),
+            IntFormat::Int64 => (i64::MIN.into(), i64::MAX.into(), "int64"),
+            IntFormat::Uint8 => (0, u8::MAX.into(), "uint8"),
+            IntFormat::Uint16 => (0, u16::MAX.into(), "uint16"),
+            IntFormat::Uint32 => (0, u32::MAX.into(), "uint32"),
+            IntFormat::Uint64 => (0, u64::MAX.into(), "uint64"),
+        }
+    }
+
+    /// [`Bounds::int_range`] for this format.
+    pub(crate) fn int_range(self) -> (i128, i128, String) {
+        let (lo, hi, name) = self.range();
+        (lo, hi, name.to_string())
+    }
+
+    /// The format of `range` when it is exactly one of these.
+    fn of(range: &(i128, i128, String)) -> Option<IntFormat> {
+        IntFormat::named(&range.2).filter(|f| {
+            let (lo, hi, _) = f.range();
+            (lo, hi) == (range.0, range.1)
+        })
+    }
+}
+
+impl From<Bounds> for Vec<Bound> {
+    fn from(b: Bounds) -> Vec<Bound> {
+        let int = b.int_range.map(|range| match IntFormat::of(&range) {
+            Some(format) => Bound::IntFormat(format),
+            None => Bound::IntRange(range.0, range.1, range.2),
+        });
+        [
+            b.minimum.map(Bound::Minimum),
+            b.maximum.map(Bound::Maximum),
+            b.exclusive_minimum.map(Bound::ExclusiveMinimum),
+            b.exclusive_maximum.map(Bound::ExclusiveMaximum),
+            b.multiple_of.map(Bound::MultipleOf),
+            int,
+            b.min_length.map(Bound::MinLength),
+            b.max_length.map(Bound::MaxLength),
+            b.min_items.map(Bound::MinItems),
+            b.max_items.map(Bound::MaxItems),
+            b.min_properties.map(Bound::MinProperties),
+            b.max_properties.map(Bound::MaxProperties),
+            (!b.required.is_empty()).then_some(Bound::Required(b.required)),
+            b.pattern.map(Bound::Pattern),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for Bounds {
+    /// The bounds listed, read one by one into [`Bounds`] (no list is built).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bounds, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Bounds;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of bounds")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Bounds, A::Error> {
+                let mut b = Bounds::default();
+                while let Some(bound) = seq.next_element::<Bound>()? {
+                    b.set(bound);
+                }
+                Ok(b)
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
+}
+
+impl Bounds {
+    /// Set the bound `bound` stands for.
+    fn set(&mut self, bound: Bound) {
+        let b = self;
+        match bound {
+            Bound::Minimum(x) => b.minimum = Some(x),
+            Bound::Maximum(x) => b.maximum = Some(x),
+            Bound::ExclusiveMinimum(x) => b.exclusive_minimum = Some(x),
+            Bound::ExclusiveMaximum(x) => b.exclusive_maximum = Some(x),
+            Bound::MultipleOf(x) => b.multiple_of = Some(x),
+            Bound::IntFormat(format) => b.int_range = Some(format.int_range()),
+            Bound::IntRange(lo, hi, name) => b.int_range = Some((lo, hi, name)),
+            Bound::MinLength(n) => b.min_length = Some(n),
+            Bound::MaxLength(n) => b.max_length = Some(n),
+            Bound::MinItems(n) => b.min_items = Some(n),
+            Bound::MaxItems(n) => b.max_items = Some(n),
+            Bound::MinProperties(n) => b.min_properties = Some(n),
+            Bound::MaxProperties(n) => b.max_properties = Some(n),
+            Bound::Required(keys) => b.required = keys,
+            Bound::Pattern(p) => b.pattern = Some(p),
+        }
+    }
 }
 
 /// A schema's `pattern`, compiled with the `regex` crate: matching takes time linear in the

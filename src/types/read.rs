@@ -569,18 +569,7 @@ pub fn invalid_bound(obj: &serde_json::Map<String, Json>) -> Option<String> {
 
 /// The range of an integer format.
 fn int_format(format: &str) -> Option<(i128, i128, String)> {
-    let (lo, hi) = match format {
-        "int8" => (i128::from(i8::MIN), i128::from(i8::MAX)),
-        "int16" => (i128::from(i16::MIN), i128::from(i16::MAX)),
-        "int32" => (i128::from(i32::MIN), i128::from(i32::MAX)),
-        "int64" => (i128::from(i64::MIN), i128::from(i64::MAX)),
-        "uint8" => (0, i128::from(u8::MAX)),
-        "uint16" => (0, i128::from(u16::MAX)),
-        "uint32" => (0, i128::from(u32::MAX)),
-        "uint64" => (0, i128::from(u64::MAX)),
-        _ => return None,
-    };
-    Some((lo, hi, format.to_string()))
+    IntFormat::named(format).map(IntFormat::int_range)
 }
 
 fn named_type(
