@@ -33,7 +33,9 @@ use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::dispatch::manager::{single_output, Scope, ToolManager};
 use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
-use crate::front::check::{check_reading, check_text, plan_to_run, Checked, Planned};
+use crate::front::check::{
+    as_written_call, check_reading, check_text, plan_to_run, Checked, Planned,
+};
 use crate::front::json_input;
 use crate::front::repair::RepairOptions;
 use crate::front::route::{route_read, Door, Route};
@@ -773,6 +775,39 @@ impl Run<'_> {
         json: bool,
         read: Option<Expr>,
     ) -> Response {
+        // Text that is nothing but one call to a tool, run as written natively: the expression
+        // door's run, without the reading and planning that would find the same call. (The
+        // sandbox is sent only calls the host has checked: its calls take the reading.)
+        if !json && !self.sandboxed {
+            if let Some(tree) = as_written_call(text, self.manager.context(), self.limits, options)
+            {
+                let scope = Scope::new(self.session.clone(), self.limits, None, &self.results);
+                let outputs = self.manager.run_tree(text, &tree, &scope).await;
+                // A call refused before it ran (no call as written: an argument that could
+                // not be evaluated) is reported as the reading reports it, naming the call.
+                let refused = matches!(
+                    outputs.as_slice(),
+                    [one] if one.parsed_input.is_none() && one.output.is_err()
+                );
+                if !refused {
+                    return Response {
+                        outputs,
+                        ignored: Vec::new(),
+                    };
+                }
+            }
+        }
+        self.read_and_run(text, options, json, read).await
+    }
+
+    /// [`model_output`](Self::model_output) by the front-end's reading and plan: every text.
+    async fn read_and_run(
+        &self,
+        text: &str,
+        options: &RepairOptions,
+        json: bool,
+        read: Option<Expr>,
+    ) -> Response {
         let door = if json { Door::Json } else { Door::ModelOutput };
         // The front-end's one routing decision; the JSON it read is handed to the plan.
         let (reading, no_call) = match route_read(text, self.limits, door, read) {
@@ -961,4 +996,105 @@ pub fn nothing_to_run(ignored: &[Ignored]) -> Error {
     Error::new(ErrorKind::Unsupported, format!("no call to run: {what}")).with_hint(
         "write each call on its own line (or a list of calls), outside sentences, comments, strings and other code",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text that is nothing but one call to a tool runs as the front-end's reading and plan
+    /// would run it: the same response (call ids aside: each run draws fresh ones) for every
+    /// text of the model-text corpora and for calls varied around the fast route's edges, with
+    /// the default repairs, none, and lenient reading.
+    #[test]
+    fn a_call_as_written_runs_as_its_reading_would() {
+        let manager = crate::demo::manager();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let session = Session::new();
+        let edges = [
+            "add(a=2, b=3)",
+            "add(2, 3)",
+            "add(2, b=3)",
+            "add(a=2.0, b=3)",
+            "add(a=\"2\", b=3)",
+            "add(a=[1], b=2)",
+            "add(a={'x': 1}, b=2)",
+            "add(a=1)",
+            "add()",
+            "add(a=1, b=2, c=3)",
+            "add(1, 2, 3)",
+            "add(a=1, a=2)",
+            "add(1, a=2)",
+            "add(a=x, b=y)",
+            "add(a=z, b=1)",
+            "add(a=True, b=2)",
+            "add(a=None, b=2)",
+            "add(a=9223372036854775807, b=1)",
+            "add(a=-1, b=2)  ",
+            "add(a=1.5, b=2)",
+            "add(**{'a': 1, 'b': 2})",
+            "add(**{'a': 1, 'c': 2})",
+            "Add(a=1, b=2)",
+            "divide(a=1, b=0)",
+            "divide(a=1, b=2)",
+            "multiply(a='x', b=2)",
+            "search(query=\"<tool_call>{'name': 'add'}</tool_call>\")",
+            "search(query='add(a=1) # not a comment')",
+            "search(query=1)",
+            "search(query=['a', 'b'])",
+            "add_points(p1=Point(x=1, y=2), p2=Point(x=3, y=4))",
+            "add_points(p1={'x': 1, 'y': 2}, p2=Point(x=3, y=4))",
+            "add_points(p1={'x': 1.0, 'y': 2}, p2={'x': 3, 'y': 4})",
+            "add_points(p1=Point(x=1), p2=Point(x=3, y=4))",
+            "add_points(p1=Point(x=1, y=2, z=3), p2=Point(x=3, y=4))",
+            "add_points(p1=[1, 2], p2=Point(x=3, y=4))",
+            "numpy_sum(arr=np.array([[1, 2], [3, 4]]))",
+            "numpy_sum(arr=[[1, 2], [3, 4]])",
+            "numpy_sum(arr=np.zeros(3))",
+            "Point(x=1, y=2)",
+            "np.array([1, 2])",
+            "x",
+            "add",
+        ];
+        let texts = crate::front::python::tests::corpus()
+            .into_iter()
+            .chain(edges.iter().map(|t| t.to_string()));
+        let lenient = RepairOptions {
+            lenient: true,
+            ..RepairOptions::default()
+        };
+        let mut taken = 0;
+        for text in texts {
+            for options in [RepairOptions::default(), RepairOptions::strict(), lenient] {
+                for limits in [
+                    Limits::default(),
+                    Limits::default().max_str_bytes(4).max_source_bytes(40),
+                ] {
+                    let run = Run {
+                        manager: &manager,
+                        session: &session,
+                        limits: &limits,
+                        sandboxed: false,
+                        results: Arc::default(),
+                    };
+                    let ids = |mut r: Response| {
+                        for o in &mut r.outputs {
+                            o.call_id.clear();
+                        }
+                        r
+                    };
+                    let fast = ids(rt.block_on(run.model_output(&text, &options, false, None)));
+                    let read = ids(rt.block_on(run.read_and_run(&text, &options, false, None)));
+                    assert_eq!(fast, read, "{text:?} with {options:?}");
+                    taken += usize::from(
+                        as_written_call(&text, manager.context(), &limits, &options).is_some(),
+                    );
+                }
+            }
+        }
+        assert!(taken > 40, "{taken}");
+    }
 }

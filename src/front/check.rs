@@ -29,6 +29,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
+use std::sync::Arc;
 
 use crate::call::Function;
 use crate::error::{clip, Error, ErrorKind, Span};
@@ -280,6 +281,47 @@ pub(crate) fn plan_to_run(
     reading: front::route::Reading,
 ) -> Plan {
     plan_for(text, ctx, limits, options, Purpose::Execute, reading)
+}
+
+/// The tree of `text` when the text is nothing but one call to a tool that runs as written:
+/// in the fast parser's subset (no comment, fence, markup or second statement can be in it,
+/// and a call that is the whole text is in call position), to a tool of `ctx`, with the
+/// keywords its signature takes, no tool call in its arguments, and nothing to repair under
+/// `options`. The reading of [`plan_to_run`] would find that one call, ignore nothing and plan
+/// it as the expression path runs it, so a request runs the tree as the expression door does
+/// (a call refused before it runs is reported by the reading: its errors name the call as
+/// written). `None` for every other text, and when `options` name a model format (the text is
+/// read as that format).
+pub(crate) fn as_written_call(
+    text: &str,
+    ctx: &Context,
+    limits: &Limits,
+    options: &RepairOptions,
+) -> Option<Expr> {
+    if options.model_format.is_some() {
+        return None;
+    }
+    let mut tree = crate::syntax::parse_fast(text, limits)?;
+    let ExprKind::Call(call) = &tree.kind else {
+        return None;
+    };
+    let Some(Entry::Tool(sig)) = ctx.get(&call.func) else {
+        return None;
+    };
+    // A tool call in an argument runs first: the reading plans that call differently.
+    if tree
+        .children()
+        .any(|child| crate::resolve::first_tool_call(child, ctx).is_some())
+    {
+        return None;
+    }
+    let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
+    sig.check_keywords(call.args.len(), keywords, tree.span)
+        .ok()?;
+    let sig = Arc::clone(sig);
+    repair_call(&mut tree, &sig, ctx, options)
+        .is_empty()
+        .then_some(tree)
 }
 
 /// [`plan`] for `purpose` (for [`Purpose::Check`], `plain` is not worked out).

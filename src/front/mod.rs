@@ -78,7 +78,7 @@ pub mod json_input;
 pub mod lex;
 mod markup;
 mod model;
-mod python;
+pub(crate) mod python;
 pub mod repair;
 pub mod route;
 pub mod stream;

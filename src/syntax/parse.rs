@@ -68,6 +68,16 @@ pub fn parse(source: &str, limits: &Limits) -> Result<Expr, Error> {
     ruff_path(source, limits)
 }
 
+/// [`parse`]'s fast path alone: the tree of `source` when it is in the fast parser's strict
+/// subset (plain calls of names with literal, record and list arguments; see the `fast`
+/// module), within `limits`; `None` for any other text, which [`parse`] would hand to ruff.
+/// The front-end uses it to know a text is nothing but that one expression: the subset
+/// holds no comment, no line break outside a string and no other statement.
+pub(crate) fn parse_fast(source: &str, limits: &Limits) -> Option<Expr> {
+    scan::check_size(source, limits).ok()?;
+    fast::parse(source, limits)
+}
+
 /// [`parse`] without its fast path: every input goes through `ruff_python_parser`. The two
 /// give the same result on every input; this one is the reference the tests and the `parse`
 /// fuzz target compare the fast path with.

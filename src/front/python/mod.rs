@@ -15,7 +15,7 @@ use crate::syntax::{self, Expr, ExprKind};
 
 mod lines;
 #[cfg(test)]
-pub(super) mod tests;
+pub(crate) mod tests;
 use lines::{
     call_attempt, code_error, continues_name, describe, found_call, has_adjacent_words, has_call,
     is_calls, is_header, is_label, list_items, printed_calls, skip_string, starts_code, statements,

@@ -6,7 +6,7 @@ use crate::limits::Limits;
 
 /// Every text of the corpora of model text: the call-position, model-output and model-format
 /// corpora and the adversarial cases written out (`source`).
-pub(in crate::front) fn corpus() -> Vec<String> {
+pub(crate) fn corpus() -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut texts = Vec::new();
     for file in [
