@@ -154,7 +154,7 @@ pub fn repair_call(
         options,
         out: &mut out,
     };
-    pass.call_args(call, signature, "", 0);
+    pass.call_args(call, signature, &Path::Root, 0);
     out.sort_by_key(|r| r.span.start);
     out
 }
@@ -166,13 +166,13 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    fn call_args(&mut self, call: &mut Expr, rt: &RecordType, prefix: &str, depth: usize) {
+    fn call_args(&mut self, call: &mut Expr, rt: &RecordType, prefix: &Path<'_>, depth: usize) {
         let ExprKind::Call(call) = &mut call.kind else {
             return;
         };
         for (i, arg) in call.args.iter_mut().enumerate() {
             if let Some(field) = rt.fields.get(i) {
-                self.value(arg, &field.ty, &join(prefix, &field.name), depth + 1);
+                self.value(arg, &field.ty, &Path::Field(prefix, &field.name), depth + 1);
             }
         }
         for kw in call.kwargs.iter_mut() {
@@ -180,7 +180,7 @@ impl Pass<'_> {
                 self.value(
                     &mut kw.value,
                     &field.ty,
-                    &join(prefix, &field.name),
+                    &Path::Field(prefix, &field.name),
                     depth + 1,
                 );
             }
@@ -192,7 +192,7 @@ impl Pass<'_> {
     ///
     /// Long (about 100 lines) for a reason: one match over the closed `Type` enum, an arm
     /// per type, each a few lines.
-    fn value(&mut self, expr: &mut Expr, ty: &Type, path: &str, depth: usize) {
+    fn value(&mut self, expr: &mut Expr, ty: &Type, path: &Path<'_>, depth: usize) {
         let ty = ty.shape();
         if depth > MAX_REPAIR_DEPTH || matches!(ty, Type::Any) && !self.options.json_literals {
             return;
@@ -225,7 +225,7 @@ impl Pass<'_> {
                     value.repr(),
                     format!(
                         "`{from}` is JSON; `{}` accepts {} and no name `{from}` is defined",
-                        clip(path, 60),
+                        clip(&path.to_string(), 60),
                         ty
                     ),
                 );
@@ -243,7 +243,7 @@ impl Pass<'_> {
                     i.to_string(),
                     format!(
                         "`{}` expects {ty}; {} has an integral value",
-                        clip(path, 60),
+                        clip(&path.to_string(), 60),
                         crate::value::float_repr(f)
                     ),
                 );
@@ -283,12 +283,12 @@ impl Pass<'_> {
                         format!("[{from}]"),
                         format!(
                             "`{}` expects {ty} and nothing else; a single value was given",
-                            clip(path, 60)
+                            clip(&path.to_string(), 60)
                         ),
                     );
                     if let ExprKind::List(items) = &mut expr.kind {
                         for (i, it) in items.iter_mut().enumerate() {
-                            self.value(it, item, &format!("{path}[{i}]"), depth + 1);
+                            self.value(it, item, &Path::Index(path, i), depth + 1);
                         }
                     }
                     return;
@@ -300,7 +300,7 @@ impl Pass<'_> {
 
     /// A bool where the type is an enum of strings spelling bools, or a string that is one
     /// member but for case, spaces, `-` and `_`: rewritten to that member. Whether it was.
-    fn enum_member(&mut self, expr: &mut Expr, ty: &Type, path: &str) -> bool {
+    fn enum_member(&mut self, expr: &mut Expr, ty: &Type, path: &Path<'_>) -> bool {
         // The text as written is only rendered once a member is found: most strings are
         // not enum values, and this runs for every string argument of a checked call.
         let (kind, member) = match &expr.kind {
@@ -333,12 +333,12 @@ impl Pass<'_> {
         let reason = match kind {
             RepairKind::BoolToEnum => format!(
                 "`{}` is one of {ty}: strings that spell the bools, and no bool",
-                clip(path, 60)
+                clip(&path.to_string(), 60)
             ),
             _ => format!(
                 "`{}` is one of {ty}; {from} is not, and {to} is the only one that matches it \
                  ignoring case, spaces, `-` and `_`",
-                clip(path, 60)
+                clip(&path.to_string(), 60)
             ),
         };
         expr.kind = ExprKind::Str(member);
@@ -347,7 +347,7 @@ impl Pass<'_> {
     }
 
     /// An undefined bare name where the type is an enum listing it as a string.
-    fn enum_name(&mut self, expr: &mut Expr, ty: &Type, path: &str) {
+    fn enum_name(&mut self, expr: &mut Expr, ty: &Type, path: &Path<'_>) {
         let ExprKind::Name(name) = &expr.kind else {
             return;
         };
@@ -375,18 +375,18 @@ impl Pass<'_> {
             as_str.repr(),
             format!(
                 "`{}` is one of {ty}, which lists the string `{from}`, and no name `{from}` is defined",
-                clip(path, 60)
+                clip(&path.to_string(), 60)
             ),
         );
     }
 
     /// Look into lists, tuples, sets, dicts and record constructors.
-    fn children(&mut self, expr: &mut Expr, ty: &Type, path: &str, depth: usize) {
+    fn children(&mut self, expr: &mut Expr, ty: &Type, path: &Path<'_>, depth: usize) {
         match &mut expr.kind {
             ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     if let Some(t) = element_type(ty, i) {
-                        self.value(item, t, &format!("{path}[{i}]"), depth + 1);
+                        self.value(item, t, &Path::Index(path, i), depth + 1);
                     }
                 }
             }
@@ -396,7 +396,7 @@ impl Pass<'_> {
                         continue;
                     };
                     if let Some(t) = value_type(ty, key) {
-                        let p = join(path, key);
+                        let p = Path::Field(path, key);
                         self.value(value, t, &p, depth + 1);
                     }
                 }
@@ -414,7 +414,7 @@ impl Pass<'_> {
     fn record(
         &mut self,
         kind: RepairKind,
-        path: &str,
+        path: &Path<'_>,
         span: Span,
         from: String,
         to: String,
@@ -431,12 +431,25 @@ impl Pass<'_> {
     }
 }
 
-/// The path of `name` under `prefix` (`p1.x`); at the top, `name` itself (not copied).
-fn join<'a>(prefix: &str, name: &'a str) -> std::borrow::Cow<'a, str> {
-    if prefix.is_empty() {
-        std::borrow::Cow::Borrowed(name)
-    } else {
-        std::borrow::Cow::Owned(format!("{prefix}.{name}"))
+/// Where a value is in a call's arguments (`p1.x`, `tags[0]`): a chain of steps on the stack,
+/// written out only for a repair's report (most calls need none).
+enum Path<'a> {
+    /// The call's own arguments.
+    Root,
+    /// A parameter, a record's field or a dict's key under the parent.
+    Field(&'a Path<'a>, &'a str),
+    /// An item of a list, tuple or set under the parent.
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(Path::Root, name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
     }
 }
 
