@@ -381,9 +381,10 @@ pub fn detect(text: &str) -> Vec<ModelFormat> {
 }
 
 /// Whether `text` holds `start` (a byte or two; its first an ASCII byte) anywhere: a start that
-/// is text by itself (`s[`, `[T`, `;`) by `str::contains` (one `memchr` for a byte; for two, the
-/// standard library's SIMD search of both bytes at once, which does not stop at each `s` of a
-/// JSON text), the others (`<` and a UTF-8 lead byte) by `memchr` of their first byte.
+/// is UTF-8 by itself (`<|`, `<t`, `s[`, `[T`, `;`) by `str::contains` (one `memchr` for a byte;
+/// for two, the standard library's SIMD search of both bytes at once, which does not stop at
+/// each `<` or `s` of the text); one that is not (`<` and the lead byte of `｜`) by finding its
+/// first byte, then comparing the rest.
 fn holds_start(text: &str, start: &[u8]) -> bool {
     if let Ok(start) = std::str::from_utf8(start) {
         return !start.is_empty() && text.contains(start);
