@@ -29,7 +29,6 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
-use std::sync::Arc;
 
 use crate::call::Function;
 use crate::error::{clip, Error, ErrorKind, Span};
@@ -239,6 +238,7 @@ pub(crate) fn check_reading(
 enum Purpose {
     Check,
     Run,
+    #[cfg(feature = "native")]
     Execute,
 }
 
@@ -273,6 +273,7 @@ pub fn plan(text: &str, ctx: &Context, limits: &Limits, options: &RepairOptions)
 /// [`plan`] for a request that runs the plan at once: each verdict's `args` and `kwargs` are
 /// left empty (the values are in the call as written, `Planned::call`, and bound in
 /// `Planned::bound`), so they are not copied a third time.
+#[cfg(feature = "native")]
 pub(crate) fn plan_to_run(
     text: &str,
     ctx: &Context,
@@ -292,6 +293,7 @@ pub(crate) fn plan_to_run(
 /// (a call refused before it runs is reported by the reading: its errors name the call as
 /// written). `None` for every other text, and when `options` name a model format (the text is
 /// read as that format).
+#[cfg(feature = "native")]
 pub(crate) fn as_written_call(
     text: &str,
     ctx: &Context,
@@ -318,7 +320,7 @@ pub(crate) fn as_written_call(
     let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
     sig.check_keywords(call.args.len(), keywords, tree.span)
         .ok()?;
-    let sig = Arc::clone(sig);
+    let sig = std::sync::Arc::clone(sig);
     repair_call(&mut tree, &sig, ctx, options)
         .is_empty()
         .then_some(tree)
@@ -441,6 +443,7 @@ fn plan_call(
     let written = as_written(&expr, &source, read, ctx, limits);
     let (kept, Function { args, kwargs, .. }) = match purpose {
         Purpose::Run => (Some(written.clone()), written),
+        #[cfg(feature = "native")]
         Purpose::Execute => (Some(written), Function::default()),
         Purpose::Check => (None, written),
     };

@@ -70,6 +70,7 @@ impl Reading {
 
 /// What a reading of `text`, the text [`json_input::to_text_read`] wrote of a parsed document,
 /// is handed: its tree (`None`: the reader reads the text itself), as [`route`] hands it on.
+#[cfg(feature = "native")]
 pub(crate) fn written(text: &str, tree: Option<Expr>) -> Reading {
     let json = json_input::looks_like_json(text);
     let whole = json && text.starts_with(['{', '[']);

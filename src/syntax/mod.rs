@@ -15,6 +15,7 @@ mod print;
 mod scan;
 
 pub use ir::{BinaryOp, Call, Children, ChildrenMut, Expr, ExprKind, Keyword, UnaryOp};
+#[cfg(feature = "native")]
 pub(crate) use parse::parse_fast;
 pub use parse::{parse, parse_with_ruff};
 

@@ -73,6 +73,7 @@ pub fn parse(source: &str, limits: &Limits) -> Result<Expr, Error> {
 /// module), within `limits`; `None` for any other text, which [`parse`] would hand to ruff.
 /// The front-end uses it to know a text is nothing but that one expression: the subset
 /// holds no comment, no line break outside a string and no other statement.
+#[cfg(feature = "native")]
 pub(crate) fn parse_fast(source: &str, limits: &Limits) -> Option<Expr> {
     scan::check_size(source, limits).ok()?;
     fast::parse(source, limits)
