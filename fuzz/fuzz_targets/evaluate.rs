@@ -1,5 +1,5 @@
-//! Any text, executed natively against the demo toolset: every call ends in an output or a
-//! structured error, and nothing panics.
+//! Any text, executed natively against the demo toolset as an expression and as model output:
+//! every call ends in an output or a structured error, and nothing panics.
 #![no_main]
 
 use fexpr::Input;
@@ -16,6 +16,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    // No panic, no hang; an output has a value or an error by its type.
-    let _ = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(async { m.run(Input::expr(text)).await.outputs })));
+    // No panic, no hang; an output has a value or an error by its type. As expression text,
+    // and as model output (call position, repairs, the run of a call as written).
+    for input in [Input::expr(text), Input::model_output(text)] {
+        let _ = MANAGER.with(|m| RUNTIME.with(|rt| rt.block_on(async { m.run(input).await.outputs })));
+    }
 });
