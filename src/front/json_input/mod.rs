@@ -354,15 +354,19 @@ pub fn to_text_read(
     json: &serde_json::Value,
     limits: &Limits,
 ) -> Result<(String, Option<Expr>), Error> {
-    let size = written_size(json, limits)?;
+    // Written in one pass, the limits checked on the way; past one of them the writing stops
+    // and the error is the one the check before writing (`written_size`) gives, which
+    // [`to_text`] gives too.
     let mut writer = Writer {
-        out: Vec::with_capacity(size.min(limits.max_source_bytes)),
+        out: Vec::with_capacity(FIRST_BUFFER.min(limits.max_source_bytes)),
         limits,
         used: 0,
         fits: true,
+        over: false,
     };
-    let (tree, _) = writer.value(json);
-    if writer.out.len() > limits.max_source_bytes {
+    let (tree, _) = writer.value(json, 1);
+    if writer.over || writer.out.len() > limits.max_source_bytes {
+        written_size(json, limits)?;
         return Err(too_long(limits));
     }
     let fits = writer.fits
@@ -372,6 +376,9 @@ pub fn to_text_read(
         .map_err(|_| Error::new(ErrorKind::Syntax, "JSON: the document is not UTF-8"))?;
     Ok((text, fits.then_some(tree)))
 }
+
+/// The first buffer [`to_text_read`] writes into: a provider message with a call or two fits.
+const FIRST_BUFFER: usize = 512;
 
 /// The error of a document whose text is longer than [`Limits::max_source_bytes`].
 fn too_long(limits: &Limits) -> Error {
@@ -429,15 +436,31 @@ struct Writer<'a> {
     used: u64,
     /// Whether every string, collection and integer is within the reader's limits.
     fits: bool,
+    /// Whether the writing stopped: a collection nested deeper than [`Limits::max_depth`],
+    /// or a text longer than [`Limits::max_source_bytes`].
+    over: bool,
 }
 
 impl Writer<'_> {
-    /// Write `json`: its tree, and its elements counted as the reader counts them. Recursion
-    /// is bounded by [`Limits::max_depth`], checked before ([`written_size`]), as the
-    /// evaluator's is.
-    fn value(&mut self, json: &serde_json::Value) -> (Expr, usize) {
+    /// Write `json`, at nesting `depth` (the document is at 1): its tree, and its elements
+    /// counted as the reader counts them. Recursion is bounded by [`Limits::max_depth`], as
+    /// the evaluator's is: a collection deeper (or any value once the text is longer than
+    /// [`Limits::max_source_bytes`]) is not written, and `over` says so.
+    fn value(&mut self, json: &serde_json::Value, depth: usize) -> (Expr, usize) {
         use serde_json::Value as J;
         let start = self.out.len();
+        let deep = matches!(json, J::Array(_) | J::Object(_)) && depth > self.limits.max_depth;
+        if self.over || deep || start > self.limits.max_source_bytes {
+            self.over = true;
+            let span = span_of(start, start);
+            return (
+                Expr {
+                    kind: ExprKind::None,
+                    span,
+                },
+                1,
+            );
+        }
         let (kind, count) = match json {
             J::Null => {
                 self.out.extend_from_slice(b"null");
@@ -471,7 +494,7 @@ impl Writer<'_> {
                     if i > 0 {
                         self.out.push(b',');
                     }
-                    let (element, n) = self.value(item);
+                    let (element, n) = self.value(item, depth + 1);
                     count = count.saturating_add(n);
                     elements.push(element);
                 }
@@ -493,7 +516,7 @@ impl Writer<'_> {
                         span: span_of(key_start, self.out.len()),
                     };
                     self.out.push(b':');
-                    let (value, n) = self.value(item);
+                    let (value, n) = self.value(item, depth + 1);
                     // A dict's key counts as an element too.
                     count = count.saturating_add(n).saturating_add(1);
                     pairs.push((key, value));

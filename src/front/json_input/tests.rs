@@ -257,9 +257,15 @@ fn to_text_bounds_what_it_writes() {
     }
     let e = to_text(&deep, &limits()).expect_err("too deep");
     assert!(e.message.starts_with("max_depth"), "{e}");
+    assert_eq!(to_text_read(&deep, &limits()).map(|w| w.0), Err(e));
     let wide = serde_json::Value::Array(vec![serde_json::json!(0); 600_000]);
     let e = to_text(&wide, &limits()).expect_err("too long");
     assert!(e.message.starts_with("max_source_bytes"), "{e}");
+    assert_eq!(to_text_read(&wide, &limits()).map(|w| w.0), Err(e));
+    // Long but with few nodes: written, then found too long.
+    let long = serde_json::json!(["x".repeat(1 << 20)]);
+    let e = to_text(&long, &limits()).expect_err("too long");
+    assert_eq!(to_text_read(&long, &limits()).map(|w| w.0), Err(e));
 }
 
 /// The pair-by-pair duplicate search of small objects finds what sorting the keys finds: the
@@ -334,14 +340,20 @@ proptest::proptest! {
         collection in 0usize..40,
         eval_bytes in 0usize..4000,
         int_digits in 1usize..22,
+        depth in 1usize..6,
+        source_bytes in 1usize..300,
         tight in proptest::bool::ANY,
     ) {
+        // Under tight limits the document may also be too deep or too long to write: the
+        // one-pass writer gives the error the check before writing gives.
         let limits = if tight {
             limits()
                 .max_str_bytes(str_bytes)
                 .max_collection_len(collection)
                 .max_eval_bytes(eval_bytes)
                 .max_int_digits(int_digits)
+                .max_depth(depth)
+                .max_source_bytes(source_bytes)
         } else {
             limits()
         };
