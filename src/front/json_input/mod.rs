@@ -146,10 +146,14 @@ fn string_spans<'a>(node: &Expr, value: &str, text: &'a str) -> impl Fn(Span) ->
     let raw = text
         .get(raw_start as usize..whole.end.saturating_sub(1) as usize)
         .filter(|_| text.as_bytes().get(whole.start as usize) == Some(&b'"'));
-    let marks = raw
-        .and_then(|raw| decode_marked(raw, raw_start as usize).ok())
-        .filter(|(decoded, _)| decoded == value)
-        .map(|(_, marks)| marks);
+    let marks = raw.and_then(|raw| {
+        short_escape_marks(raw, value).or_else(|| {
+            decode_marked(raw, raw_start as usize)
+                .ok()
+                .filter(|(decoded, _)| decoded == value)
+                .map(|(_, marks)| marks)
+        })
+    });
     move |s: Span| match &marks {
         Some(marks) => Span::new(
             raw_start + outer_offset(marks, s.start),
@@ -157,6 +161,43 @@ fn string_spans<'a>(node: &Expr, value: &str, text: &'a str) -> impl Fn(Span) ->
         ),
         None => whole,
     }
+}
+
+/// The marks [`decode_marked`] leaves in `raw`, a JSON string's text, when it decodes to
+/// `value` and each of its escapes is two bytes (`\"`, `\n`, ...: how serde_json writes a
+/// string, but for control characters): found comparing in place, nothing decoded. `None`
+/// otherwise (a `\u` escape, a malformed one, another text): [`decode_marked`] says then.
+fn short_escape_marks(raw: &str, value: &str) -> Option<Vec<(u32, u32)>> {
+    let (raw, value) = (raw.as_bytes(), value.as_bytes());
+    let escapes = raw.iter().filter(|b| **b == b'\\').count();
+    let mut marks = Vec::with_capacity(escapes);
+    let (mut r, mut d) = (0usize, 0usize);
+    while let Some(k) = raw.get(r..)?.iter().position(|b| *b == b'\\') {
+        if raw.get(r..r + k)? != value.get(d..d + k)? {
+            return None;
+        }
+        let decoded = match raw.get(r + k + 1)? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            _ => return None,
+        };
+        if value.get(d + k)? != &decoded {
+            return None;
+        }
+        r += k + 2;
+        d += k + 1;
+        marks.push((
+            u32::try_from(d).unwrap_or(u32::MAX),
+            u32::try_from(r).unwrap_or(u32::MAX),
+        ));
+    }
+    (raw.get(r..)? == value.get(d..)?).then_some(marks)
 }
 
 /// Check a tree read by [`read`] from `text` that is taken as a call (or a call's arguments):

@@ -377,3 +377,28 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    /// The in-place marks of a string with two-byte escapes are the ones decoding it leaves,
+    /// and there are none for a text that does not decode to the value.
+    #[test]
+    fn short_escape_marks_are_the_decoded_marks(
+        value in "[a-z\"\\\\/\n\t\u{8}\u{c}\r\u{1}é😀 ]{0,16}",
+        other in "[a-z\"é]{0,4}",
+        slash in proptest::bool::ANY,
+    ) {
+        let written = serde_json::to_string(&value).expect("a string");
+        let mut raw = written[1..written.len() - 1].to_string();
+        if slash {
+            raw = raw.replace('/', "\\/");
+        }
+        let (decoded, marks) = super::reader::decode_marked(&raw, 0).expect("decodes");
+        proptest::prop_assert_eq!(&decoded, &value);
+        match super::short_escape_marks(&raw, &value) {
+            Some(short) => proptest::prop_assert_eq!(short, marks),
+            None => proptest::prop_assert!(raw.contains("\\u"), "{raw:?}"),
+        }
+        let different = format!("{value}{other}x");
+        proptest::prop_assert_eq!(super::short_escape_marks(&raw, &different), None);
+    }
+}
