@@ -668,11 +668,15 @@ fn check_parsed(
     let ExprKind::Call(call) = &expr.kind else {
         return Err(Error::new(ErrorKind::Unsupported, "expected a function call").at(expr.span));
     };
-    // The call's shape first, with the keywords' own spans (binding knows only the values').
-    let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
-    sig.check_keywords(call.args.len(), keywords, expr.span)?;
-    // The first argument that could not be evaluated, in source order, is the error.
+    // The call's shape is the first error, with the keywords' own spans (binding checks it
+    // too, knowing only the values' spans); then the first argument that could not be
+    // evaluated, in source order. A call that binds has the right shape: it is checked once.
+    let shape = || {
+        let keywords = call.kwargs.iter().map(|k| (k.name.as_str(), k.name_span));
+        sig.check_keywords(call.args.len(), keywords, expr.span)
+    };
     if let Some(Err(e)) = read.iter().find(|r| r.is_err()) {
+        shape()?;
         return Err(e.clone());
     }
     let value = |i: usize| match read.get(i) {
@@ -685,13 +689,15 @@ fn check_parsed(
         .enumerate()
         .map(|(i, a)| (value(i), a.span))
         .collect();
+    // Named by the parsed call's own keywords: no name is copied to bind them.
     let kwargs = call
         .kwargs
         .iter()
         .enumerate()
-        .map(|(i, k)| (k.name.clone(), value(call.args.len() + i), k.value.span))
+        .map(|(i, k)| (k.name.as_str(), value(call.args.len() + i), k.value.span))
         .collect();
-    sig.bind(args, kwargs, expr.span)
+    sig.bind_named(args, kwargs, expr.span)
+        .map_err(|e| shape().err().unwrap_or(e))
 }
 
 #[cfg(test)]
