@@ -297,6 +297,10 @@ async fn single_call<D: Dispatch>(
 /// Evaluate one expression that contains no tool calls (a record, a literal, `np.array(...)`).
 pub fn eval_pure(expr: &Expr, ctx: &dyn Resolve, limits: &Limits) -> Result<Value, Error> {
     let eval = Evaluator::new(ctx, limits);
+    // A scalar literal has no name, call or nesting to check: it is only evaluated.
+    if expr.is_literal() {
+        return eval.eval(expr, &mut Memo::default());
+    }
     let mut calls = resolve::Counts::default();
     resolve::check(expr, ctx, limits, &mut calls)?;
     if let Some(span) = resolve::first_tool_call(expr, ctx) {
