@@ -217,8 +217,17 @@ fn short_escape_marks(raw: &str, value: &str) -> Option<Vec<(u32, u32)>> {
 /// # Ok::<(), fexpr::Error>(())
 /// ```
 pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> {
-    let mut stack = vec![tree];
-    while let Some(node) = stack.pop() {
+    // Only what can hold an error is visited: a float, an object, a list. The stack holds only
+    // collections (a call of scalars allocates nothing here).
+    let may_fail = |node: &&Expr| {
+        matches!(
+            node.kind,
+            ExprKind::Float(_) | ExprKind::Dict(_) | ExprKind::List(_) | ExprKind::Tuple(_)
+        )
+    };
+    let mut stack = Vec::new();
+    let mut next = Some(tree);
+    while let Some(node) = next.take().or_else(|| stack.pop()) {
         match &node.kind {
             ExprKind::Float(x) if !x.is_finite() => {
                 let written = text.get(node.span.range()).unwrap_or("this number");
@@ -236,12 +245,12 @@ pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> 
                 if let Some((name, first, again)) = first_duplicate(pairs) {
                     return Err(duplicate_key(name, first, again, base));
                 }
-                for (key, value) in pairs {
-                    stack.push(key);
-                    stack.push(value);
-                }
+                let nodes = pairs.iter().flat_map(|(key, value)| [key, value]);
+                stack.extend(nodes.filter(may_fail));
             }
-            ExprKind::List(items) | ExprKind::Tuple(items) => stack.extend(items),
+            ExprKind::List(items) | ExprKind::Tuple(items) => {
+                stack.extend(items.iter().filter(may_fail));
+            }
             _ => {}
         }
     }
