@@ -34,7 +34,8 @@ use crate::dispatch::manager::{single_output, Scope, ToolManager};
 use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
 use crate::front::check::{
-    as_written_call, check_reading, check_text, plan_to_run, Checked, Planned,
+    as_written_call, check_reading, check_text, message_call, plan_to_run, Checked, MessageCall,
+    Planned,
 };
 use crate::front::json_input;
 use crate::front::repair::RepairOptions;
@@ -117,7 +118,9 @@ impl Input {
     /// An OpenAI assistant message (or its `tool_calls`, or one tool call) already parsed.
     /// It is written out as compact JSON (refused past `max_depth` or `max_source_bytes`) and
     /// read as [`Input::json`] reads text, so the same limits apply; duplicate keys cannot be
-    /// seen in a `serde_json::Value` (the last one won). Spans index `value.to_string()`.
+    /// seen in a `serde_json::Value` (the last one won). Spans index `value.to_string()`. A
+    /// message that is one call to a tool whose arguments bind as written runs (natively)
+    /// without being written out: the same response, at about the expression door's cost.
     pub fn openai(value: Json) -> Input {
         Input(Form::JsonValue(value))
     }
@@ -499,18 +502,27 @@ impl Request {
                 run.model_output(text, &repair.unwrap_or(default_repairs), true, None)
                     .await
             }
-            // Written out once, with the tree the JSON reader would read from the text: the
-            // text is not read again (unless a limit may refuse it: then the reader says so).
-            Form::JsonValue(value) => match json_input::to_text_read(value, limits) {
-                Ok((text, tree)) => {
-                    let options = repair.unwrap_or(default_repairs);
-                    run.model_output(&text, &options, true, tree).await
+            // A message that is one call to a tool, which binds as written, runs natively as
+            // its reading would run it, without writing the message out and reading it.
+            Form::JsonValue(value) => {
+                let options = repair.unwrap_or(default_repairs);
+                let direct = (!*sandboxed)
+                    .then(|| message_call(value, manager.context(), limits, &options))
+                    .flatten();
+                if let Some(call) = direct {
+                    return run.message_call(call, value, &options).await;
                 }
-                Err(error) => Response {
-                    outputs: vec![FunctionOutput::failed("", "", error)],
-                    ignored: Vec::new(),
-                },
-            },
+                // Written out once, with the tree the JSON reader would read from the text:
+                // the text is not read again (unless a limit may refuse it: then the reader
+                // says so).
+                match json_input::to_text_read(value, limits) {
+                    Ok((text, tree)) => run.model_output(&text, &options, true, tree).await,
+                    Err(error) => Response {
+                        outputs: vec![FunctionOutput::failed("", "", error)],
+                        ignored: Vec::new(),
+                    },
+                }
+            }
             Form::Functions(funcs) => {
                 let runs = std::mem::take(funcs).into_iter().map(|f| run.function(f));
                 Response {
@@ -800,6 +812,54 @@ impl Run<'_> {
         self.read_and_run(text, options, json, read).await
     }
 
+    /// Run the one call of a provider message read by [`message_call`] (`message`, read with
+    /// `options`), natively: the output the reading of the message gives. An error's span,
+    /// which indexes the call's own text, is moved into the message's text, which is written
+    /// out (and read, to place the call in it) only then.
+    async fn message_call(
+        &self,
+        given: MessageCall,
+        message: &Json,
+        options: &RepairOptions,
+    ) -> Response {
+        let MessageCall {
+            id,
+            source,
+            call,
+            bound,
+        } = given;
+        let span = crate::error::Span::new(0, u32::try_from(source.len()).unwrap_or(u32::MAX));
+        let scope = Scope::new(self.session.clone(), self.limits, Some(id), &self.results);
+        let mut out = self
+            .manager
+            .run_checked(call, Some(bound), source, span, &scope)
+            .await;
+        if let Err(error) = &mut out.output {
+            if error.span.is_some() {
+                let place = json_input::to_text_read(message, self.limits)
+                    .ok()
+                    .and_then(|(text, tree)| {
+                        let reading = crate::front::route::written(&text, tree);
+                        let plan = plan_to_run(
+                            &text,
+                            self.manager.context(),
+                            self.limits,
+                            options,
+                            reading,
+                        );
+                        plan.calls.first().map(|p| p.place)
+                    });
+                if let Some(place) = place {
+                    error.span = error.span.map(|s| place.locate(s));
+                }
+            }
+        }
+        Response {
+            outputs: vec![out],
+            ignored: Vec::new(),
+        }
+    }
+
     /// [`model_output`](Self::model_output) by the front-end's reading and plan: every text.
     async fn read_and_run(
         &self,
@@ -1072,6 +1132,8 @@ mod tests {
                 for limits in [
                     Limits::default(),
                     Limits::default().max_str_bytes(4).max_source_bytes(40),
+                    Limits::default().max_calls(0),
+                    Limits::default().max_constructors(1),
                 ] {
                     let run = Run {
                         manager: &manager,
@@ -1096,5 +1158,200 @@ mod tests {
             }
         }
         assert!(taken > 40, "{taken}");
+    }
+
+    /// An OpenAI message that is one call to a tool runs as the front-end's reading of the
+    /// written-out message would run it: the same response for calls varied around the direct
+    /// route's edges (arguments that do not read, bind or need repairs, tool errors, markup in
+    /// strings, names and keys Python cannot spell), messages of other shapes, repairs on, off
+    /// and lenient, and limits the message or its arguments reach.
+    #[test]
+    fn a_lone_message_call_runs_as_its_reading_would() {
+        use crate::dispatch::tool::FunctionTool;
+        let manager = crate::demo::builder()
+            .tool(FunctionTool::new(
+                "get-current-weather",
+                ["from", "max-results"],
+                |from: String, max: i64| format!("{from}:{max}"),
+            ))
+            .build()
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let session = Session::new();
+        let calls: &[(&str, &str)] = &[
+            ("add", r#"{"a": 2, "b": 3}"#),
+            ("add", r#"{"a":2,"b":3}"#),
+            ("add", r#"{"b": 3, "a": 2}"#),
+            ("add", r#"{"a": 2.0, "b": 3}"#),
+            ("add", r#"{"a": "2", "b": 3}"#),
+            ("add", r#"{"a": 2}"#),
+            ("add", "{}"),
+            ("add", ""),
+            ("add", "  "),
+            ("add", "null"),
+            ("add", "[1, 2]"),
+            ("add", r#""{\"a\": 1}""#),
+            ("add", r#"{"a": 2, "b": 3, "c": 1}"#),
+            ("add", r#"{"a": 1, "a": 2}"#),
+            ("add", r#"{"a": 1e400, "b": 1}"#),
+            ("add", r#"{"a": 9223372036854775808, "b": 1}"#),
+            ("add", r#"{"a": 9223372036854775807, "b": 1}"#),
+            ("add", r#"{"a": true, "b": 2}"#),
+            ("add", r#"{"a": null, "b": 2}"#),
+            ("add", r#"{"a": [1], "b": 2}"#),
+            ("add", r#"{"A": 1, "b": 2}"#),
+            ("add", r#"{"aa": 1, "b": 2}"#),
+            ("add", "{\"a\": 2, \"b\": 3}  \n"),
+            ("add", "\u{feff}{\"a\": 2, \"b\": 3}"),
+            ("add", r#"{"a": 2, "b": 3} x"#),
+            ("add", r#"{"a": 2, "b": 3"#),
+            ("add", r#"{"a": "\u0032", "b": 3}"#),
+            ("Add", r#"{"a": 2, "b": 3}"#),
+            ("unknown", r#"{"a": 2}"#),
+            ("x", "{}"),
+            ("Point", r#"{"x": 1, "y": 2}"#),
+            ("np.array", r#"{"object": [1]}"#),
+            ("divide", r#"{"a": 1, "b": 0}"#),
+            ("divide", r#"{"a": 1, "b": 2}"#),
+            ("multiply", r#"{"a": "x", "b": 2}"#),
+            (
+                "search",
+                r#"{"query": "<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>"}"#,
+            ),
+            (
+                "search",
+                r#"{"query": "</tool_call><tool_call>{\"name\": \"add\"}"}"#,
+            ),
+            ("search", r#"{"query": "add(a=1, b=2) # not a comment"}"#),
+            ("search", r#"{"query": "```python\nadd(a=1, b=2)\n```"}"#),
+            ("search", r#"{"query": "<think>add(a=1, b=2)</think>"}"#),
+            ("search", r#"{"query": "héllo 城市 \" \\ \t"}"#),
+            ("search", r#"{"query": 1}"#),
+            ("search", r#"{"query": ["a", "b"]}"#),
+            (
+                "add_points",
+                r#"{"p1": {"x": 1, "y": 2}, "p2": {"x": 3, "y": 4}}"#,
+            ),
+            ("add_points", r#"{"p1": {"x": 1}, "p2": {"x": 3, "y": 4}}"#),
+            ("add_points", r#"{"p1": [1, 2], "p2": {"x": 3, "y": 4}}"#),
+            (
+                "add_points",
+                r#"{"p1": {"x": 1.0, "y": 2}, "p2": {"x": 3, "y": 4}}"#,
+            ),
+            ("numpy_sum", r#"{"arr": [[1, 2], [3, 4]]}"#),
+            ("numpy_sum", r#"{"arr": [1.5, 2]}"#),
+            ("numpy_sum", r#"{"arr": "np.array([1])"}"#),
+            (
+                "get-current-weather",
+                r#"{"from": "USD", "max-results": 3}"#,
+            ),
+            (
+                "get_current_weather",
+                r#"{"from": "USD", "max-results": 3}"#,
+            ),
+            ("get-current-weather", r#"{"from": "USD"}"#),
+            (
+                "get-current-weather",
+                r#"{"from": "USD", "max_results": 3}"#,
+            ),
+        ];
+        let call = |name: &str, args: &str| {
+            json!({"id": "call_7", "type": "function",
+                   "function": {"name": name, "arguments": args}})
+        };
+        let message =
+            |calls: Json| json!({"role": "assistant", "content": null, "tool_calls": calls});
+        let mut messages: Vec<Json> = calls
+            .iter()
+            .map(|(name, args)| message(json!([call(name, args)])))
+            .collect();
+        let add = call("add", r#"{"a": 2, "b": 3}"#);
+        let mut shaped = |edit: &dyn Fn(&mut Json)| {
+            let mut m = message(json!([add.clone()]));
+            edit(&mut m);
+            messages.push(m);
+        };
+        shaped(&|m| drop(m.as_object_mut().map(|o| o.remove("content"))));
+        shaped(&|m| m["content"] = json!(""));
+        shaped(&|m| m["content"] = json!("Sure, adding: add(a=1, b=2)"));
+        shaped(&|m| m["refusal"] = json!(null));
+        shaped(&|m| m["role"] = json!("user"));
+        shaped(&|m| drop(m.as_object_mut().map(|o| o.remove("role"))));
+        shaped(&|m| drop(m["tool_calls"][0].as_object_mut().map(|o| o.remove("type"))));
+        shaped(&|m| drop(m["tool_calls"][0].as_object_mut().map(|o| o.remove("id"))));
+        shaped(&|m| m["tool_calls"][0]["type"] = json!("custom"));
+        shaped(&|m| m["tool_calls"][0]["id"] = json!(7));
+        shaped(&|m| m["tool_calls"][0]["index"] = json!(0));
+        shaped(&|m| m["tool_calls"][0]["function"]["description"] = json!("x"));
+        shaped(&|m| m["tool_calls"][0]["function"]["arguments"] = json!({"a": 2, "b": 3}));
+        shaped(&|m| m["tool_calls"] = json!([]));
+        shaped(&|m| m["tool_calls"] = json!([add.clone(), add.clone()]));
+        shaped(&|m| m["function_call"] = json!({"name": "add", "arguments": "{}"}));
+        messages.push(add.clone());
+        messages.push(json!([add.clone()]));
+        let lenient = RepairOptions {
+            lenient: true,
+            ..RepairOptions::default()
+        };
+        let mut taken = 0;
+        for message in &messages {
+            for options in [RepairOptions::default(), RepairOptions::strict(), lenient] {
+                for limits in [
+                    Limits::default(),
+                    Limits::default().max_str_bytes(4).max_source_bytes(40),
+                    Limits::default().max_str_bytes(12),
+                    Limits::default().max_source_bytes(120),
+                    Limits::default().max_source_bytes(400),
+                    Limits::default().max_depth(3),
+                    Limits::default().max_depth(4),
+                    Limits::default().max_collection_len(3),
+                    Limits::default().max_collection_len(40),
+                    Limits::default().max_eval_bytes(40),
+                    Limits::default().max_eval_bytes(600),
+                    Limits::default().max_calls(1),
+                    Limits::default().max_calls(0),
+                    Limits::default().max_constructors(0),
+                ] {
+                    let run = Run {
+                        manager: &manager,
+                        session: &session,
+                        limits: &limits,
+                        sandboxed: false,
+                        results: Arc::default(),
+                    };
+                    let ids = |mut r: Response| {
+                        for o in &mut r.outputs {
+                            o.call_id.clear();
+                        }
+                        r
+                    };
+                    let read = match json_input::to_text_read(message, &limits) {
+                        Ok((text, tree)) => {
+                            rt.block_on(run.model_output(&text, &options, true, tree))
+                        }
+                        Err(e) => Response {
+                            outputs: vec![FunctionOutput::failed("", "", e)],
+                            ignored: Vec::new(),
+                        },
+                    };
+                    let Some(direct) = message_call(message, manager.context(), &limits, &options)
+                    else {
+                        continue;
+                    };
+                    taken += 1;
+                    let direct = rt.block_on(run.message_call(direct, message, &options));
+                    assert!(direct.outputs.iter().all(|o| o.call_id == "call_7"));
+                    assert_eq!(
+                        ids(direct),
+                        ids(read),
+                        "{message} with {options:?} {limits:?}"
+                    );
+                }
+            }
+        }
+        assert!(taken > 200, "{taken}");
     }
 }

@@ -326,6 +326,70 @@ pub(crate) fn as_written_call(
         .then_some(tree)
 }
 
+/// The one call of an OpenAI assistant message given as a parsed document
+/// ([`json_form::lone_tool_call`](front::json_form::lone_tool_call)), read, checked and bound
+/// as the reading of [`plan_to_run`] would plan it, without writing the message out: a
+/// message surely within `limits` whose call is to a tool of
+/// `ctx`, with arguments the JSON reader reads within `limits` as an object, nothing to repair
+/// under `options`, and arguments that bind to the tool's signature. `None` for every other
+/// message, and when `options` name a model format: the reading says then what the message
+/// holds (the spans of its errors index the message's text, which only it writes).
+#[cfg(feature = "native")]
+pub(crate) fn message_call(
+    message: &Json,
+    ctx: &Context,
+    limits: &Limits,
+    options: &RepairOptions,
+) -> Option<MessageCall> {
+    use crate::front::json_input;
+    // The message is one call to a tool (its arguments, JSON, call nothing): within
+    // `max_calls` unless that is 0, which the reading reports.
+    if options.model_format.is_some() || limits.max_calls == 0 {
+        return None;
+    }
+    let lone = front::json_form::lone_tool_call(message).filter(|l| l.surely_fits(limits))?;
+    let Some(Entry::Tool(sig)) = ctx.get(lone.name) else {
+        return None;
+    };
+    let args = json_input::read(lone.arguments, limits).ok()?;
+    if !matches!(args.kind, ExprKind::Dict(_)) {
+        return None;
+    }
+    json_input::check_call_tree(&args, lone.arguments, 0).ok()?;
+    // Spans index the arguments' text: they would be reported only by a call that does not
+    // bind, which is left to the reading.
+    let whole = Span::new(0, u32::try_from(lone.arguments.len()).ok()?);
+    let mut expr =
+        json_input::call_of(lone.name.to_string(), whole, Vec::new(), args, whole).ok()?;
+    let sig = std::sync::Arc::clone(sig);
+    if !repair_call(&mut expr, &sig, ctx, options).is_empty() {
+        return None;
+    }
+    let read = read_args(&expr, ctx, limits);
+    let bound = check_parsed(&expr, lone.name, Some(&sig), ctx, &read).ok()?;
+    let mut call = as_written(&expr, lone.arguments, read, ctx, limits);
+    call.name.clone_from(&sig.name);
+    Some(MessageCall {
+        id: lone.id.to_string(),
+        source: lone.function_text()?,
+        call,
+        bound,
+    })
+}
+
+/// The call [`message_call`] reads from a message, ready to run.
+#[cfg(feature = "native")]
+pub(crate) struct MessageCall {
+    /// The model's id for the call.
+    pub(crate) id: String,
+    /// The call's own text: its `{"name", "arguments"}` object as the message's text writes it.
+    pub(crate) source: String,
+    /// The call as written (named by the tool's own name).
+    pub(crate) call: Function,
+    /// Its arguments bound to the tool's signature.
+    pub(crate) bound: Vec<Option<Value>>,
+}
+
 /// [`plan`] for `purpose` (for [`Purpose::Check`], `plain` is not worked out).
 fn plan_for(
     text: &str,

@@ -204,6 +204,167 @@ pub(super) fn call_from_args(
     json_input::call_of(name.to_string(), name_span, Vec::new(), tree, span)
 }
 
+/// The one tool call of an OpenAI assistant message given as a parsed document, when the
+/// message holds nothing else: `{"role": "assistant", "content": null, "tool_calls": [{"id",
+/// "type": "function", "function": {"name", "arguments"}}]}` (`content` and `type` may be left
+/// out), the id, name and arguments strings. Of such a message the reading ([`calls`]) finds
+/// that one call, with that id, and ignores nothing. `None` for any other document. One pass
+/// over the few keys (no lookup by hashing), which counts the message's strings too.
+#[cfg(feature = "native")]
+pub(crate) fn lone_tool_call(message: &serde_json::Value) -> Option<LoneCall<'_>> {
+    use serde_json::Value as J;
+    let mut strings = Strings::default();
+    let (mut role, mut tool_calls) = (None, None);
+    for (key, value) in message.as_object()? {
+        strings.add(key);
+        match (key.as_str(), value) {
+            ("role", J::String(s)) => role = Some(s),
+            ("content", J::Null) => {}
+            ("tool_calls", J::Array(items)) => tool_calls = Some(items),
+            _ => return None,
+        }
+    }
+    let [call] = tool_calls?.as_slice() else {
+        return None;
+    };
+    let (mut id, mut function) = (None, None);
+    for (key, value) in call.as_object()? {
+        strings.add(key);
+        match (key.as_str(), value) {
+            ("id", J::String(s)) => id = Some(s),
+            ("type", J::String(s)) if s == "function" => strings.add(s),
+            ("function", J::Object(fields)) => function = Some((value, fields)),
+            _ => return None,
+        }
+    }
+    let (function, fields) = function?;
+    let (mut name, mut arguments) = (None, None);
+    for (key, value) in fields {
+        strings.add(key);
+        match (key.as_str(), value) {
+            ("name", J::String(s)) => name = Some(s),
+            ("arguments", J::String(s)) => arguments = Some(s),
+            _ => return None,
+        }
+    }
+    let (role, id, name, arguments) = (role?, id?, name?, arguments?);
+    if role != "assistant" {
+        return None;
+    }
+    for s in [role, id, name, arguments] {
+        strings.add(s);
+    }
+    Some(LoneCall {
+        id,
+        function,
+        name,
+        arguments,
+        strings,
+    })
+}
+
+/// What [`lone_tool_call`] finds in a message.
+#[cfg(feature = "native")]
+pub(crate) struct LoneCall<'a> {
+    /// The model's id for the call.
+    pub(crate) id: &'a str,
+    /// The call's `{"name", "arguments"}` object.
+    pub(crate) function: &'a serde_json::Value,
+    /// The tool's name as written.
+    pub(crate) name: &'a str,
+    /// The arguments: JSON text, the object of name → value.
+    pub(crate) arguments: &'a str,
+    /// The message's strings, keys and values.
+    strings: Strings,
+}
+
+#[cfg(feature = "native")]
+impl LoneCall<'_> {
+    /// The call's `{"name", "arguments"}` object as [`json_input::to_text`] writes it in the
+    /// message's text (serde_json's compact form), in one buffer.
+    pub(crate) fn function_text(&self) -> Option<String> {
+        let mut text = String::with_capacity(self.strings.bytes.saturating_add(32));
+        for (i, (key, value)) in self.function.as_object()?.iter().enumerate() {
+            text.push(if i == 0 { '{' } else { ',' });
+            json_string(&mut text, key);
+            text.push(':');
+            json_string(&mut text, value.as_str()?);
+        }
+        text.push('}');
+        Some(text)
+    }
+
+    /// Whether the message, written out, is surely within `limits` as
+    /// [`json_input::to_text_read`] and the reader check it: its text's length and the
+    /// reader's charges bounded from above (every string as if each of its bytes were escaped
+    /// `\u00XX`). `false` says only that it may not be: writing it out tells.
+    pub(crate) fn surely_fits(&self, limits: &Limits) -> bool {
+        /// Nesting of the `function` object, the deepest collection of such a message.
+        const DEPTH: usize = 4;
+        /// Nodes (keys, values, items) such a message has at most.
+        const NODES: usize = 17;
+        /// Bytes of such a message's text besides its strings' bytes, at most: each string's
+        /// quotes and a separator, brackets and `null`.
+        const FRAME: usize = 64;
+        let Strings { bytes, longest } = self.strings;
+        let text = bytes.saturating_mul(6).saturating_add(FRAME);
+        let charged = (bytes as u64).saturating_add(NODES as u64 * crate::value::NODE_BYTES as u64);
+        DEPTH <= limits.max_depth
+            && longest <= limits.max_str_bytes
+            && text <= limits.max_source_bytes
+            && u32::try_from(text).is_ok()
+            && NODES <= limits.max_collection_len
+            && charged <= limits.max_eval_bytes as u64
+    }
+}
+
+/// `s` written as a JSON string the way serde_json writes it: `"` and `\\` escaped with a
+/// backslash, the control characters `\b`, `\f`, `\n`, `\r`, `\t` by their short escapes and
+/// the others as `\u00XX`, everything else (non-ASCII too) as it is.
+#[cfg(feature = "native")]
+fn json_string(text: &mut String, s: &str) {
+    text.push('"');
+    let mut rest = s;
+    while let Some(at) = rest
+        .bytes()
+        .position(|b| b < 0x20 || b == b'"' || b == b'\\')
+    {
+        let (plain, escaped) = rest.split_at(at);
+        text.push_str(plain);
+        let mut chars = escaped.chars();
+        match chars.next() {
+            Some('"') => text.push_str("\\\""),
+            Some('\\') => text.push_str("\\\\"),
+            Some('\n') => text.push_str("\\n"),
+            Some('\r') => text.push_str("\\r"),
+            Some('\t') => text.push_str("\\t"),
+            Some('\u{8}') => text.push_str("\\b"),
+            Some('\u{c}') => text.push_str("\\f"),
+            Some(c) => text.push_str(&format!("\\u{:04x}", u32::from(c))),
+            None => {}
+        }
+        rest = chars.as_str();
+    }
+    text.push_str(rest);
+    text.push('"');
+}
+
+/// The bytes of a message's strings (keys and values), and its longest string's.
+#[cfg(feature = "native")]
+#[derive(Clone, Copy, Default)]
+struct Strings {
+    bytes: usize,
+    longest: usize,
+}
+
+#[cfg(feature = "native")]
+impl Strings {
+    fn add(&mut self, s: &str) {
+        self.bytes = self.bytes.saturating_add(s.len());
+        self.longest = self.longest.max(s.len());
+    }
+}
+
 /// The name a cut-off JSON call was given, if its `"name": "…"` was written whole: a cut-off
 /// call's verdict names its tool.
 pub(super) fn cut_off_name(json: &str) -> Option<String> {
@@ -674,4 +835,28 @@ pub(super) fn literal_tree(expr: Expr) -> Option<Expr> {
         _ => return None,
     };
     Some(Expr { kind, span })
+}
+
+#[cfg(all(test, feature = "native"))]
+mod tests {
+    use super::*;
+
+    /// A call's object is written as serde_json writes it, whatever its strings hold: every
+    /// ASCII character (the control ones escaped), quotes, backslashes and non-ASCII text.
+    #[test]
+    fn the_function_text_is_serde_jsons() {
+        let every_ascii: String = (0u8..0x80).map(char::from).collect();
+        for arguments in [
+            String::from(r#"{"a": 2, "b": 3}"#),
+            every_ascii.clone(),
+            String::from("héllo 城市 \u{2028} \u{7f} \\\" \\n"),
+            String::new(),
+        ] {
+            let message = serde_json::json!({"role": "assistant", "tool_calls": [{"id": "c",
+                "function": {"name": every_ascii.clone(), "arguments": arguments}}]});
+            let lone = lone_tool_call(&message).unwrap();
+            let written = serde_json::to_string(&message["tool_calls"][0]["function"]).unwrap();
+            assert_eq!(lone.function_text().as_deref(), Some(written.as_str()));
+        }
+    }
 }
