@@ -13,8 +13,18 @@
 //!   assistant message; the doors other than the expression hand their call tree on as read.
 //!   Each input is cloned in the setup of `iter_batched`, outside the timed routine (the
 //!   OpenAI message's clone alone is about 3.5k instructions, a fifth of the expression door).
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
+#[path = "common/allocator.rs"]
+mod allocator;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use fexpr::check::check_text;

@@ -8,6 +8,9 @@
 //! compare_fexpr once native|sandbox|sandbox-pooled
 //!                                           runs add(a=2, b=3) once, prints the output's repr
 //!                                           (before tearing anything down)
+//! compare_fexpr doors ROUNDS                {"expression": ns, "model": ns, "openai": ns,
+//!                                           "model_ratio", "openai_ratio"}: add(a=2, b=3)
+//!                                           through each door of `manager.run`, interleaved
 //! compare_fexpr repeat CALLS [MODE] [CASE]  runs CASE (add(a=2, b=3) unless given) CALLS
 //!                                           times (natively unless MODE is given: native,
 //!                                           model, openai (add only), sandbox) on one
@@ -214,6 +217,62 @@ fn latency(budget_ms: usize, warmup_ms: usize) -> Result<Json, String> {
     Ok(json!({ "cases": cases, "allocator": allocator::name() }))
 }
 
+/// `add(a=2, b=3)` through three doors of `manager.run` (the expression, the same call as model
+/// text, and as an OpenAI assistant message), interleaved: each of `rounds` rounds times a batch
+/// of calls through each door in turn, the inputs made before the clock starts (a caller hands
+/// its message over once). Per door the median of the rounds' per-call times; per door beside
+/// the expression the median of the rounds' ratios, so that a change of the machine's speed
+/// between rounds (a shared machine) moves both sides of a ratio alike.
+fn doors(rounds: usize) -> Result<Json, String> {
+    const BATCH: usize = 200;
+    let rt = runtime()?;
+    let manager = fexpr::demo::manager();
+    let text = "add(a=2, b=3)";
+    let inputs: [(&str, fexpr::Input); 3] = [
+        ("expression", fexpr::Input::expr(text)),
+        ("model", fexpr::Input::model_output(text)),
+        ("openai", fexpr::Input::openai(openai_add())),
+    ];
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); inputs.len()];
+    for round in 0..=rounds {
+        for (door, (name, input)) in inputs.iter().enumerate() {
+            let batch: Vec<fexpr::Input> = (0..BATCH).map(|_| input.clone()).collect();
+            let start = Instant::now();
+            for input in batch {
+                let response = rt.block_on(manager.run(std::hint::black_box(input)).into_future());
+                if response.outputs.first().map(|o| &o.output) != Some(&Ok(fexpr::Value::Int(5))) {
+                    return Err(format!("{name}: unexpected {:?}", response.outputs));
+                }
+            }
+            // Round 0 warms up.
+            if round > 0 {
+                times[door].push(start.elapsed().as_nanos() as f64 / BATCH as f64);
+            }
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let ratio = |door: usize| {
+        median(
+            times[door]
+                .iter()
+                .zip(&times[0])
+                .map(|(d, e)| d / e)
+                .collect(),
+        )
+    };
+    Ok(json!({
+        "rounds": rounds, "batch": BATCH, "allocator": allocator::name(),
+        "expression": median(times[0].clone()),
+        "model": median(times[1].clone()),
+        "openai": median(times[2].clone()),
+        "model_ratio": ratio(1),
+        "openai_ratio": ratio(2),
+    }))
+}
+
 /// `calls` independent expressions (the three calls in turn) split over `threads` OS threads,
 /// each with its own current-thread runtime, sharing one manager.
 fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
@@ -336,10 +395,11 @@ fn main() -> Result<(), String> {
         "latency" => latency(number(args.next(), "BUDGET_MS")?, number(args.next(), "WARMUP_MS")?)?,
         "throughput" => throughput(number(args.next(), "CALLS")?, number(args.next(), "THREADS")?)?,
         "once" => return once(&args.next().unwrap_or_default()),
+        "doors" => doors(number(args.next(), "ROUNDS")?)?,
         "repeat" => Json::String(repeat(number(args.next(), "CALLS")?, args.next(), args.next())?),
         _ => {
             return Err(
-                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | repeat CALLS [native|model|openai] [add|add_points|numpy_sum]"
+                "usage: compare_fexpr latency BUDGET_MS WARMUP_MS | throughput CALLS THREADS | once native|sandbox|sandbox-pooled | doors ROUNDS | repeat CALLS [native|model|openai] [add|add_points|numpy_sum]"
                     .to_owned(),
             )
         }
