@@ -1062,6 +1062,29 @@ pub fn nothing_to_run(ignored: &[Ignored]) -> Error {
 mod tests {
     use super::*;
 
+    /// A native run of `manager` with `limits`, as a request makes one.
+    fn native_run<'r>(
+        manager: &'r ToolManager,
+        session: &'r Session,
+        limits: &'r Limits,
+    ) -> Run<'r> {
+        Run {
+            manager,
+            session,
+            limits,
+            sandboxed: false,
+            results: Arc::default(),
+        }
+    }
+
+    /// `response` without its call ids (each run draws fresh ones).
+    fn without_ids(mut response: Response) -> Response {
+        for output in &mut response.outputs {
+            output.call_id.clear();
+        }
+        response
+    }
+
     /// A text that is nothing but one call to a tool runs as the front-end's reading and plan
     /// would run it: the same response (call ids aside: each run draws fresh ones) for every
     /// text of the model-text corpora and for calls varied around the fast route's edges, with
@@ -1135,21 +1158,11 @@ mod tests {
                     Limits::default().max_calls(0),
                     Limits::default().max_constructors(1),
                 ] {
-                    let run = Run {
-                        manager: &manager,
-                        session: &session,
-                        limits: &limits,
-                        sandboxed: false,
-                        results: Arc::default(),
-                    };
-                    let ids = |mut r: Response| {
-                        for o in &mut r.outputs {
-                            o.call_id.clear();
-                        }
-                        r
-                    };
-                    let fast = ids(rt.block_on(run.model_output(&text, &options, false, None)));
-                    let read = ids(rt.block_on(run.read_and_run(&text, &options, false, None)));
+                    let run = native_run(&manager, &session, &limits);
+                    let fast =
+                        without_ids(rt.block_on(run.model_output(&text, &options, false, None)));
+                    let read =
+                        without_ids(rt.block_on(run.read_and_run(&text, &options, false, None)));
                     assert_eq!(fast, read, "{text:?} with {options:?}");
                     taken += usize::from(
                         as_written_call(&text, manager.context(), &limits, &options).is_some(),
@@ -1315,19 +1328,7 @@ mod tests {
                     Limits::default().max_calls(0),
                     Limits::default().max_constructors(0),
                 ] {
-                    let run = Run {
-                        manager: &manager,
-                        session: &session,
-                        limits: &limits,
-                        sandboxed: false,
-                        results: Arc::default(),
-                    };
-                    let ids = |mut r: Response| {
-                        for o in &mut r.outputs {
-                            o.call_id.clear();
-                        }
-                        r
-                    };
+                    let run = native_run(&manager, &session, &limits);
                     let read = match json_input::to_text_read(message, &limits) {
                         Ok((text, tree)) => {
                             rt.block_on(run.model_output(&text, &options, true, tree))
@@ -1345,8 +1346,8 @@ mod tests {
                     let direct = rt.block_on(run.message_call(direct, message, &options));
                     assert!(direct.outputs.iter().all(|o| o.call_id == "call_7"));
                     assert_eq!(
-                        ids(direct),
-                        ids(read),
+                        without_ids(direct),
+                        without_ids(read),
                         "{message} with {options:?} {limits:?}"
                     );
                 }
