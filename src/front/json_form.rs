@@ -283,15 +283,9 @@ impl LoneCall<'_> {
     /// The call's `{"name", "arguments"}` object as [`json_input::to_text`] writes it in the
     /// message's text (serde_json's compact form), in one buffer.
     pub(crate) fn function_text(&self) -> Option<String> {
-        let mut text = String::with_capacity(self.strings.bytes.saturating_add(32));
-        for (i, (key, value)) in self.function.as_object()?.iter().enumerate() {
-            text.push(if i == 0 { '{' } else { ',' });
-            json_string(&mut text, key);
-            text.push(':');
-            json_string(&mut text, value.as_str()?);
-        }
-        text.push('}');
-        Some(text)
+        let mut text = Vec::with_capacity(self.strings.bytes.saturating_add(32));
+        serde_json::to_writer(&mut text, self.function).ok()?;
+        String::from_utf8(text).ok()
     }
 
     /// Whether the message, written out, is surely within `limits` as
@@ -316,37 +310,6 @@ impl LoneCall<'_> {
             && NODES <= limits.max_collection_len
             && charged <= limits.max_eval_bytes as u64
     }
-}
-
-/// `s` written as a JSON string the way serde_json writes it: `"` and `\\` escaped with a
-/// backslash, the control characters `\b`, `\f`, `\n`, `\r`, `\t` by their short escapes and
-/// the others as `\u00XX`, everything else (non-ASCII too) as it is.
-#[cfg(feature = "native")]
-fn json_string(text: &mut String, s: &str) {
-    text.push('"');
-    let mut rest = s;
-    while let Some(at) = rest
-        .bytes()
-        .position(|b| b < 0x20 || b == b'"' || b == b'\\')
-    {
-        let (plain, escaped) = rest.split_at(at);
-        text.push_str(plain);
-        let mut chars = escaped.chars();
-        match chars.next() {
-            Some('"') => text.push_str("\\\""),
-            Some('\\') => text.push_str("\\\\"),
-            Some('\n') => text.push_str("\\n"),
-            Some('\r') => text.push_str("\\r"),
-            Some('\t') => text.push_str("\\t"),
-            Some('\u{8}') => text.push_str("\\b"),
-            Some('\u{c}') => text.push_str("\\f"),
-            Some(c) => text.push_str(&format!("\\u{:04x}", u32::from(c))),
-            None => {}
-        }
-        rest = chars.as_str();
-    }
-    text.push_str(rest);
-    text.push('"');
 }
 
 /// The bytes of a message's strings (keys and values), and its longest string's.
@@ -835,28 +798,4 @@ pub(super) fn literal_tree(expr: Expr) -> Option<Expr> {
         _ => return None,
     };
     Some(Expr { kind, span })
-}
-
-#[cfg(all(test, feature = "native"))]
-mod tests {
-    use super::*;
-
-    /// A call's object is written as serde_json writes it, whatever its strings hold: every
-    /// ASCII character (the control ones escaped), quotes, backslashes and non-ASCII text.
-    #[test]
-    fn the_function_text_is_serde_jsons() {
-        let every_ascii: String = (0u8..0x80).map(char::from).collect();
-        for arguments in [
-            String::from(r#"{"a": 2, "b": 3}"#),
-            every_ascii.clone(),
-            String::from("héllo 城市 \u{2028} \u{7f} \\\" \\n"),
-            String::new(),
-        ] {
-            let message = serde_json::json!({"role": "assistant", "tool_calls": [{"id": "c",
-                "function": {"name": every_ascii.clone(), "arguments": arguments}}]});
-            let lone = lone_tool_call(&message).unwrap();
-            let written = serde_json::to_string(&message["tool_calls"][0]["function"]).unwrap();
-            assert_eq!(lone.function_text().as_deref(), Some(written.as_str()));
-        }
-    }
 }
