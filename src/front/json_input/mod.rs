@@ -671,24 +671,25 @@ pub fn call_of(
             .at(kwargs.span))
         }
     };
-    let kwargs = pairs
-        .into_iter()
-        .map(|(key, value)| match key.kind {
-            ExprKind::Str(key_name) => Ok(Keyword {
-                name: key_name,
-                name_span: key.span,
-                value,
-            }),
-            _ => Err(Error::new(
+    // Filled by hand: collecting in place into the pairs' buffer would shrink it by a realloc.
+    let mut kwargs = Vec::with_capacity(pairs.len());
+    for (key, value) in pairs {
+        let ExprKind::Str(key_name) = key.kind else {
+            return Err(Error::new(
                 ErrorKind::Syntax,
                 format!(
                     "an argument name of `{}` is not a string",
                     clip(&name, QUOTE_CHARS)
                 ),
             )
-            .at(key.span)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+            .at(key.span));
+        };
+        kwargs.push(Keyword {
+            name: key_name,
+            name_span: key.span,
+            value,
+        });
+    }
     Ok(Expr {
         kind: ExprKind::Call(Call {
             func: name,

@@ -39,7 +39,8 @@ impl Reader<'_> {
     // explicit stack (`stack`, the current `value` and its `count`); split into functions, each
     // would take and hand back all three. Scalars, keys and errors are methods of their own.
     pub(super) fn document(mut self) -> Result<Expr, Error> {
-        let mut stack: Vec<Frame> = Vec::new();
+        // A call's arguments nest a container or two: those frames need no allocation.
+        let mut stack: smallvec::SmallVec<[Frame; 2]> = smallvec::SmallVec::new();
         loop {
             self.skip_blank();
             let start = self.pos;
