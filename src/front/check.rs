@@ -358,17 +358,16 @@ pub(crate) fn message_call(
     json_input::check_call_tree(&args, lone.arguments, 0).ok()?;
     // Spans index the arguments' text: they would be reported only by a call that does not
     // bind, which is left to the reading.
+    // The call is named by the tool's own name (the name written may be its Python alias).
     let whole = Span::new(0, u32::try_from(lone.arguments.len()).ok()?);
-    let mut expr =
-        json_input::call_of(lone.name.to_string(), whole, Vec::new(), args, whole).ok()?;
+    let mut expr = json_input::call_of(sig.name.clone(), whole, Vec::new(), args, whole).ok()?;
     let sig = std::sync::Arc::clone(sig);
     if !repair_call(&mut expr, &sig, ctx, options).is_empty() {
         return None;
     }
     let read = read_args(&expr, ctx, limits);
     let bound = check_parsed(&expr, lone.name, Some(&sig), ctx, &read).ok()?;
-    let mut call = as_written(&expr, lone.arguments, read, ctx, limits);
-    call.name.clone_from(&sig.name);
+    let call = into_written(expr, lone.arguments, read, ctx, limits);
     Some(MessageCall {
         id: lone.id.to_string(),
         source: lone.function_text()?,
@@ -593,18 +592,58 @@ fn as_written(
     let ExprKind::Call(call) = &expr.kind else {
         return Function::default();
     };
-    let arguments = call.args.iter().chain(call.kwargs.iter().map(|k| &k.value));
-    let mut values = arguments
-        .zip(read)
-        .map(|(arg, value)| value.unwrap_or_else(|_| partly_read(arg, source, ctx, limits, 0)));
+    let kwargs = call.kwargs.iter().map(|k| (k.name.clone(), &k.value));
+    written(
+        call.func.clone(),
+        &call.args,
+        kwargs,
+        source,
+        read,
+        ctx,
+        limits,
+    )
+}
+
+/// [`as_written`] of a call that is not run as a tree: its names are moved, not copied.
+#[cfg(feature = "native")]
+fn into_written(
+    expr: Expr,
+    source: &str,
+    read: Vec<Result<Value, Error>>,
+    ctx: &Context,
+    limits: &Limits,
+) -> Function {
+    let ExprKind::Call(call) = expr.kind else {
+        return Function::default();
+    };
+    let kwargs = call.kwargs.into_iter().map(|k| (k.name, k.value));
+    written(call.func, &call.args, kwargs, source, read, ctx, limits)
+}
+
+/// The [`Function`] named `name` of the arguments `args` and `kwargs` (name, argument), their
+/// values `read` in that order, each that could not be read as far as it can.
+fn written<E: std::borrow::Borrow<Expr>>(
+    name: String,
+    args: &[Expr],
+    kwargs: impl Iterator<Item = (String, E)>,
+    source: &str,
+    read: Vec<Result<Value, Error>>,
+    ctx: &Context,
+    limits: &Limits,
+) -> Function {
+    let mut read = read.into_iter();
+    let mut value = |arg: &Expr| match read.next() {
+        Some(Ok(value)) => value,
+        _ => partly_read(arg, source, ctx, limits, 0),
+    };
     Function {
-        name: call.func.clone(),
-        args: values.by_ref().take(call.args.len()).collect(),
-        kwargs: call
-            .kwargs
-            .iter()
-            .zip(values)
-            .map(|(k, value)| (k.name.clone(), value))
+        name,
+        args: args.iter().map(&mut value).collect(),
+        kwargs: kwargs
+            .map(|(name, arg)| {
+                let arg = value(arg.borrow());
+                (name, arg)
+            })
             .collect(),
     }
 }
