@@ -281,10 +281,25 @@ pub(crate) struct LoneCall<'a> {
 #[cfg(feature = "native")]
 impl LoneCall<'_> {
     /// The call's `{"name", "arguments"}` object as [`json_input::to_text`] writes it in the
-    /// message's text (serde_json's compact form), in one buffer.
+    /// message's text (serde_json's compact form), in one buffer: its two keys in their order
+    /// (`name` and `arguments`, which [`lone_tool_call`] allows alone, need no escape), each
+    /// value string as serde_json escapes it.
     pub(crate) fn function_text(&self) -> Option<String> {
         let mut text = Vec::with_capacity(self.strings.bytes.saturating_add(32));
-        serde_json::to_writer(&mut text, self.function).ok()?;
+        text.push(b'{');
+        for (i, (key, value)) in self.function.as_object()?.iter().enumerate() {
+            if i > 0 {
+                text.push(b',');
+            }
+            let key = match key.as_str() {
+                "name" => &b"\"name\":"[..],
+                "arguments" => &b"\"arguments\":"[..],
+                _ => return None,
+            };
+            text.extend_from_slice(key);
+            serde_json::to_writer(&mut text, value.as_str()?).ok()?;
+        }
+        text.push(b'}');
         String::from_utf8(text).ok()
     }
 
