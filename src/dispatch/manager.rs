@@ -708,7 +708,7 @@ impl Scope {
     pub(crate) fn new(
         session: Session,
         limits: &Limits,
-        preset: Option<String>,
+        preset: Option<Arc<str>>,
         results: &Arc<AtomicU64>,
     ) -> Scope {
         Scope {
@@ -716,7 +716,7 @@ impl Scope {
             limits: limits.clone(),
             started: Instant::now(),
             next_index: AtomicU32::new(0),
-            preset: preset.map(Arc::from),
+            preset,
             units: OnceLock::new(),
             found: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
@@ -755,7 +755,8 @@ impl Scope {
     /// and a fresh one (not registered) when no call of it asked for one.
     fn output_id(&self, span: Span) -> String {
         match self.known_id(span) {
-            Some(id) => id.to_string(),
+            // Copied as a `str` (`to_string` of an `Arc<str>` would go through `Display`).
+            Some(id) => String::from(&*id),
             None => crate::call::fresh_call_id(),
         }
     }

@@ -749,7 +749,12 @@ impl Run<'_> {
             ))
             .await;
         }
-        let scope = Scope::new(self.session.clone(), self.limits, id, &self.results);
+        let scope = Scope::new(
+            self.session.clone(),
+            self.limits,
+            id.map(Arc::from),
+            &self.results,
+        );
         if json {
             self.manager.run_json(text, &scope).await
         } else {
@@ -766,7 +771,12 @@ impl Run<'_> {
             let outputs = self.text(&text, true, Some(id)).await;
             return single_output(&text, outputs);
         }
-        let scope = Scope::new(self.session.clone(), self.limits, Some(id), &self.results);
+        let scope = Scope::new(
+            self.session.clone(),
+            self.limits,
+            Some(Arc::from(id)),
+            &self.results,
+        );
         self.manager.run_function(func, &scope).await
     }
 
@@ -959,7 +969,12 @@ impl Run<'_> {
             ))
             .await;
         }
-        let scope = Scope::new(self.session.clone(), self.limits, Some(id), &self.results);
+        let scope = Scope::new(
+            self.session.clone(),
+            self.limits,
+            Some(Arc::from(id)),
+            &self.results,
+        );
         self.manager.run_tree(source, &tree, &scope).await
     }
 
@@ -979,7 +994,12 @@ impl Run<'_> {
                 let span =
                     crate::error::Span::new(0, u32::try_from(source.len()).unwrap_or(u32::MAX));
                 // The scope gives the output its id.
-                let scope = Scope::new(self.session.clone(), self.limits, Some(id), &self.results);
+                let scope = Scope::new(
+                    self.session.clone(),
+                    self.limits,
+                    Some(Arc::from(id)),
+                    &self.results,
+                );
                 let run = self
                     .manager
                     .run_checked(p.call, Some(bound), source, span, &scope);

@@ -93,7 +93,7 @@ impl ToolManager {
         id: Option<String>,
         results: &Arc<std::sync::atomic::AtomicU64>,
     ) -> Vec<FunctionOutput> {
-        let scope = Arc::new(Scope::new(session, limits, id, results));
+        let scope = Arc::new(Scope::new(session, limits, id.map(Arc::from), results));
         let failed = |error: Error| vec![scope.failed(text, error)];
         if let Err(error) = limits.check() {
             return failed(error);

@@ -369,7 +369,7 @@ pub(crate) fn message_call(
     let bound = check_parsed(&expr, lone.name, Some(&sig), ctx, &read).ok()?;
     let call = into_written(expr, lone.arguments, read, ctx, limits);
     Some(MessageCall {
-        id: lone.id.to_string(),
+        id: std::sync::Arc::from(lone.id),
         source: lone.function_text()?,
         call,
         bound,
@@ -380,7 +380,7 @@ pub(crate) fn message_call(
 #[cfg(feature = "native")]
 pub(crate) struct MessageCall {
     /// The model's id for the call.
-    pub(crate) id: String,
+    pub(crate) id: std::sync::Arc<str>,
     /// The call's own text: its `{"name", "arguments"}` object as the message's text writes it.
     pub(crate) source: String,
     /// The call as written (named by the tool's own name).
