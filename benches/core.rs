@@ -3,8 +3,18 @@
 //! `cargo bench --bench core` (add `-- --quick` for a fast run). Each iteration parses the
 //! text, checks names and signatures, evaluates arguments, binds and coerces them, runs the
 //! tool and builds the `FunctionOutput`, on a current-thread tokio runtime.
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
+#[path = "common/allocator.rs"]
+mod allocator;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;

@@ -10,8 +10,18 @@
 //! tools have. `grammar/generate/<markup>/<n>` writes the Lark grammar (pythonic, `required`;
 //! hermes uses `%json`); `grammar/compile/<markup>/<n>` compiles it in llguidance and computes
 //! the first mask.
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
+#[path = "common/allocator.rs"]
+mod allocator;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fexpr::grammar::{GrammarOptions, Markup, ToolChoice};

@@ -11,8 +11,18 @@
 //! Run `scripts/ci-mcp.sh` first, then `cargo bench --bench mcp` (or, without building
 //! wasmtime, `cargo bench --no-default-features --features mcp --bench mcp`); without the
 //! server the benchmark says so and does nothing. The ratio of the two medians is printed at the end.
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
+#[path = "common/allocator.rs"]
+mod allocator;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 mod common;
 

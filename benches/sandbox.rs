@@ -15,8 +15,18 @@
 //!
 //! Run with `cargo bench --bench sandbox`. The medians are in
 //! `target/criterion/*/new/estimates.json`.
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
+#[path = "common/allocator.rs"]
+mod allocator;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 use criterion::{criterion_group, Criterion};
 use fexpr::sandbox::{HostCalls, ModuleCache, Sandbox, SandboxConfig};

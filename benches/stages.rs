@@ -14,8 +14,18 @@
 //!   context stays on the host), a host-call batch encoded and decoded.
 //! - `sandbox/*` (feature `sandbox`): a fresh guest instance evaluating a call that needs no
 //!   tool (`Point(x=1, y=2)`), and one that makes one host call (`add(a=2, b=3)`).
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
+#[path = "common/allocator.rs"]
+mod allocator;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use fexpr::eval::ToolRequest;

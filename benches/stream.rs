@@ -6,8 +6,18 @@
 //! text, then the same request). Medians over the rounds; run with
 //! `env -u RUST_BACKTRACE cargo bench --bench stream` (a timing program, not criterion: the
 //! times are dominated by the model's speed and the tools' sleep).
+//!
+//! It allocates with mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system`
+//! (`benches/common/allocator.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test, bench or example may stop at a failed step
+
+#[path = "common/allocator.rs"]
+mod allocator;
+
+/// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
