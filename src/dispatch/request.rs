@@ -1320,6 +1320,11 @@ mod tests {
         shaped(&|m| m["tool_calls"][0]["index"] = json!(0));
         shaped(&|m| m["tool_calls"][0]["function"]["description"] = json!("x"));
         shaped(&|m| m["tool_calls"][0]["function"]["arguments"] = json!({"a": 2, "b": 3}));
+        // The call's object written back in its own key order.
+        shaped(&|m| {
+            m["tool_calls"][0]["function"] =
+                json!({"arguments": "{\"a\": 2,\n\t\"b\": 3}", "name": "add"});
+        });
         shaped(&|m| m["tool_calls"] = json!([]));
         shaped(&|m| m["tool_calls"] = json!([add.clone(), add.clone()]));
         shaped(&|m| m["function_call"] = json!({"name": "add", "arguments": "{}"}));
