@@ -1193,6 +1193,19 @@ mod tests {
         assert!(taken > 40, "{taken}");
     }
 
+    /// The demo tools and one whose name and keys Python cannot spell: `get-current-weather`
+    /// of `from` and `max-results`.
+    fn weather_manager() -> ToolManager {
+        crate::demo::builder()
+            .tool(crate::dispatch::tool::FunctionTool::new(
+                "get-current-weather",
+                ["from", "max-results"],
+                |from: String, max: i64| format!("{from}:{max}"),
+            ))
+            .build()
+            .unwrap()
+    }
+
     /// An OpenAI message that is one call to a tool runs as the front-end's reading of the
     /// written-out message would run it: the same response for calls varied around the direct
     /// route's edges (arguments that do not read, bind or need repairs, tool errors, markup in
@@ -1200,15 +1213,7 @@ mod tests {
     /// and lenient, and limits the message or its arguments reach.
     #[test]
     fn a_lone_message_call_runs_as_its_reading_would() {
-        use crate::dispatch::tool::FunctionTool;
-        let manager = crate::demo::builder()
-            .tool(FunctionTool::new(
-                "get-current-weather",
-                ["from", "max-results"],
-                |from: String, max: i64| format!("{from}:{max}"),
-            ))
-            .build()
-            .unwrap();
+        let manager = weather_manager();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -1379,5 +1384,151 @@ mod tests {
             }
         }
         assert!(taken > 200, "{taken}");
+    }
+
+    /// A generated call's tool name and arguments text: half of them calls that bind (in any
+    /// key order, with strings of every kind), the others any object of the tools' keys and
+    /// other keys (see [`call_arguments`]), to any tool, a record, an alias or no such name.
+    fn lone_call() -> impl proptest::strategy::Strategy<Value = (&'static str, String)> {
+        use proptest::prelude::*;
+        let text = "[a-z\"\\\\\n\t\u{1}é城 <>/`#{}()]{0,12}";
+        let int = prop_oneof![-9i64..9, any::<i64>()];
+        let point = (int.clone(), int.clone()).prop_map(|(x, y)| json!({"x": x, "y": y}));
+        // An int as a repair may read it: as written, as a string, as a whole float.
+        let repairable = prop_oneof![
+            2 => int.clone().prop_map(Json::from),
+            1 => int.clone().prop_map(|n| Json::String(n.to_string())),
+            1 => (-9i64..9).prop_map(|n| Json::from(n as f64)),
+        ];
+        let binding = prop_oneof![
+            (repairable.clone(), repairable).prop_map(|(a, b)| ("add", json!({"a": a, "b": b}))),
+            (int.clone(), int.clone()).prop_map(|(a, b)| ("divide", json!({"b": b, "a": a}))),
+            text.prop_map(|q| ("search", json!({"query": q}))),
+            (point.clone(), point).prop_map(|(p1, p2)| ("add_points", json!({"p1": p1, "p2": p2}))),
+            (text, int).prop_map(|(from, max)| {
+                (
+                    "get-current-weather",
+                    json!({"max-results": max, "from": from}),
+                )
+            }),
+        ]
+        .prop_flat_map(|(name, args)| {
+            proptest::bool::ANY.prop_map(move |pretty| {
+                let text = if pretty {
+                    serde_json::to_string_pretty(&args)
+                } else {
+                    serde_json::to_string(&args)
+                };
+                (name, text.unwrap_or_default())
+            })
+        });
+        let any_call = (
+            proptest::sample::select(vec![
+                "add",
+                "divide",
+                "search",
+                "add_points",
+                "numpy_sum",
+                "get-current-weather",
+                "get_current_weather",
+                "Point",
+                "nothing",
+            ]),
+            call_arguments(),
+        );
+        prop_oneof![binding, any_call]
+    }
+
+    /// The arguments of a generated call: mostly the keys its tools take, with values of
+    /// every JSON kind (escapes, control characters, non-ASCII, big and fractional numbers,
+    /// nesting), sometimes other keys, written compactly or pretty.
+    fn call_arguments() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let scalar = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            (-5i64..5).prop_map(Json::from),
+            any::<i64>().prop_map(Json::from),
+            any::<u64>().prop_map(Json::from),
+            (-4.0f64..4.0).prop_map(Json::from),
+            "[a-z\"\\\\\n\t\u{1}é城 <>/`#]{0,10}".prop_map(Json::String),
+        ];
+        let value = scalar.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
+                proptest::collection::vec(("[xy]|[a-z\"é]{0,3}", inner), 0..4)
+                    .prop_map(|pairs| Json::Object(pairs.into_iter().collect())),
+            ]
+        });
+        let key = prop_oneof![
+            4 => proptest::sample::select(vec![
+                "a", "b", "x", "y", "p1", "p2", "query", "arr", "from", "max-results",
+            ])
+            .prop_map(str::to_string),
+            1 => "[a-z\"\\\\é-]{0,6}",
+        ];
+        (
+            proptest::collection::vec((key, value), 0..4),
+            proptest::bool::ANY,
+        )
+            .prop_map(|(pairs, pretty)| {
+                let object = Json::Object(pairs.into_iter().collect());
+                if pretty {
+                    serde_json::to_string_pretty(&object)
+                } else {
+                    serde_json::to_string(&object)
+                }
+                .unwrap_or_default()
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(300))]
+        /// Any OpenAI message of one call, to any tool (or none) with any arguments, runs by
+        /// the direct route (when it takes it) as the reading of the written-out message runs
+        /// it: the same response, with the model's id, whatever the limits and repairs.
+        #[test]
+        fn any_lone_message_call_runs_as_its_reading_would(
+            (name, arguments) in lone_call(),
+            id in "[a-zA-Z0-9_\"é-]{0,12}",
+            repairs in 0usize..3,
+            tight in proptest::option::of((0usize..24, 8usize..200, 1usize..6, 0usize..12)),
+        ) {
+            let manager = weather_manager();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let session = Session::new();
+            let options = [
+                RepairOptions::default(),
+                RepairOptions::strict(),
+                RepairOptions { lenient: true, ..RepairOptions::default() },
+            ][repairs];
+            let limits = match tight {
+                Some((str_bytes, source_bytes, depth, collection)) => Limits::default()
+                    .max_str_bytes(str_bytes)
+                    .max_source_bytes(source_bytes)
+                    .max_depth(depth)
+                    .max_collection_len(collection),
+                None => Limits::default(),
+            };
+            let message = json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function",
+                 "function": {"name": name, "arguments": arguments}}]});
+            let run = native_run(&manager, &session, &limits);
+            if let Some(direct) = message_call(&message, manager.context(), &limits, &options) {
+                let read = match json_input::to_text_read(&message, &limits) {
+                    Ok((text, tree)) => rt.block_on(run.model_output(&text, &options, true, tree)),
+                    Err(e) => Response {
+                        outputs: vec![FunctionOutput::failed("", "", e)],
+                        ignored: Vec::new(),
+                    },
+                };
+                let direct = rt.block_on(run.message_call(direct, &message, &options));
+                proptest::prop_assert!(direct.outputs.iter().all(|o| o.call_id == id));
+                proptest::prop_assert_eq!(without_ids(direct), without_ids(read));
+            }
+        }
     }
 }
