@@ -1206,6 +1206,24 @@ mod tests {
             .unwrap()
     }
 
+    /// What the front-end's reading of `message`, written out as text, answers under `run`:
+    /// the response its model-output route gives, or the one failed output the writing-out
+    /// refuses with.
+    fn reading_response(
+        rt: &tokio::runtime::Runtime,
+        run: &Run<'_>,
+        message: &Json,
+        options: &RepairOptions,
+    ) -> Response {
+        match json_input::to_text_read(message, run.limits) {
+            Ok((text, tree)) => rt.block_on(run.model_output(&text, options, true, tree)),
+            Err(e) => Response {
+                outputs: vec![FunctionOutput::failed("", "", e)],
+                ignored: Vec::new(),
+            },
+        }
+    }
+
     /// An OpenAI message that is one call to a tool runs as the front-end's reading of the
     /// written-out message would run it: the same response for calls varied around the direct
     /// route's edges (arguments that do not read, bind or need repairs, tool errors, markup in
@@ -1359,15 +1377,7 @@ mod tests {
                     Limits::default().max_constructors(0),
                 ] {
                     let run = native_run(&manager, &session, &limits);
-                    let read = match json_input::to_text_read(message, &limits) {
-                        Ok((text, tree)) => {
-                            rt.block_on(run.model_output(&text, &options, true, tree))
-                        }
-                        Err(e) => Response {
-                            outputs: vec![FunctionOutput::failed("", "", e)],
-                            ignored: Vec::new(),
-                        },
-                    };
+                    let read = reading_response(&rt, &run, message, &options);
                     let Some(direct) = message_call(message, manager.context(), &limits, &options)
                     else {
                         continue;
@@ -1518,13 +1528,7 @@ mod tests {
                  "function": {"name": name, "arguments": arguments}}]});
             let run = native_run(&manager, &session, &limits);
             if let Some(direct) = message_call(&message, manager.context(), &limits, &options) {
-                let read = match json_input::to_text_read(&message, &limits) {
-                    Ok((text, tree)) => rt.block_on(run.model_output(&text, &options, true, tree)),
-                    Err(e) => Response {
-                        outputs: vec![FunctionOutput::failed("", "", e)],
-                        ignored: Vec::new(),
-                    },
-                };
+                let read = reading_response(&rt, &run, &message, &options);
                 let direct = rt.block_on(run.message_call(direct, &message, &options));
                 proptest::prop_assert!(direct.outputs.iter().all(|o| o.call_id == id));
                 proptest::prop_assert_eq!(without_ids(direct), without_ids(read));
