@@ -50,6 +50,16 @@ impl RecordType {
                 ))
                 .at(call));
         }
+        // Every field given once, positionally and then by keyword in declaration order
+        // (`add(a=2, b=3)`): nothing is unknown, repeated or missing.
+        let mut rest = self.fields.iter().skip(positional);
+        if all
+            .clone()
+            .all(|(k, _)| rest.next().is_some_and(|f| f.name == k))
+            && rest.next().is_none()
+        {
+            return Ok(());
+        }
         let mut given = Given::new(self.fields.len());
         (0..positional).for_each(|i| {
             given.set(i);
