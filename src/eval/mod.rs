@@ -240,9 +240,9 @@ async fn single_call<D: Dispatch>(
     let ExprKind::Call(call) = &root.kind else {
         return None;
     };
-    if !matches!(eval.ctx.get(&call.func), Some(Entry::Tool(_))) {
+    let Some(Entry::Tool(sig)) = eval.ctx.get(&call.func) else {
         return None;
-    }
+    };
     let span = root.span;
     let failed = |e: Error| UnitOutcome {
         span,
@@ -255,6 +255,7 @@ async fn single_call<D: Dispatch>(
     }
     if root
         .children()
+        .filter(|child| !child.is_literal())
         .any(|child| resolve::first_tool_call(child, eval.ctx).is_some())
     {
         return None;
@@ -276,7 +277,8 @@ async fn single_call<D: Dispatch>(
     }
     kwargs.reverse();
     args.reverse();
-    let name = resolve::context::tool_name(eval.ctx, &call.func);
+    // The tool's own name (the call may use its Python alias).
+    let name = sig.name.as_str();
     // The call as evaluated owns its names; the request borrows them from the parsed call.
     let function = Function {
         name: name.to_string(),
