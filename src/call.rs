@@ -2,7 +2,6 @@
 //!
 //! Names and shapes follow AdalFlow's `core.types`, so a prompt written for it works here.
 
-use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use std::time::Duration;
@@ -15,6 +14,7 @@ use crate::value::Value;
 /// ```
 /// let f = fexpr::Function::from_json(&serde_json::json!({"name": "add", "kwargs": {"a": 1}})).unwrap();
 /// assert_eq!(f.name, "add");
+/// assert_eq!(f.kwarg("a"), Some(&fexpr::Value::Int(1)));
 /// assert_eq!(f.to_json()["kwargs"]["a"], 1);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -23,8 +23,73 @@ pub struct Function {
     pub name: String,
     /// Positional arguments.
     pub args: Vec<Value>,
-    /// Keyword arguments in the order given.
-    pub kwargs: IndexMap<String, Value>,
+    /// Keyword arguments in the order given, as a call writes them: a list of name and value
+    /// (every call's output carries one, and a list costs a fraction of a map to build).
+    /// Serde reads and writes them as a map, refusing a name given twice; look one up with
+    /// [`kwarg`](Function::kwarg).
+    #[serde(with = "kwargs_as_map")]
+    pub kwargs: Vec<(String, Value)>,
+}
+
+/// [`Function::kwargs`] as a serde map: written in order, read in order with a repeated
+/// name refused (as Python refuses `f(a=1, a=2)`).
+mod kwargs_as_map {
+    use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
+    use serde::ser::{SerializeMap, Serializer};
+
+    use crate::value::Value;
+
+    pub fn serialize<S: Serializer>(kwargs: &[(String, Value)], s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(kwargs.len()))?;
+        for (name, value) in kwargs {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, Value)>, D::Error> {
+        struct Kwargs;
+        impl<'de> Visitor<'de> for Kwargs {
+            type Value = Vec<(String, Value)>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of keyword arguments")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                // The size hint is the input's claim: bounded, not trusted.
+                let mut kwargs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+                while let Some((name, value)) = map.next_entry::<String, Value>()? {
+                    kwargs.push((name, value));
+                }
+                let names = kwargs.iter().map(|(name, _)| name.as_str());
+                match super::repeated_name(names).and_then(|i| kwargs.get(i)) {
+                    Some((name, _)) => Err(A::Error::custom(format!(
+                        "keyword argument `{}` repeated",
+                        crate::error::clip(name, 40)
+                    ))),
+                    None => Ok(kwargs),
+                }
+            }
+        }
+        d.deserialize_map(Kwargs)
+    }
+}
+
+/// The index of the first name in `names` given earlier too, if any: compared pairwise for a
+/// call's few keywords, by hash (seeded, as a map would) for many.
+pub(crate) fn repeated_name<'a>(
+    names: impl ExactSizeIterator<Item = &'a str> + Clone,
+) -> Option<usize> {
+    const PAIRWISE: usize = 16;
+    if names.len() <= PAIRWISE {
+        return names
+            .clone()
+            .enumerate()
+            .position(|(i, name)| names.clone().take(i).any(|earlier| earlier == name));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    names.into_iter().position(|name| !seen.insert(name))
 }
 
 impl Function {
@@ -57,8 +122,9 @@ impl Function {
             Some(Json::Array(items)) => items.iter().map(Value::from_json).collect(),
             Some(_) => return Err(Error::new(ErrorKind::Syntax, "`args` must be a list")),
         };
+        // A JSON object's keys are distinct already.
         let kwargs = match obj.get("kwargs") {
-            None | Some(Json::Null) => IndexMap::new(),
+            None | Some(Json::Null) => Vec::new(),
             Some(Json::Object(map)) => map
                 .iter()
                 .map(|(k, v)| (k.clone(), Value::from_json(v)))
@@ -70,6 +136,14 @@ impl Function {
             args,
             kwargs,
         })
+    }
+
+    /// The value of keyword argument `name`, if the call gives it.
+    pub fn kwarg(&self, name: &str) -> Option<&Value> {
+        self.kwargs
+            .iter()
+            .find(|(given, _)| given == name)
+            .map(|(_, value)| value)
     }
 
     /// The JSON form.
@@ -534,6 +608,75 @@ pub struct Repair {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keyword arguments are a map in every serde format, kept in their order, and a name
+    /// repeated is refused (by comparing a few names, or by hash for many).
+    #[test]
+    fn kwargs_are_a_map_with_each_name_once() {
+        let f = Function {
+            name: "f".into(),
+            args: vec![Value::Int(0)],
+            kwargs: vec![
+                ("b".into(), Value::Int(1)),
+                ("a".into(), Value::Str("x".into())),
+            ],
+        };
+        let text = serde_json::to_string(&f).unwrap();
+        assert_eq!(
+            text,
+            r#"{"name":"f","args":[{"Int":0}],"kwargs":{"b":{"Int":1},"a":{"Str":"x"}}}"#
+        );
+        assert_eq!(serde_json::from_str::<Function>(&text).unwrap(), f);
+        let wire = postcard::to_allocvec(&f).unwrap();
+        assert_eq!(postcard::from_bytes::<Function>(&wire).unwrap(), f);
+        assert_eq!(f.kwarg("a"), Some(&Value::Str("x".into())));
+        assert_eq!(f.kwarg("c"), None);
+
+        let twice = r#"{"name":"f","args":[],"kwargs":{"a":{"Int":1},"a":{"Int":2}}}"#;
+        let e = serde_json::from_str::<Function>(twice).unwrap_err();
+        assert!(
+            e.to_string().contains("keyword argument `a` repeated"),
+            "{e}"
+        );
+        let mut many: Vec<String> = (0..40)
+            .map(|i| format!(r#""k{i}":{{"Int":{i}}}"#))
+            .collect();
+        let read = format!(
+            r#"{{"name":"f","args":[],"kwargs":{{{}}}}}"#,
+            many.join(",")
+        );
+        assert_eq!(
+            serde_json::from_str::<Function>(&read)
+                .unwrap()
+                .kwargs
+                .len(),
+            40
+        );
+        many.push(r#""k7":{"Int":0}"#.into());
+        let twice = format!(
+            r#"{{"name":"f","args":[],"kwargs":{{{}}}}}"#,
+            many.join(",")
+        );
+        let e = serde_json::from_str::<Function>(&twice).unwrap_err();
+        assert!(
+            e.to_string().contains("keyword argument `k7` repeated"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_repeated_name_is_found_where_it_repeats() {
+        let at = |names: &[&str]| repeated_name(names.iter().copied());
+        assert_eq!(at(&[]), None);
+        assert_eq!(at(&["a", "b", "c"]), None);
+        assert_eq!(at(&["a", "b", "a", "b"]), Some(2));
+        let many: Vec<String> = (0..30).map(|i| format!("k{i}")).collect();
+        let mut names: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(at(&names), None);
+        names.push("k29");
+        names.push("k3");
+        assert_eq!(at(&names), Some(30));
+    }
 
     /// Two digits at a time write what one at a time writes.
     #[test]

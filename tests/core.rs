@@ -289,7 +289,10 @@ fn parse_func_expr_evaluates_arguments_without_running() {
         .parse_func_expr("add_points(p1=Point(x=1, y=2), p2=Point(x=x, y=y))")
         .unwrap();
     assert_eq!(f.name, "add_points");
-    assert_eq!(f.kwargs["p2"].repr(), "Point(x=2, y=0)");
+    assert_eq!(
+        f.kwarg("p2").map(|v| v.repr()).as_deref(),
+        Some("Point(x=2, y=0)")
+    );
     let e = m.parse_func_expr("add(a=add(a=1, b=2), b=1)").unwrap_err();
     assert_eq!(
         (e.kind, e.span),

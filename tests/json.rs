@@ -411,7 +411,7 @@ fn every_door_binds_keys_as_the_schema_declares_them() {
             .as_ref()
             .expect("the call as written");
         assert_eq!(parsed.name, "convert", "{shown}");
-        let keys: Vec<&str> = parsed.kwargs.keys().map(String::as_str).collect();
+        let keys: Vec<&str> = parsed.kwargs.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             keys,
             ["from", "class", "max-results", "$filter", "城市"],

@@ -9,7 +9,6 @@ use fexpr::repair::RepairOptions;
 use fexpr::types::RecordType;
 use fexpr::value::builtins::Builtin;
 use fexpr::{Context, ErrorKind, Function, FunctionExpression, Input, ToolManager};
-use indexmap::IndexMap;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -620,7 +619,8 @@ impl Manager {
                 Err(e) => return Ok(Err(unconverted(e, &format!("argument {i}")))),
             }
         }
-        let mut kwargs = IndexMap::new();
+        // A dict's keys are distinct already.
+        let mut kwargs = Vec::new();
         let given = func.getattr("kwargs")?;
         if !given.is_none() {
             let given = given
@@ -631,9 +631,7 @@ impl Manager {
                     .extract()
                     .map_err(|_| type_error("Function.kwargs keys must be str", &k))?;
                 match convert::from_py(&v, &self.records, &mut budget) {
-                    Ok(v) => {
-                        kwargs.insert(k, v);
-                    }
+                    Ok(v) => kwargs.push((k, v)),
                     Err(e) => return Ok(Err(unconverted(e, &format!("`{k}`")))),
                 }
             }

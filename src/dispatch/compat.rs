@@ -12,9 +12,8 @@ use crate::call::{Function, FunctionExpression, FunctionOutput};
 use crate::dispatch::manager::ToolManager;
 use crate::dispatch::request::Input;
 use crate::dispatch::session::Session;
-use crate::error::Error;
+use crate::error::{clip, Error, ErrorKind};
 use crate::{eval, syntax};
-use indexmap::IndexMap;
 
 /// The seed's run methods: one call or several, natively.
 impl ToolManager {
@@ -69,13 +68,23 @@ impl ToolManager {
     /// let manager = fexpr::demo::manager();
     /// let func = manager.parse_func_expr("add(a=x, b=3)")?;
     /// assert_eq!(func.name, "add");
-    /// assert_eq!(func.kwargs["a"], fexpr::Value::Int(2));
+    /// assert_eq!(func.kwarg("a"), Some(&fexpr::Value::Int(2)));
     /// assert!(manager.parse_func_expr("add(a=add(a=1, b=2), b=3)").is_err());
+    /// assert!(manager.parse_func_expr("add(a=1, a=2)").is_err());
     /// # Ok::<(), fexpr::Error>(())
     /// ```
     pub fn parse_func_expr(&self, expr: &str) -> Result<Function, Error> {
         let parsed = syntax::parse(expr, self.limits())?;
         let call = parsed.as_call()?;
+        // As Python refuses `f(a=1, a=2)`: a `Function` holds each keyword once.
+        let names = call.kwargs.iter().map(|k| k.name.as_str());
+        if let Some(k) = crate::call::repeated_name(names).and_then(|i| call.kwargs.get(i)) {
+            return Err(Error::new(
+                ErrorKind::Arguments,
+                format!("keyword argument `{}` repeated", clip(&k.name, 40)),
+            )
+            .at(k.name_span));
+        }
         let args = call
             .args
             .iter()
@@ -88,7 +97,7 @@ impl ToolManager {
                 eval::eval_pure(&k.value, self.context(), self.limits())
                     .map(|v| (k.name.clone(), v))
             })
-            .collect::<Result<IndexMap<_, _>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Function {
             name: call.func.clone(),
             args,

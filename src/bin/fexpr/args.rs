@@ -259,7 +259,11 @@ impl Human {
                 fexpr::Function {
                     name: verdict.name.clone(),
                     args: Vec::new(),
-                    kwargs: verdict.kwargs.clone()
+                    kwargs: verdict
+                        .kwargs
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
                 }
                 .to_expr()
             )),
