@@ -161,7 +161,7 @@ fn any_value() -> impl Strategy<Value = Value> {
         any::<f64>().prop_map(Value::Float),
         proptest::collection::vec(any::<u8>(), 0..10).prop_map(Value::Bytes),
         proptest::collection::vec(any::<i64>(), 0..6).prop_map(|v| {
-            Value::Array(fexpr::NdArray::Int(
+            Value::from(fexpr::NdArray::Int(
                 ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[v.len()]), v)
                     .expect("a 1-D array"),
             ))

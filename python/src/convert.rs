@@ -650,7 +650,7 @@ fn array_value(
             )))
         }
     };
-    Ok(Value::Array(array))
+    Ok(Value::from(array))
 }
 
 /// How a record whose class refuses its fields is handed over.
@@ -710,7 +710,7 @@ pub fn to_py<'py>(
             set.into_any()
         }
         Value::Record(record) => record_to_py(py, record, records, strict)?,
-        Value::Array(array) => match array {
+        Value::Array(array) => match *array {
             NdArray::Int(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
             NdArray::Float(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
             NdArray::Bool(a) => PyArrayDyn::from_owned_array(py, a).into_any(),

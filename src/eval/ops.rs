@@ -396,7 +396,7 @@ pub(super) fn unary(op: UnaryOp, v: Value) -> Result<Value, Error> {
         (UnaryOp::Neg, Value::BigInt(b)) => Ok(Value::from_bigint(-*b)),
         (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnaryOp::Neg | UnaryOp::Pos, Value::Array(a)) if op == UnaryOp::Pos => Ok(Value::Array(a)),
-        (UnaryOp::Neg, Value::Array(a)) => Ok(Value::Array(match a {
+        (UnaryOp::Neg, Value::Array(a)) => Ok(Value::from(match *a {
             NdArray::Int(x) => NdArray::Int(x.mapv(i64::wrapping_neg)),
             NdArray::Float(x) => NdArray::Float(x.mapv(|f| -f)),
             NdArray::Bool(_) => {

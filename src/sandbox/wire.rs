@@ -435,7 +435,7 @@ mod tests {
         let array = |shape: &[usize]| {
             let a = ndarray::ArrayD::<i64>::from_shape_vec(ndarray::IxDyn(shape), vec![])
                 .expect("an empty array");
-            encode(&Value::Array(crate::NdArray::Int(a))).expect("encodes")
+            encode(&Value::from(crate::NdArray::Int(a))).expect("encodes")
         };
         // Walking this one (repr, JSON) would visit 2^60 empty rows.
         assert!(decode::<Value>(&array(&[1 << 30, 1 << 30, 0])).is_err());

@@ -186,7 +186,7 @@ fn coerce_scalar(ty: &Type, value: Value, path: &Path) -> Result<Value, Error> {
         (Type::Array, v @ Value::Array(_)) => Ok(v),
         (Type::Array, v @ (Value::List(_) | Value::Tuple(_))) => {
             NdArray::from_nested(&v, usize::MAX)
-                .map(Value::Array)
+                .map(Value::from)
                 .map_err(|e| Error::new(e.kind, format!("`{path}`: {}", e.message)))
         }
         (Type::Enum(values), v) if values.contains(&v) => Ok(v),

@@ -218,13 +218,13 @@ impl Builtin {
         match self {
             Builtin::NpArray => match first {
                 Value::Array(a) => Ok(Value::Array(a)),
-                other => NdArray::from_nested(&other, limits.max_collection_len).map(Value::Array),
+                other => NdArray::from_nested(&other, limits.max_collection_len).map(Value::from),
             },
             Builtin::NpZeros | Builtin::NpOnes => {
                 let shape = shape_of(&first, limits)?;
                 array_fits(shape.iter().product(), limits)?;
                 let fill = if self == Builtin::NpZeros { 0.0 } else { 1.0 };
-                Ok(Value::Array(NdArray::Float(ArrayD::from_elem(
+                Ok(Value::from(NdArray::Float(ArrayD::from_elem(
                     IxDyn(&shape),
                     fill,
                 ))))
@@ -426,7 +426,7 @@ fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
 
 fn reduce(which: Builtin, v: Value, limits: &Limits) -> Result<Value, Error> {
     let array = match v {
-        Value::Array(a) => a,
+        Value::Array(a) => *a,
         other => NdArray::from_nested(&other, limits.max_collection_len)?,
     };
     if array.is_empty() && which != Builtin::NpSum {
@@ -546,7 +546,7 @@ fn arange(
         array_fits(n, limits)?;
         // Every element lies between `start` and `stop`, so it is an i64.
         let at = |i: usize| i64::try_from(start + step * i as i128).unwrap_or_default();
-        return Ok(Value::Array(NdArray::Int(ArrayD::from_shape_fn(
+        return Ok(Value::from(NdArray::Int(ArrayD::from_shape_fn(
             IxDyn(&[n]),
             |i| at(i[0]),
         ))));
@@ -557,7 +557,7 @@ fn arange(
     }
     let n = count as usize;
     array_fits(n, limits)?;
-    Ok(Value::Array(NdArray::Float(ArrayD::from_shape_fn(
+    Ok(Value::from(NdArray::Float(ArrayD::from_shape_fn(
         IxDyn(&[n]),
         |i| s + st * i[0] as f64,
     ))))

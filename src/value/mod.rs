@@ -71,8 +71,10 @@ pub enum Value {
     Set(Set),
     /// An instance of a record type (a dataclass-like struct such as `Point`).
     Record(Record),
-    /// An n-dimensional array (`np.array`).
-    Array(NdArray),
+    /// An n-dimensional array (`np.array`), boxed: an array's shape and strides would make
+    /// every value three times the size of the others (each move copies it). Build one
+    /// with `Value::from(array)`.
+    Array(Box<NdArray>),
 }
 
 /// A deserialized array without elements may have other dimensions whose product (zero
@@ -164,7 +166,7 @@ enum ValueDef {
     Dict(Dict),
     Set(Set),
     Record(Record),
-    Array(NdArray),
+    Array(Box<NdArray>),
 }
 
 /// An infinite or NaN float inside a value, found by [`Value::find_non_finite`].
@@ -391,7 +393,10 @@ impl Value {
                         .rev()
                         .map(|(name, item)| (item, deeper, Some(Step::Field(name)))),
                 ),
-                Value::Array(NdArray::Float(a)) => {
+                Value::Array(array) => {
+                    let NdArray::Float(a) = &**array else {
+                        continue;
+                    };
                     if let Some((cell, x)) = a.indexed_iter().find(|(_, x)| !x.is_finite()) {
                         return Some(found(
                             &path,
@@ -569,12 +574,12 @@ impl Value {
         // same array (non-empty, finite elements); the detour would only copy it twice.
         if let Value::Array(a) = self {
             let same = !a.is_empty()
-                && match &a {
+                && match &*a {
                     NdArray::Float(f) => f.iter().all(|x| x.is_finite()),
                     NdArray::Int(_) | NdArray::Bool(_) => true,
                 };
             return match same {
-                true => hand_over(a, Value::Array),
+                true => hand_over(*a, Value::from),
                 false => Value::Array(a).deserialize_owned(),
             };
         }
@@ -754,7 +759,7 @@ impl<T: Into<Value>> From<Vec<T>> for Value {
 
 impl From<NdArray> for Value {
     fn from(a: NdArray) -> Value {
-        Value::Array(a)
+        Value::Array(Box::new(a))
     }
 }
 
@@ -814,7 +819,7 @@ mod tests {
     fn decoded_arrays_have_at_most_32_dimensions() {
         let array = |ndim: usize| {
             let a = ArrayD::<i64>::zeros(IxDyn(&vec![1; ndim]));
-            postcard::to_allocvec(&Value::Array(NdArray::Int(a))).unwrap()
+            postcard::to_allocvec(&Value::from(NdArray::Int(a))).unwrap()
         };
         assert!(postcard::from_bytes::<Value>(&array(32)).is_ok());
         assert!(postcard::from_bytes::<Value>(&array(33)).is_err());
@@ -828,7 +833,7 @@ mod tests {
                 name: "P".into(),
                 fields: vec![("x".into(), Value::Int(1))],
             }),
-            Value::Array(NdArray::from_nested(&Value::from_json(&json!([[true]])), 10).unwrap()),
+            Value::from(NdArray::from_nested(&Value::from_json(&json!([[true]])), 10).unwrap()),
             Value::Bytes(vec![0, 255]),
             Value::from_bigint(BigInt::from(u128::MAX)),
         ]);

@@ -95,7 +95,7 @@ fn record(fields: &[(&str, Value)]) -> Value {
 }
 
 fn array(json: serde_json::Value) -> Value {
-    Value::Array(NdArray::from_nested(&Value::from_json(&json), 100).unwrap())
+    Value::from(NdArray::from_nested(&Value::from_json(&json), 100).unwrap())
 }
 
 #[test]
@@ -158,10 +158,10 @@ fn chosen_values_convert_as_json_does() {
         array(serde_json::json!([true, false])),
         array(serde_json::json!([])),
         array(serde_json::json!(7)),
-        Value::Array(NdArray::Float(
+        Value::from(NdArray::Float(
             ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[2]), vec![1.0, f64::NAN]).unwrap(),
         )),
-        Value::Array(NdArray::Float(
+        Value::from(NdArray::Float(
             ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[0]), vec![]).unwrap(),
         )),
         Value::List(vec![array(serde_json::json!([1, 2]))]),
