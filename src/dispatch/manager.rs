@@ -439,6 +439,29 @@ impl ToolManager {
         }
     }
 
+    /// [`run_expr`](Self::run_expr) of a text that should hold one call: its one output, or
+    /// `Err(n)`, before anything runs, when it holds `n` calls (a list or tuple of them). The
+    /// parse that runs the text is the one that counts its calls.
+    pub(crate) async fn run_expr_one(
+        &self,
+        text: &str,
+        scope: &Scope,
+    ) -> Result<FunctionOutput, usize> {
+        let tree = match syntax::parse(text, &scope.limits) {
+            Ok(tree) => tree,
+            Err(e) => return Ok(scope.failed(text, e)),
+        };
+        let Some(unit) = eval::one_unit(&tree) else {
+            return Err(eval::units(&tree).len());
+        };
+        let dispatch = NativeDispatch {
+            manager: self,
+            scope,
+        };
+        let outcome = eval::run_one(unit, &self.inner.context, &scope.limits, &dispatch).await;
+        Ok(scope.unit_output(text, outcome))
+    }
+
     /// Evaluate the expression `tree` (its spans index `text`) natively within `scope`: one
     /// output per unit.
     pub(crate) async fn run_tree(

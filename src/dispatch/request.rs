@@ -571,6 +571,18 @@ impl Request {
         run.text(self.input.text(), false, None).await
     }
 
+    /// [`respond_expr`](Self::respond_expr) run natively for [`one`](Self::one): the one
+    /// output, or `Err(n)` when the text holds `n` calls (nothing ran).
+    async fn respond_one_expr(&self) -> Result<FunctionOutput, usize> {
+        let limits = self.effective_limits();
+        if let Err(error) = limits.check() {
+            return Ok(FunctionOutput::failed("", "", error));
+        }
+        let results = Arc::default();
+        let scope = Scope::new(self.session.clone(), limits, None, &results);
+        self.manager.run_expr_one(self.input.text(), &scope).await
+    }
+
     /// The limits the request runs with: its own, else the manager's.
     fn effective_limits(&self) -> &Limits {
         self.limits.as_ref().unwrap_or(self.manager.limits())
@@ -580,6 +592,16 @@ impl Request {
     /// runs, with an error output saying how many it holds.
     pub(crate) async fn one(mut self) -> FunctionOutput {
         let depth = self.effective_limits().max_depth;
+        let as_written = self
+            .repair
+            .is_none_or(|options| options == RepairOptions::strict());
+        // The common case: text run as written natively, counted by the parse that runs it.
+        if matches!(self.input.0, Form::Expr(_)) && as_written && !self.sandboxed {
+            return match DeepStack::new(depth, Box::pin(self.respond_one_expr())).await {
+                Ok(output) => output,
+                Err(n) => not_one(self.input.text(), n),
+            };
+        }
         let count = match &self.input.0 {
             Form::Expr(text) => expr_calls(text, self.effective_limits()),
             Form::Functions(funcs) => Some(funcs.len()),
@@ -589,9 +611,6 @@ impl Request {
         if let Some(n) = count.filter(|n| *n != 1) {
             return not_one(self.input.text(), n);
         }
-        let as_written = self
-            .repair
-            .is_none_or(|options| options == RepairOptions::strict());
         let outputs = match &self.input.0 {
             // The common case boxes the smaller future of its own path.
             Form::Expr(_) if as_written => {
