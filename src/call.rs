@@ -62,8 +62,8 @@ mod kwargs_as_map {
                 while let Some((name, value)) = map.next_entry::<String, Value>()? {
                     kwargs.push((name, value));
                 }
-                let names = kwargs.iter().map(|(name, _)| name.as_str());
-                match super::repeated_name(names).and_then(|i| kwargs.get(i)) {
+                let names = kwargs.iter().map(|(name, _)| Some(name.as_str()));
+                match super::first_repeat(names).and_then(|(_, again)| kwargs.get(again)) {
                     Some((name, _)) => Err(A::Error::custom(format!(
                         "keyword argument `{}` repeated",
                         crate::error::clip(name, 40)
@@ -76,20 +76,51 @@ mod kwargs_as_map {
     }
 }
 
-/// The index of the first name in `names` given earlier too, if any: compared pairwise for a
-/// call's few keywords, by hash (seeded, as a map would) for many.
-pub(crate) fn repeated_name<'a>(
-    names: impl ExactSizeIterator<Item = &'a str> + Clone,
-) -> Option<usize> {
-    const PAIRWISE: usize = 16;
+/// Names up to this many are compared pair by pair, without allocating (a call's keywords
+/// and a call object's keys are few); more are sorted.
+const PAIRWISE: usize = 16;
+
+/// The name given more than once that sorts first, as the indices of its first two places in
+/// `names`; `None` items (a JSON object's keys that are not strings) are skipped. Compared or
+/// sorted, never hashed: no seed to guess, no clock for one in the guest, n log n whatever the
+/// names.
+pub(crate) fn first_repeat<'a>(
+    names: impl ExactSizeIterator<Item = Option<&'a str>> + Clone,
+) -> Option<(usize, usize)> {
     if names.len() <= PAIRWISE {
-        return names
-            .clone()
-            .enumerate()
-            .position(|(i, name)| names.clone().take(i).any(|earlier| earlier == name));
+        pairwise_repeat(names)
+    } else {
+        sorted_repeat(names)
     }
-    let mut seen = std::collections::HashSet::with_capacity(names.len());
-    names.into_iter().position(|name| !seen.insert(name))
+}
+
+fn pairwise_repeat<'a>(
+    names: impl Iterator<Item = Option<&'a str>> + Clone,
+) -> Option<(usize, usize)> {
+    let mut best: Option<(&str, usize, usize)> = None;
+    for (again, name) in names.clone().enumerate() {
+        let Some(name) = name else { continue };
+        // A name's first repeat is met before its later ones, and sets it at its first two places.
+        if best.is_some_and(|(known, _, _)| name >= known) {
+            continue;
+        }
+        if let Some(first) = names.clone().take(again).position(|n| n == Some(name)) {
+            best = Some((name, first, again));
+        }
+    }
+    best.map(|(_, first, again)| (first, again))
+}
+
+fn sorted_repeat<'a>(names: impl Iterator<Item = Option<&'a str>>) -> Option<(usize, usize)> {
+    let mut keyed: Vec<(&str, usize)> = names
+        .enumerate()
+        .filter_map(|(at, name)| name.map(|name| (name, at)))
+        .collect();
+    keyed.sort_unstable();
+    keyed.windows(2).find_map(|pair| match pair {
+        [(a, first), (b, again)] if a == b => Some((*first, *again)),
+        _ => None,
+    })
 }
 
 impl Function {
@@ -665,17 +696,47 @@ mod tests {
     }
 
     #[test]
-    fn a_repeated_name_is_found_where_it_repeats() {
-        let at = |names: &[&str]| repeated_name(names.iter().copied());
+    fn a_repeated_name_is_found_at_its_first_two_places() {
+        let at = |names: &[&str]| first_repeat(names.iter().map(|n| Some(*n)));
         assert_eq!(at(&[]), None);
         assert_eq!(at(&["a", "b", "c"]), None);
-        assert_eq!(at(&["a", "b", "a", "b"]), Some(2));
+        assert_eq!(at(&["b", "a", "b", "a", "a"]), Some((1, 3)));
+        assert_eq!(
+            first_repeat([Some("a"), None, None, Some("a")].into_iter()),
+            Some((0, 3))
+        );
         let many: Vec<String> = (0..30).map(|i| format!("k{i}")).collect();
         let mut names: Vec<&str> = many.iter().map(String::as_str).collect();
         assert_eq!(at(&names), None);
-        names.push("k29");
         names.push("k3");
-        assert_eq!(at(&names), Some(30));
+        names.push("k29");
+        assert_eq!(at(&names), Some((29, 31)));
+    }
+
+    /// Pair by pair finds what sorting finds: the same name, at the same two places.
+    #[test]
+    fn pairwise_finds_the_repeat_sorting_finds() {
+        let names = [
+            Some("b"),
+            Some("a"),
+            None,
+            Some("c"),
+            Some("a"),
+            Some("b"),
+            None,
+            Some("c"),
+            Some("a"),
+        ];
+        let mut found = 0;
+        for len in 0..=names.len() {
+            for rotate in 0..names.len() {
+                let some = names.iter().cycle().skip(rotate).take(len).copied();
+                let expected = sorted_repeat(some.clone());
+                assert_eq!(pairwise_repeat(some), expected, "{len} {rotate}");
+                found += usize::from(expected.is_some());
+            }
+        }
+        assert!(found > 20, "{found}");
     }
 
     /// Two digits at a time write what one at a time writes.

@@ -77,8 +77,9 @@ impl ToolManager {
         let parsed = syntax::parse(expr, self.limits())?;
         let call = parsed.as_call()?;
         // As Python refuses `f(a=1, a=2)`: a `Function` holds each keyword once.
-        let names = call.kwargs.iter().map(|k| k.name.as_str());
-        if let Some(k) = crate::call::repeated_name(names).and_then(|i| call.kwargs.get(i)) {
+        let names = call.kwargs.iter().map(|k| Some(k.name.as_str()));
+        let repeat = crate::call::first_repeat(names).and_then(|(_, again)| call.kwargs.get(again));
+        if let Some(k) = repeat {
             return Err(Error::new(
                 ErrorKind::Arguments,
                 format!("keyword argument `{}` repeated", clip(&k.name, 40)),

@@ -242,8 +242,12 @@ pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> 
                 .at(node.span));
             }
             ExprKind::Dict(pairs) => {
-                if let Some((name, first, again)) = first_duplicate(pairs) {
-                    return Err(duplicate_key(name, first, again, base));
+                let names = pairs.iter().map(|(key, _)| as_str(key));
+                let repeat = crate::call::first_repeat(names);
+                if let Some(((first, _), (again, _))) =
+                    repeat.and_then(|(first, again)| pairs.get(first).zip(pairs.get(again)))
+                {
+                    return Err(duplicate_key(first, again.span, base));
                 }
                 let nodes = pairs.iter().flat_map(|(key, value)| [key, value]);
                 stack.extend(nodes.filter(may_fail));
@@ -257,64 +261,10 @@ pub fn check_call_tree(tree: &Expr, text: &str, base: u32) -> Result<(), Error> 
     Ok(())
 }
 
-/// Objects of at most this many keys are checked for a duplicate pair by pair, without
-/// allocating (the objects of a call are small); larger ones are sorted.
-const SMALL_OBJECT: usize = 16;
-
-/// The duplicated string key of an object's `pairs` that sorts first, with its first two
-/// places (by position, then order): `(name, first, again)`. Sorted or compared rather than
-/// hashed: no seed to guess, no clock for one in the guest, n log n whatever the keys.
-fn first_duplicate(pairs: &[(Expr, Expr)]) -> Option<(&str, Span, Span)> {
-    if pairs.len() > SMALL_OBJECT {
-        return sorted_duplicate(pairs);
-    }
-    let mut best: Option<(&str, Span, Span)> = None;
-    for (key, _) in pairs {
-        let Some(name) = as_str(key) else { continue };
-        if best.is_some_and(|(known, _, _)| name >= known) {
-            continue;
-        }
-        // The two first places of `name`, as the sort above orders them.
-        let mut first: Option<Span> = None;
-        let mut again: Option<Span> = None;
-        for at in pairs
-            .iter()
-            .filter(|(k, _)| as_str(k) == Some(name))
-            .map(|(k, _)| k.span)
-        {
-            match first {
-                Some(f) if at.start >= f.start => {
-                    if again.is_none_or(|g| at.start < g.start) {
-                        again = Some(at);
-                    }
-                }
-                _ => {
-                    again = first;
-                    first = Some(at);
-                }
-            }
-        }
-        if let (Some(first), Some(again)) = (first, again) {
-            best = Some((name, first, again));
-        }
-    }
-    best
-}
-
-/// [`first_duplicate`] of any object: its string keys sorted by name and place.
-fn sorted_duplicate(pairs: &[(Expr, Expr)]) -> Option<(&str, Span, Span)> {
-    let mut keys: Vec<(&str, Span)> = pairs
-        .iter()
-        .filter_map(|(k, _)| as_str(k).map(|name| (name, k.span)))
-        .collect();
-    keys.sort_by_key(|(name, at)| (*name, at.start));
-    keys.windows(2).find_map(|pair| match pair {
-        [(a, first), (b, again)] if a == b => Some((*a, *first, *again)),
-        _ => None,
-    })
-}
-
-fn duplicate_key(name: &str, first: Span, again: Span, base: u32) -> Error {
+/// The error for a key given again at `again`, first given as `first`.
+fn duplicate_key(first: &Expr, again: Span, base: u32) -> Error {
+    let name = as_str(first).unwrap_or_default();
+    let first = first.span;
     Error::new(
         ErrorKind::Syntax,
         format!(

@@ -268,42 +268,6 @@ fn to_text_bounds_what_it_writes() {
     assert_eq!(to_text_read(&long, &limits()).map(|w| w.0), Err(e));
 }
 
-/// The pair-by-pair duplicate search of small objects finds what sorting the keys finds: the
-/// same key, at the same two places.
-#[test]
-fn small_objects_find_the_duplicate_sorting_finds() {
-    let names = ["b", "a", "c", "a", "b", "d", "c", "a"];
-    let mut checked = 0;
-    for len in 0..=names.len() {
-        for rotate in 0..names.len() {
-            let keys: Vec<&str> = names
-                .iter()
-                .cycle()
-                .skip(rotate)
-                .take(len)
-                .copied()
-                .collect();
-            let body: Vec<String> = keys
-                .iter()
-                .enumerate()
-                .map(|(i, k)| format!("\"{k}\": {i}"))
-                .collect();
-            let text = format!("{{{}}}", body.join(", "));
-            let tree = read(&text, &limits()).expect("reads");
-            let ExprKind::Dict(pairs) = &tree.kind else {
-                panic!("{text}")
-            };
-            assert_eq!(
-                super::first_duplicate(pairs),
-                super::sorted_duplicate(pairs),
-                "{text}"
-            );
-            checked += usize::from(super::sorted_duplicate(pairs).is_some());
-        }
-    }
-    assert!(checked > 20, "{checked}");
-}
-
 /// A JSON document of up to a few levels: every kind of scalar (escapes, non-ASCII, floats,
 /// integers past `i64`), arrays and objects.
 fn json_doc() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
