@@ -588,9 +588,24 @@ impl Request {
         self.limits.as_ref().unwrap_or(self.manager.limits())
     }
 
-    /// The request's one output: an input of several calls is refused before any of them
-    /// runs, with an error output saying how many it holds.
-    pub(crate) async fn one(mut self) -> FunctionOutput {
+    /// Run a request that should hold one call to its one output. An input of several calls
+    /// (a list or tuple of them, several `Function`s) is refused before any of them runs,
+    /// with an `Unsupported` error output saying how many it holds; [`IntoFuture`] runs them
+    /// all. Expression text run natively as written takes the cheapest path: the parse that
+    /// runs it also counts its calls, and no vector of outputs is made.
+    ///
+    /// ```
+    /// use fexpr::{ErrorKind, Input, Value};
+    /// let manager = fexpr::demo::manager();
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let out = rt.block_on(manager.run(Input::expr("add(a=2, b=3)")).one());
+    /// assert_eq!(out.output, Ok(Value::Int(5)));
+    /// let two = rt.block_on(manager.run(Input::expr("[add(a=1, b=2), add(a=3, b=4)]")).one());
+    /// let error = two.output.unwrap_err();
+    /// assert_eq!(error.kind, ErrorKind::Unsupported);
+    /// assert_eq!(error.message, "expected one call, found 2; none ran");
+    /// ```
+    pub async fn one(mut self) -> FunctionOutput {
         let depth = self.effective_limits().max_depth;
         let as_written = self
             .repair
@@ -650,7 +665,7 @@ fn not_one(text: &str, n: usize) -> FunctionOutput {
         text,
         Error::new(
             ErrorKind::Unsupported,
-            format!("expected one call, found {n}; nothing ran"),
+            format!("expected one call, found {n}; none ran"),
         )
         .with_hint("use ToolManager::run for a list of calls"),
     )
