@@ -418,7 +418,6 @@ impl Manager {
     ) -> PyResult<Request> {
         let shape = Shape::from_name(shape)?;
         let session = options.python_session(py)?;
-        let effective = options.limits.as_ref().unwrap_or(self.inner.limits());
         let one = matches!(shape, Shape::One);
         let mut failed = Vec::new();
         let mut given = Vec::new();
@@ -435,21 +434,17 @@ impl Manager {
             }
             "expr" => {
                 given.push(payload.clone().unbind());
+                // A list of calls given to a single-call method is refused by `Request::one`
+                // before any of it runs.
                 match expr_text(payload)? {
-                    Ok(text) => match one.then(|| run::not_one_call(&text, effective)).flatten() {
-                        Some(out) => {
-                            failed.push((0, out));
-                            None
-                        }
-                        None => Some(Input::expr(text)),
-                    },
+                    Ok(text) => Some(Input::expr(text)),
                     Err(out) => {
                         failed.push((0, out));
                         None
                     }
                 }
             }
-            "func_exprs" => self.func_exprs(payload, effective, &mut failed, &mut given)?,
+            "func_exprs" => self.func_exprs(payload, &mut failed, &mut given)?,
             "functions" => self.functions(py, payload, &mut failed, &mut given)?,
             "model_output" | "json" => match str_text(payload)? {
                 Ok(text) if kind == "json" => Some(Input::json(text)),
@@ -472,6 +467,7 @@ impl Manager {
                 limits: options.limits.clone(),
                 repairs: options.reading.options(),
                 session: engine_session(py, session.as_ref()),
+                one,
             }),
             session,
             failed,
@@ -486,7 +482,6 @@ impl Manager {
     fn func_exprs(
         &self,
         payload: &Bound<'_, PyAny>,
-        limits: &fexpr::Limits,
         failed: &mut Vec<(usize, fexpr::FunctionOutput)>,
         given: &mut Vec<Py<PyAny>>,
     ) -> PyResult<Option<Input>> {
@@ -499,11 +494,10 @@ impl Manager {
         let mut valid = Vec::new();
         for (at, expr) in payload.try_iter()?.enumerate() {
             let expr = expr?;
+            // An expression of other than one call is refused by the engine before any of
+            // its calls runs; the others run.
             match expr_text(&expr)? {
-                Ok(text) => match run::not_one_call(&text, limits) {
-                    Some(out) => failed.push((at, out)),
-                    None => valid.push(FunctionExpression::new(text)),
-                },
+                Ok(text) => valid.push(FunctionExpression::new(text)),
                 Err(out) => failed.push((at, out)),
             }
             given.push(expr.unbind());

@@ -5,8 +5,7 @@
 use fexpr::check::Checked;
 use fexpr::error::LimitKind;
 use fexpr::repair::RepairOptions;
-use fexpr::syntax::ExprKind;
-use fexpr::{Error, ErrorKind, Function, FunctionOutput, Input, Limits, Response, ToolManager};
+use fexpr::{Error, Function, Input, Limits, Response, ToolManager};
 
 /// What to run, and how: one [`fexpr::Request`].
 pub struct Call {
@@ -19,6 +18,8 @@ pub struct Call {
     pub repairs: Option<RepairOptions>,
     /// The caller's session (its id).
     pub session: fexpr::Session,
+    /// A single-call method's input: one output, a list of calls refused before any runs.
+    pub one: bool,
 }
 
 /// What running a [`Call`] gave.
@@ -37,33 +38,12 @@ pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
     if call.sandboxed {
         request = request.sandboxed();
     }
+    if call.one {
+        let mut response = Response::default();
+        response.outputs.push(request.one().await);
+        return response;
+    }
     request.await
-}
-
-/// The output refusing `text` as the input of a single-call method when it is a list or tuple
-/// of other than one call: read before anything runs, so that nothing does.
-pub fn not_one_call(text: &str, limits: &Limits) -> Option<FunctionOutput> {
-    if !fexpr::syntax::may_hold_several(text) {
-        return None;
-    }
-    let tree = fexpr::syntax::parse(text, limits).ok()?;
-    let (ExprKind::List(items) | ExprKind::Tuple(items)) = &tree.kind else {
-        return None;
-    };
-    if items.len() == 1 {
-        return None;
-    }
-    let error = Error::new(
-        ErrorKind::Unsupported,
-        format!("expected one call, found {}; none ran", items.len()),
-    )
-    .at(tree.span)
-    .with_hint(ONE_CALL_HINT);
-    Some(FunctionOutput::failed(
-        fexpr::error::clip(text, 60),
-        text,
-        error,
-    ))
 }
 
 /// How a Python caller runs a list of calls.

@@ -29,7 +29,7 @@ def manager(touched):
 
 @pytest.mark.parametrize("sandboxed", [False, True], ids=["native", "sandboxed"])
 @pytest.mark.parametrize("text", [
-    "[touch(name='x'), add(a=1, b=2)]", "touch(name='x'), add(a=1, b=2)", "[]",
+    "[touch(name='x'), add(a=1, b=2)]", "touch(name='x'), add(a=1, b=2)",
     # Bare tuples whose top-level comma follows brackets, quotes and escapes inside strings.
     "touch(name='x,)'), add(a=1, b=2)", 'touch(name="(\\""), add(a=1, b=2)',
     "touch(name=\"\"\"a'\"b)\"\"\") , add(a=1, b=2)", "touch(name='\\\\'), add(a=1, b=2)",
@@ -46,6 +46,14 @@ def test_a_single_call_method_refuses_a_list_before_any_of_it_runs(manager, touc
     assert touched == []
     # A list runs where a list is asked for.
     assert len(manager.execute("[touch(name='x'), add(a=1, b=2)]")) == 2 and touched == ["x"]
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["native", "sandboxed"])
+def test_a_single_call_method_refuses_an_empty_list(manager, sandboxed):
+    run = manager.execute_func_expr_via_sandbox if sandboxed else manager.execute_func_expr
+    out = run("[]")
+    assert out.output is None and out.error.kind == ErrorKind.Unsupported
+    assert "expected a function call" in out.error.message
 
 
 def test_run_takes_every_input_form(manager):
