@@ -6,15 +6,16 @@
 //! machine that is ~15–20 µs (an inter-processor interrupt through the hypervisor), five times
 //! the rest of a Python tool call. tokio's blocking pool sleeps its idle threads at once, so
 //! every call of a program calling tools in turn paid it. A worker here that has just finished
-//! a call yields its core for up to [`SPIN`] while it waits, so the next call of such a program
-//! is taken without a wake-up; the calling thread waits the same way for the result
-//! (`runtime::block_on_here`). A worker idle for [`KEEP_ALIVE`] ends.
+//! a call yields its core for up to [`SPIN`] while it waits (`runtime::spin_until`), so the
+//! next call of such a program is taken without a wake-up; the calling thread waits for the
+//! result the same way, spinning its first microseconds (`runtime::block_on_here`).
+//! A worker idle for [`KEEP_ALIVE`] ends.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a worker that finished a call looks for the next before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);
@@ -125,10 +126,10 @@ fn work() {
             state = lock();
             state.awake += 1;
             drop(state);
-            let since = Instant::now();
-            while POOL.queued.load(Ordering::Acquire) == 0 && since.elapsed() < SPIN {
-                std::thread::yield_now();
-            }
+            // Yielding only, not spinning: see `runtime::spin_until`.
+            crate::runtime::spin_until(SPIN, Duration::ZERO, || {
+                POOL.queued.load(Ordering::Acquire) > 0
+            });
             state = lock();
             continue;
         }
