@@ -46,6 +46,8 @@ fn native_futures_are_send() {
         kwargs: Default::default(),
     };
     assert_send(m.run(Input::function(func.clone())).into_future());
+    assert_send(m.run(Input::expr("add(a=1, b=2)")).one());
+    assert_send(m.run(Input::function(func.clone())).one());
     let m = manager();
     assert_send(async move { m.execute_func_expr("add(a=1, b=2)").await });
     let m = manager();
@@ -64,6 +66,7 @@ fn sandboxed_futures_are_send() {
             .into_future(),
     );
     assert_send(m.run("add(a=1, b=2)").sandboxed().into_future());
+    assert_send(m.run(Input::expr("add(a=1, b=2)")).sandboxed().one());
     assert_send(
         m.run(Input::json(r#"{"name": "add"}"#))
             .sandboxed()
