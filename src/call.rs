@@ -33,7 +33,7 @@ pub struct Function {
 
 /// [`Function::kwargs`] as a serde map: written in order, read in order with a repeated
 /// name refused (as Python refuses `f(a=1, a=2)`).
-mod kwargs_as_map {
+pub(crate) mod kwargs_as_map {
     use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
     use serde::ser::{SerializeMap, Serializer};
 
@@ -74,6 +74,15 @@ mod kwargs_as_map {
         }
         d.deserialize_map(Kwargs)
     }
+}
+
+/// The value of `name` in a list of keyword arguments ([`Function::kwargs`],
+/// [`Verdict::kwargs`](crate::check::Verdict::kwargs)).
+pub(crate) fn kwarg<'a>(kwargs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
+    kwargs
+        .iter()
+        .find(|(given, _)| given == name)
+        .map(|(_, value)| value)
 }
 
 /// Names up to this many are compared pair by pair, without allocating (a call's keywords
@@ -171,10 +180,7 @@ impl Function {
 
     /// The value of keyword argument `name`, if the call gives it.
     pub fn kwarg(&self, name: &str) -> Option<&Value> {
-        self.kwargs
-            .iter()
-            .find(|(given, _)| given == name)
-            .map(|(_, value)| value)
+        kwarg(&self.kwargs, name)
     }
 
     /// The JSON form.

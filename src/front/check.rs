@@ -21,7 +21,7 @@
 //! let checked = check_text("get_weather(city='Paris', metric=false)<|eot_id|>", &ctx, &Limits::default(), &RepairOptions::default());
 //! let v = &checked.verdicts[0];
 //! assert!(v.valid);
-//! assert_eq!(v.kwargs["metric"], fexpr::Value::Bool(false));
+//! assert_eq!(v.kwarg("metric"), Some(&fexpr::Value::Bool(false)));
 //! assert_eq!(v.repairs.len(), 1);
 //! assert_eq!(v.to_json()["kwargs"], serde_json::json!({"city": "Paris", "metric": false}));
 //! ```
@@ -67,8 +67,11 @@ pub struct Verdict {
     /// (positional arguments named by their parameter). `valid` says they bind to the signature
     /// and coerce to its types (an int for a float, a dict for a record, ...); defaults not
     /// written are not listed. For an invalid call they are still the call as written, with an
-    /// argument that could not be read replaced by the [`UNREADABLE`] marker.
-    pub kwargs: IndexMap<String, Value>,
+    /// argument that could not be read replaced by the [`UNREADABLE`] marker; a name an invalid
+    /// call gives twice is listed once, at its first place, with the value given last (the
+    /// error says which). The same shape as [`Function::kwargs`]; JSON writes it as an object.
+    #[serde(with = "crate::call::kwargs_as_map")]
+    pub kwargs: Vec<(String, Value)>,
     /// Whether the call fits the tool's signature.
     pub valid: bool,
     /// Why not.
@@ -78,6 +81,11 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The value of argument `name` in [`kwargs`](Self::kwargs), if the call gives it.
+    pub fn kwarg(&self, name: &str) -> Option<&Value> {
+        crate::call::kwarg(&self.kwargs, name)
+    }
+
     /// `{"name", "kwargs", "valid", "error", "repairs", "span"}`, and `"args"` when some
     /// positional arguments have no parameter name.
     pub fn to_json(&self) -> Json {
@@ -389,6 +397,17 @@ pub(crate) struct MessageCall {
     pub(crate) bound: Vec<Option<Value>>,
 }
 
+/// `kwargs` with each name once, at its first place, with the value given last (as a map
+/// inserting them in turn keeps them): an invalid call may name a parameter twice, positionally
+/// and by keyword or by two keywords. Checked without allocating for a call's few names.
+fn once_each(kwargs: &mut Vec<(String, Value)>) {
+    let names = kwargs.iter().map(|(name, _)| Some(name.as_str()));
+    if crate::call::first_repeat(names).is_some() {
+        let map: IndexMap<String, Value> = kwargs.drain(..).collect();
+        kwargs.extend(map);
+    }
+}
+
 /// [`plan`] for `purpose` (for [`Purpose::Check`], `plain` is not worked out).
 fn plan_for(
     text: &str,
@@ -470,7 +489,7 @@ fn plan_call(
             span,
             input: String::new(),
             args: Vec::new(),
-            kwargs: IndexMap::new(),
+            kwargs: Vec::new(),
             valid: false,
             error: None,
             repairs: Vec::new(),
@@ -514,12 +533,13 @@ fn plan_call(
     if let Some(sig) = sig.as_deref() {
         for field in sig.fields.iter().take(args.len()) {
             if let Some(value) = args.next() {
-                planned.verdict.kwargs.insert(field.name.clone(), value);
+                planned.verdict.kwargs.push((field.name.clone(), value));
             }
         }
     }
     planned.verdict.args = args.collect();
     planned.verdict.kwargs.extend(kwargs);
+    once_each(&mut planned.verdict.kwargs);
     let running = purpose != Purpose::Check;
     // The tree to run is the checked one, repairs made in place: its spans still index the
     // call's own text.
@@ -532,9 +552,12 @@ fn plan_call(
                 .filter(|_| !planned.verdict.kwargs.is_empty())
             {
                 for (field, value) in sig.fields.iter().zip(&bound) {
-                    if let (Some(written), Some(read)) =
-                        (planned.verdict.kwargs.get_mut(&field.name), value)
-                    {
+                    let written = planned
+                        .verdict
+                        .kwargs
+                        .iter_mut()
+                        .find(|(name, _)| *name == field.name);
+                    if let (Some((_, written)), Some(read)) = (written, value) {
                         numbers_as_declared(written, read);
                     }
                 }
@@ -832,6 +855,41 @@ mod tests {
         let v = &c.verdicts[0];
         assert!(v.valid, "{:?}", v.error);
         assert_eq!(v.to_json()["kwargs"], json!({"base": 10, "height": 5}));
+    }
+
+    /// A parameter named twice (by position and keyword, or by two keywords) is listed once, at
+    /// its first place with the value given last; the verdict says the call is invalid, and the
+    /// verdict's JSON and serde forms round-trip.
+    #[test]
+    fn a_name_given_twice_is_listed_once() {
+        for (text, expected) in [
+            ("area(10, base=3, height=2)", [("base", 3), ("height", 2)]),
+            (
+                "area(height=2, base=1, height=4)",
+                [("height", 4), ("base", 1)],
+            ),
+        ] {
+            let c = check(text);
+            let v = &c.verdicts[0];
+            assert!(!v.valid, "{text}");
+            let expected: Vec<(String, Value)> = expected
+                .iter()
+                .map(|(name, n)| (name.to_string(), Value::Int(*n)))
+                .collect();
+            assert_eq!(v.kwargs, expected, "{text}");
+            let json = serde_json::to_string(v).unwrap();
+            assert_eq!(
+                &serde_json::from_str::<Verdict>(&json).unwrap(),
+                v,
+                "{json}"
+            );
+        }
+        // Many names, one of them twice: found by sorting, listed once.
+        let mut many: Vec<String> = (0..40).map(|i| format!("k{i}=1")).collect();
+        many.push("k7=2".into());
+        let v = &check(&format!("area({})", many.join(", "))).verdicts[0];
+        assert_eq!(v.kwargs.len(), 40);
+        assert_eq!(v.kwarg("k7"), Some(&Value::Int(2)));
     }
 
     #[test]

@@ -259,11 +259,7 @@ impl Human {
                 fexpr::Function {
                     name: verdict.name.clone(),
                     args: Vec::new(),
-                    kwargs: verdict
-                        .kwargs
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect(),
+                    kwargs: verdict.kwargs.clone(),
                 }
                 .to_expr()
             )),
