@@ -362,3 +362,55 @@ fn a_broken_guest_is_an_error_not_a_crash() {
     let out = one_sandboxed(&manager, "add(a=2, b=3)", &Limits::default());
     expect_error(&out, ErrorKind::Sandbox, &[]);
 }
+
+/// A record type whose fields carry schema patterns, constructed inside the guest.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Tag {
+    #[schemars(regex(pattern = r"^\w+$"))]
+    word: String,
+    #[schemars(regex(pattern = r"^\p{Greek}+-[0-9]{2}$"))]
+    greek: String,
+    #[schemars(regex(pattern = r"needle|pin"))]
+    hay: String,
+}
+
+/// A schema's `pattern` matches the same in the guest, which searches with the PikeVM alone,
+/// as natively, where the lazy DFA, the one-pass DFA and literal prefilters run too: Unicode
+/// word characters and scripts, anchors, alternated literals, matches and refusals alike.
+#[test]
+fn patterns_match_the_same_in_the_guest() {
+    let manager = ToolManager::builder()
+        .tool(FunctionTool::new("tag", ["t"], |t: Tag| {
+            format!("{}|{}|{}", t.word, t.greek, t.hay)
+        }))
+        .context(fexpr::Context::new().record::<Tag>())
+        .build()
+        .expect("builds");
+    let calls = [
+        (
+            "tag(t=Tag(word='héllo_1', greek='αβγ-42', hay='a pin here'))",
+            true,
+        ),
+        (
+            "tag(t=Tag(word='two words', greek='αβγ-42', hay='needle'))",
+            false,
+        ),
+        ("tag(t=Tag(word='ok', greek='abc-42', hay='needle'))", false),
+        (
+            "tag(t=Tag(word='ok', greek='Ωμέγα-07', hay='haystack'))",
+            false,
+        ),
+        ("tag(t=Tag(word='Σ', greek='Ω-00', hay='xxneedlexx'))", true),
+    ];
+    for (call, runs) in calls {
+        // `run_expr` asserts the sandboxed outputs equal the native ones.
+        let out = common::run_expr(&manager, call).remove(0);
+        assert_eq!(out.output.is_ok(), runs, "{call}: {out:?}");
+        if let Err(e) = &out.output {
+            assert!(
+                e.message.contains("does not match the pattern"),
+                "{call}: {e}"
+            );
+        }
+    }
+}

@@ -295,8 +295,9 @@ impl Bounds {
     }
 }
 
-/// A schema's `pattern`, compiled with the `regex` crate: matching takes time linear in the
-/// string, and compiling is bounded ([`Pattern::SIZE_LIMIT`]). A pattern that does not
+/// A schema's `pattern`, compiled with the `regex` crate's engine (`regex-automata`; in the
+/// wasm guest its PikeVM alone: the same matches in fewer functions): matching takes time
+/// linear in the string, and compiling is bounded ([`Pattern::SIZE_LIMIT`]). A pattern that does not
 /// compile (a look-around or back-reference, which ECMA-262 has and `regex` does not; or one
 /// over the limit) makes the schema refuse every value, saying why.
 ///
