@@ -414,14 +414,18 @@ impl ToolManager {
         span: Span,
         scope: &Scope,
     ) -> FunctionOutput {
-        // An output carries the tool's own name, whichever name the call used.
-        if let Some(own) = self.inner.context.tool_name(&call.name) {
-            if own != call.name {
-                call.name = own.to_string();
+        // An output carries the tool's own name, whichever name the call used; the tool is
+        // looked up once, for both.
+        let tool = self.tool(&call.name);
+        if let Some(tool) = tool {
+            let own = &tool.definition().name;
+            if *own != call.name {
+                call.name.clone_from(own);
             }
         }
         let result = {
-            let run = std::pin::pin!(self.run_bound(&call, bound, span, scope));
+            let run =
+                std::pin::pin!(self.run_bound(&call, bound, tool.map(AsRef::as_ref), span, scope));
             scope.within(span, run).await
         };
         let result = scope.keep(span, result);
@@ -561,17 +565,18 @@ impl ToolManager {
     }
 
     /// Run the call `call` (at `span`) whose arguments the front door may have bound to the
-    /// tool's signature already (`bound`): a plain tool with nobody listening takes them as
-    /// they are; otherwise the call is a request, bound and run as usual
-    /// ([`run_request`](Self::run_request)).
+    /// tool's signature already (`bound`), calling `tool` (the call's, looked up by its caller):
+    /// a plain tool with nobody listening takes them as they are; otherwise the call is a
+    /// request, bound and run as usual ([`run_request`](Self::run_request)).
     async fn run_bound(
         &self,
         call: &Function,
         bound: Option<Vec<Option<Value>>>,
+        tool: Option<&dyn Tool>,
         span: Span,
         scope: &Scope,
     ) -> Result<ToolOutput, Error> {
-        if let (Some(args), Some(tool)) = (bound, self.tool(&call.name)) {
+        if let (Some(args), Some(tool)) = (bound, tool) {
             if tool.features().is_none() && scope.session.events.is_none() {
                 let out = match tool.call_now(args) {
                     Ok(result) => result,
