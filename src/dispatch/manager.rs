@@ -565,7 +565,7 @@ impl ToolManager {
         };
         // Boxed: this path's future (context, memo, events) is most of this one's size, and
         // inline it would enlarge every call's future, which each await up the chain copies.
-        Box::pin(self.run_observed(tool.as_ref(), request, scope)).await
+        super::boxed(|| self.run_observed(tool.as_ref(), request, scope)).await
     }
 
     /// Run the call `call` (at `span`) whose arguments the front door may have bound to the
@@ -852,7 +852,7 @@ impl Scope {
             return result;
         }
         // Boxed: the timer's future is large, and only calls that wait need it.
-        Box::pin(self.until_deadline(span, call)).await
+        super::boxed(|| self.until_deadline(span, call)).await
     }
 
     /// The rest of [`within`](Self::within), for a call that was not ready at once.

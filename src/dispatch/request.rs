@@ -30,6 +30,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use crate::call::{Function, FunctionExpression, FunctionOutput};
+use crate::dispatch::boxed;
 use crate::dispatch::manager::{single_output, Scope, ToolManager};
 use crate::dispatch::session::Session;
 use crate::error::{clip, Error, ErrorKind};
@@ -609,14 +610,22 @@ impl Request {
     /// assert_eq!(error.kind, ErrorKind::Unsupported);
     /// assert_eq!(error.message, "expected one call, found 2; none ran");
     /// ```
-    pub async fn one(mut self) -> FunctionOutput {
+    pub fn one(self) -> impl Future<Output = FunctionOutput> + Send + 'static {
         let depth = self.effective_limits().max_depth;
+        // One allocation, made here: whatever the caller's executor does with the returned
+        // future before polling it (tokio's `block_on` moves it five times) moves two words,
+        // not the request and the state of its run.
+        DeepStack::new(depth, boxed(|| self.respond_one()))
+    }
+
+    /// The body of [`one`](Self::one), polled in its box.
+    async fn respond_one(mut self) -> FunctionOutput {
         let as_written = self
             .repair
             .is_none_or(|options| options == RepairOptions::strict());
         // The common case: text run as written natively, counted by the parse that runs it.
         if matches!(self.input.0, Form::Expr(_)) && as_written && !self.sandboxed {
-            return match DeepStack::new(depth, Box::pin(self.respond_one_expr())).await {
+            return match self.respond_one_expr().await {
                 Ok(output) => output,
                 Err(n) => not_one(self.input.text(), n),
             };
@@ -630,16 +639,11 @@ impl Request {
         if let Some(n) = count.filter(|n| *n != 1) {
             return not_one(self.input.text(), n);
         }
+        // The other paths' larger futures have boxes of their own: inline, they would make
+        // the common case's box (and its copy into it) as large as the largest.
         let outputs = match &self.input.0 {
-            // The common case boxes the smaller future of its own path.
-            Form::Expr(_) if as_written => {
-                DeepStack::new(depth, Box::pin(self.respond_expr())).await
-            }
-            _ => {
-                DeepStack::new(depth, Box::pin(self.respond()))
-                    .await
-                    .outputs
-            }
+            Form::Expr(_) if as_written => boxed(|| self.respond_expr()).await,
+            _ => boxed(|| self.respond()).await.outputs,
         };
         // The text is read in place (only `Function`s are taken out of the input), so it
         // is still there: no copy of it is kept for the error paths.
@@ -683,7 +687,7 @@ impl IntoFuture for Request {
         let mut request = self;
         let depth = request.effective_limits().max_depth;
         // One allocation: the response's future is pinned inside this boxed one.
-        Box::pin(async move {
+        boxed(|| async move {
             let respond = std::pin::pin!(request.respond());
             DeepStack::new(depth, respond).await
         })
@@ -1131,9 +1135,11 @@ mod tests {
             "{}",
             std::mem::size_of::<Request>()
         );
+        // The request and the state of its run are in `one`'s box: an executor that moves
+        // the future before polling it (tokio's `block_on` does, five times) moves a few words.
         let future = manager.execute_func_expr("add(a=1, b=2)");
         assert!(
-            std::mem::size_of_val(&future) <= 400,
+            std::mem::size_of_val(&future) <= 64,
             "{}",
             std::mem::size_of_val(&future)
         );
