@@ -242,23 +242,23 @@ fn block_on_here<F: Future>(fut: F) -> F::Output {
 /// How long a waiting thread yields before it parks (see [`block_on_here`]).
 const SPIN: Duration = Duration::from_micros(50);
 
-/// Wait up to `limit` for `ready()` without sleeping: whether it came. For the first `busy`
-/// the thread only spins, then it yields its core between looks.
+/// Wait up to `limit` for `ready()` without sleeping: how long it took, `None` if it did not
+/// come. For the first `busy` the thread only spins, then it yields its core between looks.
 ///
 /// Only a caller waiting for its result spins ([`BUSY`]): a quick tool's result comes within
 /// microseconds, sooner than a yield's round trip through the kernel. An idle worker only
 /// yields: spinning, it took the core the sandbox's thread needed between two host calls
 /// (a sandboxed `add` from Python measured 16-18 us → 29 us with both spinning, 15 us with
 /// only the caller).
-pub fn spin_until(limit: Duration, busy: Duration, ready: impl Fn() -> bool) -> bool {
+pub fn spin_until(limit: Duration, busy: Duration, ready: impl Fn() -> bool) -> Option<Duration> {
     let started = Instant::now();
     loop {
         if ready() {
-            return true;
+            return Some(started.elapsed());
         }
         let waited = started.elapsed();
         if waited > limit {
-            return false;
+            return None;
         }
         if waited < busy {
             std::hint::spin_loop();
@@ -271,6 +271,9 @@ pub fn spin_until(limit: Duration, busy: Duration, ready: impl Fn() -> bool) -> 
 /// How long a caller waiting for its result spins before it yields (see [`spin_until`]).
 const BUSY: Duration = Duration::from_micros(5);
 
+/// How many waits yield at once after a spin that went unanswered (see [`Unpark::spin`]).
+const RETRY: u32 = 64;
+
 /// Wakes a thread waiting in [`block_on_here`].
 struct Unpark {
     thread: std::thread::Thread,
@@ -280,8 +283,31 @@ struct Unpark {
 
 impl Unpark {
     /// Wait for a wake up to [`SPIN`] (see [`spin_until`]): whether one came.
+    ///
+    /// A thread whose last spin was not answered within [`BUSY`] yields at once for its next
+    /// [`RETRY`] waits, then spins again to see whether that changed. Spinning pays only when
+    /// the answer comes from another core within microseconds. It does not when the tool is
+    /// slower, nor when the worker shares this thread's core (another program holds the
+    /// machine's other cores): the worker then cannot run until this thread yields, and every
+    /// call paid the whole spin (from Python, a default `add` measured 5.5 µs, 2.5 µs
+    /// with its worker on a core of its own).
     fn spin(&self) -> bool {
-        spin_until(SPIN, BUSY, || self.woken.swap(false, Ordering::Acquire))
+        thread_local! {
+            /// Waits left that yield at once.
+            static YIELD_FIRST: Cell<u32> = const { Cell::new(0) };
+        }
+        let busy = match YIELD_FIRST.get() {
+            0 => BUSY,
+            left => {
+                YIELD_FIRST.set(left - 1);
+                Duration::ZERO
+            }
+        };
+        let waited = spin_until(SPIN, busy, || self.woken.swap(false, Ordering::Acquire));
+        if !busy.is_zero() && waited.is_none_or(|waited| waited > busy) {
+            YIELD_FIRST.set(RETRY);
+        }
+        waited.is_some()
     }
 }
 
