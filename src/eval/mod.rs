@@ -240,7 +240,8 @@ async fn single_call<D: Dispatch>(
     let ExprKind::Call(call) = &root.kind else {
         return None;
     };
-    let Some(Entry::Tool(sig)) = eval.ctx.get(&call.func) else {
+    let entry = eval.ctx.get(&call.func)?;
+    let Entry::Tool(sig) = entry else {
         return None;
     };
     let span = root.span;
@@ -250,7 +251,7 @@ async fn single_call<D: Dispatch>(
         result: Err(e),
     };
     let mut calls = resolve::Counts::default();
-    if let Err(e) = resolve::check(root, eval.ctx, eval.limits, &mut calls) {
+    if let Err(e) = resolve::check_call(root, entry, eval.ctx, eval.limits, &mut calls) {
         return Some(failed(e));
     }
     if root

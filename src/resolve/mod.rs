@@ -58,6 +58,29 @@ pub(crate) fn check(
     limits: &Limits,
     counts: &mut Counts,
 ) -> Result<(), Error> {
+    check_from(e, None, ctx, limits, counts)
+}
+
+/// [`check`] of a call `e` whose name its caller looked up already: `entry` (a single call's
+/// tool, `eval::single_call`), not looked up again.
+pub(crate) fn check_call(
+    e: &Expr,
+    entry: &Entry,
+    ctx: &dyn Resolve,
+    limits: &Limits,
+    counts: &mut Counts,
+) -> Result<(), Error> {
+    check_from(e, Some(entry), ctx, limits, counts)
+}
+
+/// [`check`], `root` the entry of `e`'s name when `e` is a call looked up already.
+fn check_from(
+    e: &Expr,
+    mut root: Option<&Entry>,
+    ctx: &dyn Resolve,
+    limits: &Limits,
+    counts: &mut Counts,
+) -> Result<(), Error> {
     // Literals need no check; the stack holds only names, calls and displays (a call of
     // literals allocates nothing here).
     let mut stack = Vec::new();
@@ -82,7 +105,8 @@ pub(crate) fn check(
                 None => return Err(unknown(ctx, name, node.span, false)),
             },
             ExprKind::Call(call) => {
-                let entry = ctx.get(&call.func);
+                // `e` is the first node taken, so `root` can only be its entry.
+                let entry = root.take().or_else(|| ctx.get(&call.func));
                 match entry {
                     Some(Entry::Tool(_)) => counts.tools = counts.tools.saturating_add(1),
                     _ => counts.constructors = counts.constructors.saturating_add(1),
