@@ -629,7 +629,8 @@ def main() -> None:
         spawn_to_result(native_argv, "5") for _ in range(args.cold_runs)
     ]
     # fexpr's sandboxed cold starts and monty's are interleaved run by run, so that a drift of
-    # the shared machine affects them alike (their ratio is one of the targets).
+    # the shared machine affects them alike (their ratio is one of the targets), in a
+    # rotating order (below).
     # The same sandboxed cold start with glibc's malloc (what a program that keeps the default
     # allocator gets: mimalloc's start-up costs ~70 page faults) and with the timer linked
     # `-no-pie` (no load-time relocations): the two levers of a one-shot process, beside the
@@ -640,15 +641,27 @@ def main() -> None:
         for _ in range(2):
             spawn_to_result(nopie_argv, "5")
     sandboxed, pooled, system, nopie, nopie_system, monty_pool = [], [], [], [], [], []
-    for _ in range(args.cold_runs):
-        if has_sandbox:
-            sandboxed.append(spawn_to_result(sandbox_argv, "5"))
-            pooled.append(spawn_to_result(pooled_argv, "5"))
-            system.append(spawn_to_result(sandbox_argv, "5", env=glibc))
-        if nopie_argv:
-            nopie.append(spawn_to_result(nopie_argv, "5"))
-            nopie_system.append(spawn_to_result(nopie_argv, "5", env=glibc))
-        monty_pool.append(monty.cold_start())
+    # Each run takes the configurations in turn from a different first one: a sample's place
+    # in the run changes it (one taken after monty's pool, which waits on its worker and lets
+    # the cores idle, measured ~0.3 ms slower than one taken after a fexpr spawn), so no row
+    # keeps one place.
+    turns: list[tuple[list[float], Any]] = []
+    if has_sandbox:
+        turns += [
+            (sandboxed, lambda: spawn_to_result(sandbox_argv, "5")),
+            (pooled, lambda: spawn_to_result(pooled_argv, "5")),
+            (system, lambda: spawn_to_result(sandbox_argv, "5", env=glibc)),
+        ]
+    if nopie_argv:
+        turns += [
+            (nopie, lambda: spawn_to_result(nopie_argv, "5")),
+            (nopie_system, lambda: spawn_to_result(nopie_argv, "5", env=glibc)),
+        ]
+    turns.append((monty_pool, monty.cold_start))
+    for run in range(args.cold_runs):
+        first = run % len(turns)
+        for samples, measure in turns[first:] + turns[:first]:
+            samples.append(measure())
     if has_sandbox:
         cold[SANDBOX_COLD] = sandboxed
         cold["fexpr sandboxed with the default instance pool, new process → first result"] = pooled
