@@ -332,7 +332,7 @@ impl ToolManager {
     }
 
     /// The tool called `name` (its own name, or its Python alias:
-    /// [`python_alias`](crate::context::python_alias)).
+    /// [`python_alias`]).
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.inner.tools.get(name).or_else(|| {
             self.inner

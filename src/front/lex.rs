@@ -3,8 +3,8 @@
 //! (Gemma 4's `<|"|>…<|"|>`, FunctionGemma's `<escape>…<escape>`) — and what is reasoning,
 //! decided before any reader looks for markup. A marker of any format inside data or reasoning
 //! never starts a call: the model-format readers ([`super::formats`]), the markup cutter
-//! ([`super::markup`]) and the stream all step over data with [`data_end`], and over reasoning
-//! with [`reasoning_at`] and [`opened_by_template`].
+//! (`front::markup`) and the stream all step over data with [`data_end`], and over reasoning
+//! with `reasoning_at` and `opened_by_template`.
 //!
 //! Model text mixes prose, code and markup, so a quote is read as Python reads it where it may
 //! open a string, and as prose otherwise: a quote right after a word (`don't`, `users'`, `5"`)
@@ -292,7 +292,7 @@ enum Mode {
 /// once, whatever the chunks. It knows where the last complete line of code ends (a newline
 /// outside data, reasoning and brackets), and for a line that opens a list or tuple, where its
 /// last complete item ends (a `,` at the list's own level). It reads strings, comments, brackets
-/// and reasoning as [`data_end`] and [`reasoning_at`] do (inline code and a format's quoted
+/// and reasoning as [`data_end`] and `reasoning_at` do (inline code and a format's quoted
 /// values aside: it is a gate for starting calls early, and the reading of the text decides
 /// which calls there are). Where a decision needs bytes not arrived yet (a quote that may be
 /// the first of three, a marker cut in the middle), it waits for them.

@@ -102,7 +102,7 @@ pub enum Type {
 
 /// Bounds a value must keep beyond its type (JSON Schema's validation keywords).
 ///
-/// Serialized as the list of the bounds it sets ([`Bound`]), an integer `format` by its name
+/// Serialized as the list of the bounds it sets (one `Bound` each), an integer `format` by its name
 /// alone: a tool's `int` parameter is three bytes on the sandbox wire, not fourteen options
 /// and two 128-bit integers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -67,7 +67,7 @@ use crate::front::IgnoreReason;
 use crate::limits::Limits;
 
 /// A raw tool-call format an open model writes. Everything else known of a format is its
-/// entry in [`FORMATS`] (its name, markers, reader); its `serde` form is its name.
+/// entry in the table of formats, `FORMATS` (its name, markers, reader); its `serde` form is its name.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ModelFormat {
