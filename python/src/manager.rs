@@ -532,12 +532,7 @@ impl Manager {
         let max_results = limits.unwrap_or(self.inner.limits()).max_eval_bytes;
         let state = RequestState::new(None, request.session, max_results);
         let outputs = match request.call {
-            Some(call) => Some(runtime::block_on(
-                py,
-                self.inner.clone(),
-                call,
-                state.clone(),
-            )?),
+            Some(call) => Some(runtime::block_on(py, &self.inner, call, state.clone())?),
             None => None,
         };
         let outputs = complete(request.failed, request.shape, outputs);

@@ -2,10 +2,13 @@
 //! and its options ([`Call`]), and the engine's request API ([`fexpr::ToolManager::run`]) runs
 //! it. The rest of the binding builds a `Call` and hands back the [`Outputs`].
 
+use std::future::{Future, IntoFuture};
+
 use fexpr::check::Checked;
 use fexpr::error::LimitKind;
 use fexpr::repair::RepairOptions;
 use fexpr::{Error, Function, Input, Limits, Response, ToolManager};
+use futures_util::future::{Either, FutureExt};
 
 /// What to run, and how: one [`fexpr::Request`].
 pub struct Call {
@@ -25,9 +28,10 @@ pub struct Call {
 /// What running a [`Call`] gave.
 pub type Outputs = Response;
 
-/// Run `call` with `manager` through its request API (whose future is boxed already: it is a
-/// few KiB).
-pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
+/// Run `call` with `manager` through its request API. The request is made now and the
+/// future holds only its box (the request's own futures are boxed), so what the caller's
+/// executor moves before polling it is a few words, not the call and the request.
+pub fn run(manager: &ToolManager, call: Call) -> impl Future<Output = Outputs> + Send + 'static {
     let mut request = manager.run(call.input).session(call.session);
     if let Some(limits) = call.limits {
         request = request.limits(limits);
@@ -39,11 +43,13 @@ pub async fn run(manager: &ToolManager, call: Call) -> Outputs {
         request = request.sandboxed();
     }
     if call.one {
-        let mut response = Response::default();
-        response.outputs.push(request.one().await);
-        return response;
+        return Either::Left(request.one().map(|output| {
+            let mut response = Response::default();
+            response.outputs.push(output);
+            response
+        }));
     }
-    request.await
+    Either::Right(request.into_future())
 }
 
 /// How a Python caller runs a list of calls.

@@ -181,17 +181,17 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 /// stops the call, and the exception is raised here.
 pub fn block_on(
     py: Python<'_>,
-    manager: Arc<ToolManager>,
+    manager: &ToolManager,
     call: Call,
     state: Arc<RequestState>,
 ) -> PyResult<Outputs> {
     let level = level(py)?;
     let waiting = state.clone();
+    let work = run::run(manager, call);
     let result = py.detach(move || {
         block_on_here(DEPTH.scope(
             level,
             waiting.clone().scope(async move {
-                let work = run::run(&manager, call);
                 tokio::pin!(work);
                 tokio::select! {
                     biased;
