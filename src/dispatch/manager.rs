@@ -729,9 +729,17 @@ pub(crate) struct Scope {
     /// guest alone knows the top-level calls; or a run of one), by the call's span.
     found: Mutex<Vec<(Span, Arc<str>)>>,
     observations: Mutex<Vec<(Span, String)>>,
-    /// Bytes of tool results so far in the whole request (shared by its scopes), charged to
+    /// Bytes of tool results so far in the whole request, charged to
     /// [`Limits::max_eval_bytes`].
-    results: Arc<AtomicU64>,
+    results: Charged,
+}
+
+/// A request's count of tool result bytes, as a scope holds it.
+enum Charged {
+    /// The scope is the request's only one: the count is its own (no allocation).
+    Own(AtomicU64),
+    /// The request's count, shared by its scopes.
+    Shared(Arc<AtomicU64>),
 }
 
 impl Scope {
@@ -743,6 +751,23 @@ impl Scope {
         preset: Option<Arc<str>>,
         results: &Arc<AtomicU64>,
     ) -> Scope {
+        Scope::with(session, limits, preset, Charged::Shared(results.clone()))
+    }
+
+    /// A scope that is its request's only one (a text of one call run natively): [`new`]
+    /// without a shared count of result bytes, so nothing is allocated for it.
+    ///
+    /// [`new`]: Scope::new
+    pub(crate) fn only(session: Session, limits: &Limits) -> Scope {
+        Scope::with(session, limits, None, Charged::Own(AtomicU64::new(0)))
+    }
+
+    fn with(
+        session: Session,
+        limits: &Limits,
+        preset: Option<Arc<str>>,
+        results: Charged,
+    ) -> Scope {
         Scope {
             session,
             limits: limits.clone(),
@@ -752,7 +777,7 @@ impl Scope {
             units: OnceLock::new(),
             found: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
-            results: results.clone(),
+            results,
         }
     }
 
@@ -892,8 +917,11 @@ impl Scope {
         // Every result is charged to the request's budget, natively and for a sandbox guest
         // alike: over it, this call fails and later calls find the budget spent.
         let size = u64::try_from(out.output.approx_size()).unwrap_or(u64::MAX);
-        let total = self
-            .results
+        let results = match &self.results {
+            Charged::Own(own) => own,
+            Charged::Shared(shared) => &**shared,
+        };
+        let total = results
             .fetch_add(size, Ordering::Relaxed)
             .saturating_add(size);
         let budget = self.limits.max_eval_bytes;

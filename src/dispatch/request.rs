@@ -583,8 +583,7 @@ impl Request {
         if let Err(error) = limits.check() {
             return Ok(FunctionOutput::failed("", "", error));
         }
-        let results = Arc::default();
-        let scope = Scope::new(self.session.clone(), limits, None, &results);
+        let scope = Scope::only(self.session.clone(), limits);
         self.manager.run_expr_one(self.input.text(), &scope).await
     }
 
