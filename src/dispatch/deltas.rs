@@ -1,9 +1,9 @@
 //! Structured tool-call deltas, streamed: the one accumulator that turns a provider's streaming
-//! events into complete calls. [`ToolManager::stream`](crate::ToolManager::stream)(crate::ToolManager::stream) takes them
+//! events into complete calls. [`ToolManager::stream`](crate::ToolManager::stream) takes them
 //! beside text chunks ([`StreamChunk::Event`], or [`StreamChunk::Wire`] for the same events as
 //! written on the wire), and runs each call the moment its arguments are one complete JSON
-//! object, through the same checks as a whole assistant message ([`Input::openai`](crate::Input::openai)
-//! (crate::Input::openai)): the provider's id is the output's `call_id`.
+//! object, through the same checks as a whole assistant message
+//! ([`Input::openai`](crate::Input::openai)): the provider's id is the output's `call_id`.
 //!
 //! Read, from any mix of these (the SDKs' objects once dumped to JSON, or the chunks decoded
 //! from the wire):
@@ -975,10 +975,10 @@ fn is_event(value: &Json) -> bool {
 }
 
 /// Model output written to a pipe, split into what
-/// [`ToolManager::stream`](crate::ToolManager::stream) takes: the lines that are streaming events (SSE `data:`
-/// lines, and JSON lines in an event's shape) become [`StreamChunk::Wire`], everything else
-/// stays text, passed on as it arrives (a line is held back only while it may still turn out
-/// to be an event: it starts with `{` or `data:`). SSE framing (`event:` lines, `:` comments,
+/// [`ToolManager::stream`](crate::ToolManager::stream) takes: the lines that are streaming
+/// events (SSE `data:` lines, and JSON lines in an event's shape) become
+/// [`StreamChunk::Wire`], everything else stays text, passed on as it arrives (a line is held
+/// back only while it may still turn out to be an event: it starts with `{` or `data:`). SSE framing (`event:` lines, `:` comments,
 /// `data: [DONE]`) is passed over once a `data:` line was seen. `fexpr exec -` reads stdin so.
 ///
 /// ```

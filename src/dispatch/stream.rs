@@ -112,8 +112,8 @@ pub struct StreamRequest<S> {
 impl ToolManager {
     /// Run model text that arrives as `chunks` (a model's streaming response, text deltas):
     /// each call starts as soon as its text is complete, and its output is an event the moment
-    /// it finishes. The repairs and reading are those of [`Input::model_output`](crate::Input::model_output)
-    /// (crate::Input::model_output) unless [`StreamRequest::repair`] says otherwise. A source
+    /// it finishes. The repairs and reading are those of
+    /// [`Input::model_output`](crate::Input::model_output) unless [`StreamRequest::repair`] says otherwise. A source
     /// that can fail gives `Result<String, Error>` items: an `Err` ends the stream with
     /// nothing further run (see [`Chunk`]).
     ///

@@ -33,8 +33,8 @@ pub struct FallibleTool<M>(std::marker::PhantomData<M>);
 /// Marks [`ToolReturn`] for a `Result<ToolOutput, String>` or `Result<ToolOutput, &str>`.
 pub enum FallibleMessage {}
 
-/// What a tool function may return, sync or async, with or without a [`CallContext`](crate::CallContext)
-/// (crate::CallContext):
+/// What a tool function may return, sync or async, with or without a
+/// [`CallContext`](crate::CallContext):
 ///
 /// - `T` where `T: Serialize + JsonSchema` (its schema is the tool's result schema);
 /// - [`ToolOutput`]: an output with the text the model should see;
