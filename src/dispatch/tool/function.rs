@@ -129,17 +129,36 @@ impl FunctionTool {
         body: Body,
         takes_context: bool,
     ) -> FunctionTool {
-        let mut tool = FunctionTool {
-            definition: ToolDefinition::new(name, "", parameters).with_returns(returns),
+        let mut definition = ToolDefinition::new(name, "", parameters).with_returns(returns);
+        // The signature just read from `parameters` (every parameter listed as required, see
+        // `schema_for`): a parameter whose type takes `None` is optional, here and in the schema.
+        let signature = Arc::make_mut(&mut definition.signature);
+        let optional: Vec<&str> = signature
+            .fields
+            .iter_mut()
+            .filter(|field| field.ty.accepts_none())
+            .map(|field| {
+                field.required = false;
+                field.name.as_str()
+            })
+            .collect();
+        if let Some(required) = definition
+            .parameters
+            .get_mut("required")
+            .and_then(Json::as_array_mut)
+        {
+            required.retain(|name| !optional.iter().any(|o| name == *o));
+        }
+        coerce_defaults(signature);
+        FunctionTool {
+            definition,
             body,
             inline: false,
             takes_context,
             // A context tool is called with its context: it has features (none set yet).
             features: takes_context.then(Box::default),
             problems: Vec::new(),
-        };
-        tool.refresh();
-        tool
+        }
     }
 
     /// Set the description the model sees.
@@ -154,9 +173,11 @@ impl FunctionTool {
         if self.definition.signature.field(param).is_none() {
             return self.unknown_param("param_description", param);
         }
-        self.edit_param(param, |schema| {
+        let mut tool = self.edit_param(param, |schema| {
             schema.insert("description".into(), Json::String(description.into()));
-        })
+        });
+        tool.refresh();
+        tool
     }
 
     /// Give a parameter a default, making it optional. The value is converted to the
@@ -270,6 +291,8 @@ impl FunctionTool {
         self
     }
 
+    /// Edit one parameter's schema in place (nothing if there is no such parameter); the
+    /// caller refreshes the signature once its edits are done.
     fn edit_param(
         mut self,
         param: &str,
@@ -284,7 +307,6 @@ impl FunctionTool {
         {
             edit(schema);
         }
-        self.refresh();
         self
     }
 
@@ -293,16 +315,7 @@ impl FunctionTool {
     fn refresh(&mut self) {
         let mut signature =
             RecordType::from_schema(&self.definition.name, &self.definition.parameters);
-        for field in &mut signature.fields {
-            if let Some(default) = field.default.take() {
-                field.default = Some(
-                    field
-                        .ty
-                        .coerce(default.clone(), &field.name)
-                        .unwrap_or(default),
-                );
-            }
-        }
+        coerce_defaults(&mut signature);
         self.definition.signature = Arc::new(signature);
     }
 
@@ -430,9 +443,26 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> Error {
     )
 }
 
+/// Each default of `signature` as a value of its parameter's type (`1.0` for a float, a record
+/// for a record type); a default of another type stays as it is.
+fn coerce_defaults(signature: &mut RecordType) {
+    for field in &mut signature.fields {
+        if let Some(default) = field.default.take() {
+            field.default = Some(
+                field
+                    .ty
+                    .coerce(default.clone(), &field.name)
+                    .unwrap_or(default),
+            );
+        }
+    }
+}
+
 /// The parameters object schema (with `$defs`) and the return schema. Every object schema
 /// with properties is closed (`additionalProperties: false`), as it is when called: a
-/// keyword or record field that is not declared is an error.
+/// keyword or record field that is not declared is an error. Every parameter is listed as
+/// required: [`FunctionTool::build`] drops the ones whose type takes `None` once it has read
+/// their types (reading each parameter's type here as well cost as much again).
 fn schema_for(
     names: &[&'static str],
     schemas: fn(&mut schemars::SchemaGenerator) -> (Vec<Json>, Json),
@@ -442,13 +472,10 @@ fn schema_for(
     let mut defs = generator.take_definitions(true);
     defs.values_mut()
         .for_each(crate::types::schema::close_records);
-    let root = json!({"$defs": defs.clone()});
     let mut properties = serde_json::Map::new();
     let mut required = Vec::new();
     for (name, mut schema) in names.iter().zip(params) {
-        if !Type::from_schema(&schema, &root).accepts_none() {
-            required.push(Json::String(name.to_string()));
-        }
+        required.push(Json::String(name.to_string()));
         crate::types::schema::close_records(&mut schema);
         properties.insert(name.to_string(), schema);
     }
