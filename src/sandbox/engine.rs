@@ -56,6 +56,11 @@ pub(crate) fn build_engine(config: &SandboxConfig) -> Result<Engine, Error> {
         .async_stack_size(config.max_wasm_stack_bytes + HOST_STACK_HEADROOM)
         // Traps carry a short wasm backtrace; the messages we build do not need more.
         .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(16))
+        // No `.eh_frame` for the guest's code: wasmtime walks wasm frames by their frame
+        // pointers (traps, backtraces) and catches a host function's panic before it could
+        // unwind through them (a tool's panic is caught by the manager first). Registering the
+        // unwind tables with libgcc read ~8 pages of them on every start.
+        .native_unwind_info(false)
         // Two cores: compile on both the first time (the result is cached on disk).
         .parallel_compilation(true);
     Engine::new(&wasm).map_err(|e| {
