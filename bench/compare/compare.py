@@ -335,6 +335,22 @@ SANDBOX_COLD = "fexpr sandboxed, new process → first result"
 MONTY_COLD = "pydantic-monty 1.4.0, new pool → first result"
 
 
+def balanced_orders(n: int) -> list[list[int]]:
+    """Orders of `range(n)` in which each item comes right after each other item equally often
+    (a Williams design: `n` orders for an even `n`, `2n` for an odd one)."""
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    orders = [[(item + shift) % n for item in first] for shift in range(n)]
+    if n % 2:
+        orders += [order[::-1] for order in orders]
+    return orders
+
+
 def spawn_to_result(argv: list[str], expected: Any, field: str | None = None, env: dict[str, str] | None = None) -> float:
     """Seconds from spawning `argv` (with `env`, else this environment) to reading its first
     line (the result: a JSON value, or an object whose `field` is the result)."""
@@ -629,8 +645,8 @@ def main() -> None:
         spawn_to_result(native_argv, "5") for _ in range(args.cold_runs)
     ]
     # fexpr's sandboxed cold starts and monty's are interleaved run by run, so that a drift of
-    # the shared machine affects them alike (their ratio is one of the issue's targets), in a
-    # rotating order (below).
+    # the shared machine affects them alike (their ratio is one of the issue's targets), in
+    # balanced orders (below).
     # The same sandboxed cold start with glibc's malloc (what a program that keeps the default
     # allocator gets: mimalloc's start-up costs ~70 page faults) and with the timer linked
     # `-no-pie` (no load-time relocations): the two levers of a one-shot process, beside the
@@ -641,10 +657,12 @@ def main() -> None:
         for _ in range(2):
             spawn_to_result(nopie_argv, "5")
     sandboxed, pooled, system, nopie, nopie_system, monty_pool = [], [], [], [], [], []
-    # Each run takes the configurations in turn from a different first one: a sample's place
-    # in the run changes it (one taken after monty's pool, which waits on its worker and lets
-    # the cores idle, measured ~0.3 ms slower than one taken after a fexpr spawn), so no row
-    # keeps one place.
+    # A sample depends on the one taken just before it: one taken right after monty's pool,
+    # which waits on its worker and lets the cores idle, measured ~0.3 ms slower than one taken
+    # after a fexpr spawn. So the runs take the configurations in the orders of a Williams
+    # design (`balanced_orders`), where every configuration comes right after every other one
+    # equally often. Rotating one order did not spread it: every row kept the row before it
+    # (the target row followed monty's pool in 5 runs of 6).
     turns: list[tuple[list[float], Any]] = []
     if has_sandbox:
         turns += [
@@ -658,9 +676,10 @@ def main() -> None:
             (nopie_system, lambda: spawn_to_result(nopie_argv, "5", env=glibc)),
         ]
     turns.append((monty_pool, monty.cold_start))
+    orders = balanced_orders(len(turns))
     for run in range(args.cold_runs):
-        first = run % len(turns)
-        for samples, measure in turns[first:] + turns[:first]:
+        for turn in orders[run % len(orders)]:
+            samples, measure = turns[turn]
             samples.append(measure())
     if has_sandbox:
         cold[SANDBOX_COLD] = sandboxed
