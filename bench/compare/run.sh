@@ -33,7 +33,10 @@ fexpr_cli="${CARGO_TARGET_DIR:-$root/target}/release/fexpr"
 # 512 KiB `.data.rel.ro` they write are 0.2–1 ms of a cold start, more on a loaded machine
 # (BENCHMARKS.md, "The sandbox's path and its cold start"). Only the example is relinked (`cargo rustc` passes the flag to it
 # alone); the PIE copy is kept first, as the target rows' binary.
+# A copy from an earlier run goes first: when the no-PIE build is still fresh, cargo links the
+# same file in again, and `mv` refuses to move a file onto itself.
 cp "$fexpr_bin" "$fexpr_bin-pie"
+rm -f "$fexpr_bin-nopie"
 cargo rustc --release --locked --quiet --example compare_fexpr --features sandbox -- -C link-arg=-no-pie
 mv "$fexpr_bin" "$fexpr_bin-nopie"
 mv "$fexpr_bin-pie" "$fexpr_bin"
