@@ -61,15 +61,24 @@ pub struct LimitInfo {
 }
 
 /// Whether `T` is a duration, for [`LimitInfo::duration`].
-trait LimitValue {
+trait LimitValue: Sized {
     const DURATION: bool = false;
     /// The value compared with a ceiling (a duration has none).
     fn amount(&self) -> u128;
+    /// The value as a wasm32 guest holds it (see [`Limits::for_wasm32`]).
+    fn for_wasm32(self) -> Self {
+        self
+    }
 }
 
 impl LimitValue for usize {
     fn amount(&self) -> u128 {
         *self as u128
+    }
+    /// At most `u32::MAX`: no count or size in a wasm32 guest reaches it, so the limit means
+    /// the same there.
+    fn for_wasm32(self) -> Self {
+        self.min(u32::MAX as usize)
     }
 }
 
@@ -248,6 +257,14 @@ macro_rules! define_limits {
             pub const CEILINGS: &'static [(&'static str, usize)] = &[
                 $( $( (stringify!($field), $ceiling), )? )*
             ];
+
+            /// The same limits as the sandbox's wasm32 guest reads them: a `usize` above
+            /// `u32::MAX` (the guest's `usize`) is lowered to it, which no count or size in the
+            /// guest can reach. Without it a limit set that high (`max_calls = usize::MAX` for
+            /// "no limit") could not cross the wire, and every sandboxed request failed.
+            pub(crate) fn for_wasm32(&self) -> Limits {
+                Limits { $( $field: self.$field.for_wasm32(), )* }
+            }
 
             /// The first field above its ceiling: its name, value and ceiling.
             fn over_ceiling(&self) -> Option<(&'static str, u128, usize)> {

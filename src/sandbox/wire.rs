@@ -156,9 +156,11 @@ pub enum GuestResponse {
     Failed(Error),
 }
 
-/// Encode a request from its parts.
+/// Encode a request from its parts; `limits` as the wasm32 guest reads them (a `usize` above
+/// `u32::MAX` lowered to it, see `Limits::for_wasm32`).
 pub fn encode_request(input: &GuestInput<'_>, limits: &Limits) -> Result<Vec<u8>, Error> {
-    postcard::to_allocvec(&(input, limits)).map_err(|e| wire_error("encode the request", e))
+    postcard::to_allocvec(&(input, &limits.for_wasm32()))
+        .map_err(|e| wire_error("encode the request", e))
 }
 
 /// Encode any wire message.
