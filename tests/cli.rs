@@ -642,7 +642,11 @@ fn limits_from_the_command_line() {
         ),
         ("max_calls=-1", "`max_calls` must be a whole number >= 0"),
         ("max_calls=many", "`max_calls` must be a whole number >= 0"),
-        ("deadline=-2", "`deadline` is a duration in seconds"),
+        ("deadline=-2", "`deadline` is a duration in seconds, >= 0"),
+        (
+            "deadline=1e300",
+            "`deadline` is at most 18446744073709551615 seconds",
+        ),
         ("max_calls", "expected NAME=VALUE"),
     ] {
         let (code, rows, stderr) = fexpr(

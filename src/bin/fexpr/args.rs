@@ -330,7 +330,13 @@ impl LimitArgs {
             let value = match (&slot, value.as_f64()) {
                 (Json::Object(_), Some(secs)) => {
                     let d = std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
-                        Stop::Usage(format!("{what}: `{name}` is a duration in seconds, >= 0"))
+                        let expected = if secs > 0.0 {
+                            // `u64::MAX` seconds, ~5.8e11 years: the largest `Duration`.
+                            "at most 18446744073709551615 seconds"
+                        } else {
+                            "a duration in seconds, >= 0"
+                        };
+                        Stop::Usage(format!("{what}: `{name}` is {expected}"))
                     })?;
                     serde_json::to_value(d).unwrap_or(Json::Null)
                 }
