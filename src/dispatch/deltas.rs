@@ -978,8 +978,9 @@ fn is_event(value: &Json) -> bool {
 /// [`ToolManager::stream`](crate::ToolManager::stream) takes: the lines that are streaming
 /// events (SSE `data:` lines, and JSON lines in an event's shape) become
 /// [`StreamChunk::Wire`], everything else stays text, passed on as it arrives (a line is held
-/// back only while it may still turn out to be an event: it starts with `{` or `data:`). SSE framing (`event:` lines, `:` comments,
-/// `data: [DONE]`) is passed over once a `data:` line was seen. `fexpr exec -` reads stdin so.
+/// back only while it may still turn out to be an event: it starts with `{` or `data:`). SSE
+/// framing (`event:` lines, `:` comments, `data: [DONE]`) is passed over once a `data:` line
+/// was seen. `fexpr exec -` reads stdin so.
 ///
 /// ```
 /// use fexpr::stream::{StreamChunk, WireLines};

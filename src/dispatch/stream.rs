@@ -113,9 +113,9 @@ impl ToolManager {
     /// Run model text that arrives as `chunks` (a model's streaming response, text deltas):
     /// each call starts as soon as its text is complete, and its output is an event the moment
     /// it finishes. The repairs and reading are those of
-    /// [`Input::model_output`](crate::Input::model_output) unless [`StreamRequest::repair`] says otherwise. A source
-    /// that can fail gives `Result<String, Error>` items: an `Err` ends the stream with
-    /// nothing further run (see [`Chunk`]).
+    /// [`Input::model_output`](crate::Input::model_output) unless [`StreamRequest::repair`]
+    /// says otherwise. A source that can fail gives `Result<String, Error>` items: an `Err`
+    /// ends the stream with nothing further run (see [`Chunk`]).
     ///
     /// ```
     /// use fexpr::dispatch::stream::StreamEvent;

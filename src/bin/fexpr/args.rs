@@ -331,10 +331,10 @@ impl LimitArgs {
                 (Json::Object(_), Some(secs)) => {
                     let d = std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
                         let expected = if secs > 0.0 {
-                            // `u64::MAX` seconds, ~5.8e11 years: the largest `Duration`.
-                            "at most 18446744073709551615 seconds"
+                            let most = std::time::Duration::MAX.as_secs();
+                            format!("at most {most} seconds")
                         } else {
-                            "a duration in seconds, >= 0"
+                            "a duration in seconds, >= 0".to_string()
                         };
                         Stop::Usage(format!("{what}: `{name}` is {expected}"))
                     })?;

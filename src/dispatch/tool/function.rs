@@ -142,13 +142,7 @@ impl FunctionTool {
                 field.name.as_str()
             })
             .collect();
-        if let Some(required) = definition
-            .parameters
-            .get_mut("required")
-            .and_then(Json::as_array_mut)
-        {
-            required.retain(|name| !optional.iter().any(|o| name == *o));
-        }
+        not_required(&mut definition.parameters, |name| optional.contains(&name));
         coerce_defaults(signature);
         FunctionTool {
             definition,
@@ -236,14 +230,7 @@ impl FunctionTool {
         let mut tool = self.edit_param(param, |schema| {
             schema.insert("default".into(), value.to_json());
         });
-        if let Some(required) = tool
-            .definition
-            .parameters
-            .get_mut("required")
-            .and_then(Json::as_array_mut)
-        {
-            required.retain(|r| r != param);
-        }
+        not_required(&mut tool.definition.parameters, |name| name == param);
         tool.refresh();
         tool
     }
@@ -441,6 +428,13 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> Error {
         ErrorKind::ToolFailed,
         format!("the tool panicked: {}", crate::error::clip(&detail, 200)),
     )
+}
+
+/// Drop the parameters `drop` picks from the `required` list of the parameters schema.
+fn not_required(parameters: &mut Json, drop: impl Fn(&str) -> bool) {
+    if let Some(required) = parameters.get_mut("required").and_then(Json::as_array_mut) {
+        required.retain(|name| !name.as_str().is_some_and(&drop));
+    }
 }
 
 /// Each default of `signature` as a value of its parameter's type (`1.0` for a float, a record
