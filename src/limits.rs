@@ -101,6 +101,34 @@ impl LimitValue for Duration {
     }
 }
 
+/// A duration given as a number of seconds, checked: how the CLI (`--limit deadline=2.5`,
+/// `--session-idle`, `--mcp-timeout`) and Python (`Limits(deadline=2.5)`) take one.
+///
+/// # Errors
+/// What the number should have been, to follow "`deadline` must be": a negative number, NaN
+/// and anything past [`Duration::MAX`] are refused.
+///
+/// ```
+/// use std::time::Duration;
+/// use fexpr::limits::seconds;
+///
+/// assert_eq!(seconds(2.5), Ok(Duration::from_millis(2500)));
+/// assert_eq!(
+///     seconds(1e300).unwrap_err(),
+///     "a number of seconds from 0 to 18446744073709551615, not 1e300"
+/// );
+/// assert!(seconds(-1.0).unwrap_err().ends_with("not -1.0"));
+/// assert!(seconds(f64::NAN).unwrap_err().ends_with("not NaN"));
+/// ```
+pub fn seconds(value: f64) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value).map_err(|_| {
+        format!(
+            "a number of seconds from 0 to {}, not {value:?}",
+            Duration::MAX.as_secs()
+        )
+    })
+}
+
 /// Builds [`Limits`], [`LimitKind`] and [`Limits::TABLE`] from the one table of limits (see
 /// the module documentation). `$callback` receives the entries: `limit_table!(define)` here;
 /// the Python binding builds its `Limits` class the same way (`fexpr::limit_table!`).

@@ -642,10 +642,13 @@ fn limits_from_the_command_line() {
         ),
         ("max_calls=-1", "`max_calls` must be a whole number >= 0"),
         ("max_calls=many", "`max_calls` must be a whole number >= 0"),
-        ("deadline=-2", "`deadline` is a duration in seconds, >= 0"),
+        (
+            "deadline=-2",
+            "`deadline` must be a number of seconds from 0 to 18446744073709551615, not -2.0",
+        ),
         (
             "deadline=1e300",
-            "`deadline` is at most 18446744073709551615 seconds",
+            "`deadline` must be a number of seconds from 0 to 18446744073709551615, not 1e300",
         ),
         ("max_calls", "expected NAME=VALUE"),
     ] {

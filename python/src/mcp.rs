@@ -31,11 +31,8 @@ pub fn serve_mcp(
     max_sessions: usize,
     session_idle: f64,
 ) -> PyResult<()> {
-    let session_idle = Duration::try_from_secs_f64(session_idle).map_err(|_| {
-        PyValueError::new_err(format!(
-            "session_idle must be a non-negative number of seconds, not {session_idle}"
-        ))
-    })?;
+    let session_idle = fexpr::limits::seconds(session_idle)
+        .map_err(|e| PyValueError::new_err(format!("session_idle must be {e}")))?;
     let listen: Option<std::net::SocketAddr> = listen
         .map(|addr| {
             addr.parse().map_err(|e| {

@@ -862,11 +862,8 @@ impl PyLimit for Duration {
     }
     fn from_py(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration> {
         let seconds: f64 = value.extract()?;
-        Duration::try_from_secs_f64(seconds).map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "{name} must be a non-negative number of seconds, not {seconds}"
-            ))
-        })
+        fexpr::limits::seconds(seconds)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{name} must be {e}")))
     }
 }
 

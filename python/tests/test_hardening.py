@@ -423,6 +423,14 @@ def test_limits_over_their_ceilings_are_refused_and_the_ceiling_runs():
     assert out.error.message.startswith("Limits(memory_bytes=1048576) is below the 3670016 bytes"), out.error
     assert "::" not in out.error.message + out.error.hint, out.error
     assert out.error.hint == "set memory_bytes to at least 3670016", out.error
+    # A duration no `Duration` holds says the range, with the value as given.
+    for seconds, shown in [(-1, "-1.0"), (float("nan"), "NaN"), (float("inf"), "inf"), (1e300, "1e300")]:
+        with pytest.raises(ValueError) as raised:
+            Limits(deadline=seconds)
+        assert str(raised.value) == (
+            f"deadline must be a number of seconds from 0 to 18446744073709551615, not {shown}"
+        ), raised.value
+    assert Limits(call_deadline=2.5).call_deadline == 2.5
     # At the ceiling, deep input is refused or read, and the interpreter lives on.
     deep = ToolManager(tools=[add], limits=Limits(max_depth=256))
     for text in ["-" * 400_000 + "1", "[" * 300_000 + "]" * 300_000, "add(a=" + "[" * 255 + "]" * 255 + ", b=1)"]:

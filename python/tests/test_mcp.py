@@ -71,7 +71,7 @@ def test_bad_arguments_are_errors():
     manager = ToolManager(tools=[])
     with pytest.raises(ValueError, match="not an address"):
         fexpr.mcp.serve(manager, listen="nowhere")
-    with pytest.raises(ValueError, match="session_idle must be a non-negative number"):
+    with pytest.raises(ValueError, match="session_idle must be a number of seconds from 0 to 18446744073709551615, not -1.0"):
         fexpr.mcp.serve(manager, listen="127.0.0.1:0", session_idle=-1)
 
 

@@ -329,15 +329,8 @@ impl LimitArgs {
             // A duration (`deadline`) is given in seconds.
             let value = match (&slot, value.as_f64()) {
                 (Json::Object(_), Some(secs)) => {
-                    let d = std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
-                        let expected = if secs > 0.0 {
-                            let most = std::time::Duration::MAX.as_secs();
-                            format!("at most {most} seconds")
-                        } else {
-                            "a duration in seconds, >= 0".to_string()
-                        };
-                        Stop::Usage(format!("{what}: `{name}` is {expected}"))
-                    })?;
+                    let d = fexpr::limits::seconds(secs)
+                        .map_err(|e| Stop::Usage(format!("{what}: `{name}` must be {e}")))?;
                     serde_json::to_value(d).unwrap_or(Json::Null)
                 }
                 _ => value,

@@ -128,8 +128,8 @@ async fn add_mcp(
     };
     let config =
         McpConfig::load(path).map_err(|e| Stop::Usage(format!("--mcp-config: {}", e.message)))?;
-    let call_timeout = std::time::Duration::try_from_secs_f64(args.mcp_timeout)
-        .map_err(|e| Stop::Usage(format!("--mcp-timeout {}: {e}", args.mcp_timeout)))?;
+    let call_timeout = fexpr::limits::seconds(args.mcp_timeout)
+        .map_err(|e| Stop::Usage(format!("--mcp-timeout must be {e}")))?;
     let progress = std::io::stderr().is_terminal();
     let options = McpOptions {
         namespaced: args.mcp_namespaced,
@@ -246,8 +246,8 @@ fn main() -> ExitCode {
             session_idle,
             limits,
         } => limits.limits().and_then(|limits| {
-            let session_idle = std::time::Duration::try_from_secs_f64(session_idle)
-                .map_err(|e| Stop::Usage(format!("--session-idle {session_idle}: {e}")))?;
+            let session_idle = fexpr::limits::seconds(session_idle)
+                .map_err(|e| Stop::Usage(format!("--session-idle must be {e}")))?;
             let options = fexpr::mcp::serve::ServeOptions {
                 only_run_calls,
                 sandboxed: sandbox,
