@@ -76,21 +76,18 @@ fn params_problem(method: &str, params: &Json) -> Option<String> {
     }
 }
 
-/// What the stdin reader hands on.
-enum Inbound {
-    Message(Box<ClientJsonRpcMessage>),
-    /// A JSON-RPC error to write back at once.
-    Reply(Vec<u8>),
-}
-
 /// MCP over a byte stream pair (the process's stdin and stdout), one JSON-RPC message per
 /// line: a line longer than `max_line` bytes is dropped while it is read (its bytes are never
 /// held) and answered with a JSON-RPC error when its `id` is among its first 4 KiB, a line
 /// rmcp cannot read but which has an id is answered with a JSON-RPC error, and
 /// the end of the input ends the session at once: [`LineTransport::eof`] fires, and the gateway
 /// cancels what is in flight.
+///
+/// The reader task writes those errors itself: rmcp races [`Transport::receive`] against its
+/// other events and drops the losing future, so `receive` only takes from a channel (which
+/// loses nothing when dropped), never writes.
 pub(super) struct LineTransport<W> {
-    inbound: mpsc::Receiver<Inbound>,
+    inbound: mpsc::Receiver<Box<ClientJsonRpcMessage>>,
     out: Arc<Mutex<W>>,
     eof: Arc<Notify>,
 }
@@ -104,15 +101,13 @@ impl<W: AsyncWrite + Unpin + Send + 'static> LineTransport<W> {
         let (tx, inbound) = mpsc::channel(16);
         let eof = Arc::new(Notify::new());
         let ended = eof.clone();
+        let out = Arc::new(Mutex::new(output));
+        let replies = out.clone();
         tokio::spawn(async move {
-            read_lines(BufReader::new(input), max_line, tx).await;
+            read_lines(BufReader::new(input), max_line, tx, &replies).await;
             ended.notify_one();
         });
-        LineTransport {
-            inbound,
-            out: Arc::new(Mutex::new(output)),
-            eof,
-        }
+        LineTransport { inbound, out, eof }
     }
 
     /// Fires when the input ended (the client closed it, or it failed).
@@ -121,11 +116,14 @@ impl<W: AsyncWrite + Unpin + Send + 'static> LineTransport<W> {
     }
 }
 
-/// Read `input` line by line into `tx` until it ends, each line at most `max_line` bytes.
-async fn read_lines<R: AsyncRead + Unpin>(
+/// Read `input` line by line into `tx` until it ends, each line at most `max_line` bytes; the
+/// error for a line that cannot be handed on is written to `out` (a client that cannot be
+/// written to is gone: the end of the session).
+async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     mut input: BufReader<R>,
     max_line: usize,
-    tx: mpsc::Sender<Inbound>,
+    tx: mpsc::Sender<Box<ClientJsonRpcMessage>>,
+    out: &Mutex<W>,
 ) {
     let mut line = Vec::new();
     // Set while the rest of a line over `max_line` is skipped.
@@ -175,11 +173,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
             let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message":
                 format!("invalid request: the message is over {max_line} bytes (the limit is \
                          max_source_bytes + 64 KiB)")}});
-            if tx
-                .send(Inbound::Reply(reply.to_string().into_bytes()))
-                .await
-                .is_err()
-            {
+            if write_line(out, reply.to_string().as_bytes()).await.is_err() {
                 return;
             }
             continue;
@@ -189,10 +183,15 @@ async fn read_lines<R: AsyncRead + Unpin>(
         if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let item = match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
-            Ok(message) => Inbound::Message(Box::new(message)),
+        let message = match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
+            Ok(message) => Box::new(message),
             Err(e) => match shape_error(text, &e) {
-                Some(reply) => Inbound::Reply(reply.to_string().into_bytes()),
+                Some(reply) => {
+                    if write_line(out, reply.to_string().as_bytes()).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
                 None => {
                     // Nothing can be answered (no id to answer); said on stderr, not dropped
                     // silently.
@@ -205,7 +204,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
                 }
             },
         };
-        if tx.send(item).await.is_err() {
+        if tx.send(message).await.is_err() {
             return;
         }
     }
@@ -269,13 +268,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Transport<RoleServer> for LineTrans
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        loop {
-            match self.inbound.recv().await? {
-                Inbound::Message(message) => return Some(*message),
-                // A client that cannot be written to is gone: the end of the session.
-                Inbound::Reply(reply) => write_line(&self.out, &reply).await.ok()?,
-            }
-        }
+        self.inbound.recv().await.map(|message| *message)
     }
 
     async fn close(&mut self) -> Result<(), std::io::Error> {
@@ -606,5 +599,60 @@ mod tests {
         tokio::time::timeout(std::time::Duration::from_secs(5), eof.notified())
             .await
             .unwrap();
+    }
+
+    /// rmcp races `receive` against its other events and drops it when another comes first;
+    /// a reply waiting for a slow client must survive that, whole and on its own line.
+    #[tokio::test]
+    async fn a_dropped_receive_loses_no_reply() {
+        use std::time::Duration;
+        // 16 bytes each way: a reply goes out only as fast as the client reads it.
+        let (client, server) = tokio::io::duplex(16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let mut transport = LineTransport::new(server_read, server_write, 1000);
+        let (mut client_read, mut client_write) = tokio::io::split(client);
+        let mut input = Vec::new();
+        for id in 1..=3 {
+            let line =
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":[1]}}"#);
+            input.extend_from_slice(line.as_bytes());
+            input.push(b'\n');
+        }
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n");
+        let writer = tokio::spawn(async move {
+            client_write.write_all(&input).await.unwrap();
+            client_write
+        });
+        // `receive` loses the race again and again while the client reads nothing.
+        for _ in 0..5 {
+            let raced = tokio::time::timeout(Duration::from_millis(20), transport.receive());
+            assert!(
+                raced.await.is_err(),
+                "nothing is received before the replies"
+            );
+        }
+        let mut replies = Vec::new();
+        let read = async {
+            while replies.iter().filter(|b| **b == b'\n').count() < 3 {
+                let mut chunk = [0u8; 64];
+                let n = client_read.read(&mut chunk).await.unwrap();
+                replies.extend_from_slice(chunk.get(..n).unwrap());
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), read)
+            .await
+            .unwrap();
+        let ids: Vec<Json> = replies
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice::<Json>(l).unwrap()["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!(1), json!(2), json!(3)]);
+        let ping = tokio::time::timeout(Duration::from_secs(5), transport.receive());
+        let ping = serde_json::to_string(&ping.await.unwrap().unwrap()).unwrap();
+        assert!(ping.contains("\"ping\""), "{ping}");
+        writer.await.unwrap().shutdown().await.unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), transport.receive());
+        assert!(ended.await.unwrap().is_none());
     }
 }
