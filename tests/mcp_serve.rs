@@ -991,6 +991,54 @@ fn a_request_of_the_wrong_shape_gets_a_reply() {
     let added = gateway.read();
     assert_eq!(added["id"], 8, "{added}");
     assert_eq!(added["result"]["content"][0]["text"], "3", "{added}");
+    // A method rmcp knows with `params` that do not fit it: what is wrong with them (rmcp
+    // reads it as a custom request, which used to say "-32601 tools/call").
+    gateway.send(&listed_arguments());
+    let reply = gateway.read();
+    assert_eq!(reply["id"], 10, "{reply}");
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "invalid params for `tools/call`: invalid type: sequence, expected a map"
+    );
+    gateway.send(&json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call"}));
+    let reply = gateway.read();
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "invalid params for `tools/call`: `params` is missing"
+    );
+    gateway.send(&json!({"jsonrpc": "2.0", "id": 12, "method": "resources/frobnicate"}));
+    let reply = gateway.read();
+    assert_eq!(reply["id"], 12, "{reply}");
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("method `resources/frobnicate` not found"),
+        "{message}"
+    );
+    // JSON serde_json cannot read whole (a number past f64, nesting past 128 levels), its id
+    // after its params: answered for that id, as a parse error.
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    for (params, why) in [
+        (
+            r#"{"name": "add", "arguments": {"a": 1e400, "b": 1}}"#.to_string(),
+            "number out of range",
+        ),
+        (
+            format!(r#"{{"name": "add", "arguments": {{"a": {deep}, "b": 1}}}}"#),
+            "recursion limit exceeded",
+        ),
+    ] {
+        gateway.send_line(&format!(
+            r#"{{"jsonrpc": "2.0", "method": "tools/call", "params": {params}, "id": "late"}}"#
+        ));
+        let reply = gateway.read();
+        assert_eq!(reply["id"], "late", "{reply}");
+        assert_eq!(reply["error"]["code"], -32700, "{reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.contains(why), "{message}");
+    }
     drop(gateway);
 
     let http = HttpGateway::start(&["--tools", "demo"]);
@@ -1005,7 +1053,19 @@ fn a_request_of_the_wrong_shape_gets_a_reply() {
         let reply: Json = serde_json::from_str(&body).unwrap();
         assert_eq!(reply["id"], 7, "{reply}");
         assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        let (_, _, body) = post(&client, &http.url, Some(&session), &listed_arguments()).await;
+        assert!(
+            body.contains(r#""code":-32602"#)
+                && body.contains("invalid params for `tools/call`: invalid type: sequence"),
+            "{body}"
+        );
     });
+}
+
+/// A `tools/call` whose `arguments` is a list (id 10).
+fn listed_arguments() -> Json {
+    json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+        "name": "add", "arguments": [1, 2]}})
 }
 
 /// `search_tools` looks a bounded number of a query's words up in an index: a query of

@@ -49,9 +49,9 @@ mod transport;
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ServiceExt;
@@ -575,6 +575,31 @@ impl ServerHandler for McpGateway {
             result = self.call(&request.name, request.arguments) => Ok(result.into()),
             () = context.ct.cancelled() => Err(rmcp::ErrorData::internal_error("the call was cancelled", None)),
         }
+    }
+
+    /// rmcp reads a request for a method it knows whose `params` do not fit that method (a
+    /// `tools/call` whose `arguments` is a list) as a custom request: such a request is told
+    /// what is wrong with its `params`, any other that its method is not served.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, rmcp::ErrorData> {
+        let method = request.method.as_str();
+        Err(
+            match transport::params_error(method, request.params.as_ref()) {
+                Some(why) => rmcp::ErrorData::invalid_params(why, None),
+                None => rmcp::ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "method `{}` not found: this server answers initialize, ping, tools/list \
+                     and tools/call",
+                        crate::error::clip(method, 60)
+                    ),
+                    None,
+                ),
+            },
+        )
     }
 }
 

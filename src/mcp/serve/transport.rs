@@ -26,37 +26,52 @@ use tokio::sync::{mpsc, Mutex, Notify};
 use crate::error::clip;
 
 /// The JSON-RPC error for the request `message` (its text), when it has an id and rmcp cannot
-/// read it (`error`: why): `-32602` when it has `params`, `-32600` otherwise. `None` for text
-/// that is not a JSON object with a number or string `id` (a notification, or not JSON): nothing
-/// can be answered to it, as the official SDKs do.
+/// read it (`error`: why): `-32602` when it has `params`, `-32600` otherwise, and `-32700`
+/// when it is JSON that cannot be read whole (a number past `f64`, nesting past serde_json's
+/// 128 levels) but its `id` can. `None` for text that is not a JSON object with a number or
+/// string `id` (a notification, or not JSON): nothing can be answered to it, as the official
+/// SDKs do.
 fn shape_error(message: &[u8], error: &dyn std::fmt::Display) -> Option<Json> {
-    let value: Json = serde_json::from_slice(message).ok()?;
+    let reply = |id: &Json, code: i64, why: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": clip(&why, 400)}});
+    let Ok(value) = serde_json::from_slice::<Json>(message) else {
+        // Its top-level keys are read one by one, the values skipped without being built.
+        let id = leading_id(message)?;
+        return Some(reply(
+            &id,
+            -32700,
+            format!("parse error: the message cannot be read ({error})"),
+        ));
+    };
     let id = value
         .get("id")
         .filter(|id| id.is_number() || id.is_string())?;
     let method = value.get("method").and_then(Json::as_str).unwrap_or("");
-    let (code, why) = match value.get("params") {
-        Some(params) if !params.is_object() => (
+    Some(match params_error(method, value.get("params")) {
+        Some(why) => reply(id, -32602, why),
+        None if value.get("params").is_some() => reply(
+            id,
             -32602,
-            format!(
-                "invalid params for `{}`: `params` must be an object",
-                clip(method, 60)
-            ),
+            format!("invalid params for `{}`: {error}", clip(method, 60)),
         ),
-        Some(params) => (
-            -32602,
-            format!(
-                "invalid params for `{}`: {}",
-                clip(method, 60),
-                params_problem(method, params).unwrap_or_else(|| error.to_string())
-            ),
-        ),
-        None => (
+        None => reply(
+            id,
             -32600,
             format!("invalid request `{}`: {error}", clip(method, 60)),
         ),
+    })
+}
+
+/// What is wrong with the `params` of a request for `method`, when something is that the
+/// gateway can name: `params` that is not an object, missing where the method needs it, or
+/// not the method's parameters (serde's message: a missing or mistyped field).
+pub(super) fn params_error(method: &str, params: Option<&Json>) -> Option<String> {
+    let why = match params {
+        Some(params) if !params.is_object() => "`params` must be an object".to_string(),
+        Some(params) => params_problem(method, params)?,
+        None if matches!(method, "tools/call" | "initialize") => "`params` is missing".to_string(),
+        None => return None,
     };
-    Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": clip(&why, 400)}}))
+    Some(format!("invalid params for `{}`: {why}", clip(method, 60)))
 }
 
 /// What is wrong with the `params` of a request of a method the gateway serves (serde's
