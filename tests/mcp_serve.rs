@@ -1059,6 +1059,32 @@ fn a_request_of_the_wrong_shape_gets_a_reply() {
                 && body.contains("invalid params for `tools/call`: invalid type: sequence"),
             "{body}"
         );
+        // No id to answer: a JSON-RPC error with a null id, as the TypeScript SDK answers.
+        let batch = json!([{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]);
+        for (body, code, says) in [
+            (
+                Some(batch),
+                -32600,
+                "a batch (a JSON array) is not accepted",
+            ),
+            (None, -32700, "parse error: the body is not JSON"),
+        ] {
+            let sent = client
+                .post(&http.url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", &session)
+                .body(body.map_or("garbage".to_string(), |b| b.to_string()))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(sent.status(), 400);
+            let reply: Json = sent.json().await.unwrap();
+            assert_eq!(reply["id"], Json::Null, "{reply}");
+            assert_eq!(reply["error"]["code"], code, "{reply}");
+            let message = reply["error"]["message"].as_str().unwrap();
+            assert!(message.contains(says), "{message}");
+        }
     });
 }
 

@@ -436,9 +436,10 @@ pub(super) struct Guard {
 }
 
 /// In front of rmcp's HTTP service: a session `DELETE` answers `200 OK` (rmcp says `202`,
-/// which the official SDKs log as a failed termination); a POST rmcp cannot read but which has
-/// an id gets a JSON-RPC error for that id (rmcp answers `415` with text); an `initialize`
-/// refused for the session cap gets `503` with a JSON-RPC error saying so.
+/// which the official SDKs log as a failed termination); a JSON POST rmcp cannot read gets
+/// `400` with a JSON-RPC error (rmcp answers `415` with text), for its id when it has one,
+/// else with a `null` id as the official TypeScript SDK answers; an `initialize` refused for
+/// the session cap gets `503` with a JSON-RPC error saying so.
 pub(super) async fn guard(
     State(guard): State<Arc<Guard>>,
     request: Request,
@@ -457,6 +458,12 @@ pub(super) async fn guard(
     }
     let (parts, body) = request.into_parts();
     let new_session = !parts.headers.contains_key("mcp-session-id");
+    // rmcp's own test: a body of another type keeps rmcp's `415`.
+    let json_body = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
     let bytes = match axum::body::to_bytes(body, guard.max_body).await {
         Ok(bytes) => bytes,
         Err(_) => {
@@ -471,11 +478,10 @@ pub(super) async fn guard(
         .run(Request::from_parts(parts, Body::from(bytes.clone())))
         .await;
     let status = response.status();
-    if status == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
+    if status == http::StatusCode::UNSUPPORTED_MEDIA_TYPE && json_body {
         if let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
-            if let Some(reply) = shape_error(&bytes, &e) {
-                return json_response(http::StatusCode::BAD_REQUEST, &reply);
-            }
+            let reply = shape_error(&bytes, &e).unwrap_or_else(|| unanswerable(&bytes, &e));
+            return json_response(http::StatusCode::BAD_REQUEST, &reply);
         }
     }
     if status == http::StatusCode::INTERNAL_SERVER_ERROR && new_session && guard.sessions.full() {
@@ -490,6 +496,28 @@ pub(super) async fn guard(
         return json_response(http::StatusCode::SERVICE_UNAVAILABLE, &reply);
     }
     response
+}
+
+/// The JSON-RPC error, with a `null` id, for a POST body that is no message rmcp can read and
+/// has no id to answer: `-32700` for text that is not JSON, `-32600` for JSON (a batch, which
+/// MCP has not had since 2025-06-18, or an object of no message's shape).
+fn unanswerable(body: &[u8], error: &dyn std::fmt::Display) -> Json {
+    let (code, why) = if serde_json::from_slice::<IgnoredAny>(body).is_err() {
+        (
+            -32700,
+            format!("parse error: the body is not JSON ({error})"),
+        )
+    } else if body.trim_ascii_start().starts_with(b"[") {
+        (
+            -32600,
+            "invalid request: a batch (a JSON array) is not accepted; send one message per \
+             request"
+                .to_string(),
+        )
+    } else {
+        (-32600, format!("invalid request: {error}"))
+    };
+    json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": clip(&why, 400)}})
 }
 
 /// A response of `status` with the JSON `body`.
