@@ -130,16 +130,22 @@ fn split(text: &str, a: usize, markers: &[&'static Marker], out: &mut Vec<Region
                 let tag_end = i + 3 + text[i + 3..open_end].trim_end().len();
                 out.push(Region::Markup(span(i, tag_end), IgnoreReason::Fence));
                 let body = (open_end + 1).min(b);
-                let next = match fence_close(text, body, b) {
+                let language = text[i + 3..tag_end].trim();
+                let close = fence_close(text, body, b);
+                let body_end = close.map_or(b, |(close, _)| close);
+                if wraps_calls(language, &text[body..body_end]) {
+                    // Its body's markup is read as outside a fence (the closing fence ends
+                    // what is read: no fence opens inside it).
+                    split(&text[..body_end], body, markers, out);
+                } else {
+                    out.push(Region::Fence(span(body, body_end)));
+                }
+                let next = match close {
                     Some((close, close_end)) => {
-                        out.push(Region::Fence(span(body, close)));
                         out.push(Region::Markup(span(close, close_end), IgnoreReason::Fence));
                         close_end
                     }
-                    None => {
-                        out.push(Region::Fence(span(body, b)));
-                        b
-                    }
+                    None => b,
                 };
                 i = next;
                 plain = next;
@@ -233,6 +239,30 @@ pub(super) fn line_end(text: &str, i: usize, b: usize) -> usize {
     text.get(i..b)
         .and_then(|s| s.find('\n'))
         .map_or(b, |p| i + p)
+}
+
+/// Tags that wrap a JSON call, which models also put in an `xml` or `json` fence (or one with no
+/// language), as llama.cpp's Hermes 2 Pro reader takes them.
+const FENCED_CALL_TAGS: &[&str] = &[
+    "<tool_call>",
+    "<function_call>",
+    "<function=",
+    "<function name=",
+    "<tools>",
+    "<tool>",
+    "<response>",
+    "<json>",
+    "<xml>",
+    "<JSON>",
+];
+
+/// Whether a fence of `language` whose body is `body` wraps a tool-call form (its body starts
+/// with one of [`FENCED_CALL_TAGS`]) rather than holding code.
+fn wraps_calls(language: &str, body: &str) -> bool {
+    matches!(language, "" | "xml" | "json")
+        && FENCED_CALL_TAGS
+            .iter()
+            .any(|t| body.trim_start().starts_with(t))
 }
 
 /// The closing fence of a fenced block whose body starts at `body`: a line whose text starts
