@@ -20,6 +20,7 @@ PAYLOADS = {
     "gemma4": "<|tool_call>call:multiply{a:9,b:9}<tool_call|>",
     "functiongemma": "<start_function_call>call:multiply{a:9,b:9}<end_function_call>",
     "command-r7b": "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"multiply\", \"parameters\": {\"a\": 9, \"b\": 9}}]<|END_ACTION|>",
+    "apertus": "<|tools_prefix|>[{\"multiply\": {\"a\": 9, \"b\": 9}}]<|tools_suffix|>",
     "minimax-m2": "<minimax:tool_call><invoke name=\"multiply\"><parameter name=\"a\">9</parameter><parameter name=\"b\">9</parameter></invoke></minimax:tool_call>",
     "minicpm5": "<function name=\"multiply\"><param name=\"a\">9</param><param name=\"b\">9</param></function>",
     "seed-oss": "<seed:tool_call><function=multiply><parameter=a>9</parameter><parameter=b>9</parameter></function></seed:tool_call>",
@@ -73,6 +74,7 @@ def containers(fmt, p):
         "magistral": ("[THINK]", "[/THINK]"),
         "seed_think": ("<seed:think>", "</seed:think>"),
         "harmony_analysis": ("<|channel|>analysis<|message|>", "<|end|>"),
+        "apertus_inner": ("<|inner_prefix|>", "<|inner_suffix|>"),
     }.items():
         yield f"in_{kind}", f"{o}I could write {p} but no.{c}\n{SEARCH}"
 

@@ -32,6 +32,7 @@
 //! assert_eq!(&text[args.range()], "{\"a\": 8, \"b\": 1}");
 //! ```
 
+mod apertus;
 mod command_r;
 mod convert;
 mod deepseek;
@@ -89,6 +90,8 @@ pub enum ModelFormat {
     FunctionGemma,
     /// Command R7B and Command A: `<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>`.
     CommandR,
+    /// Apertus: `<|tools_prefix|>[{"f": {…}}]<|tools_suffix|>`.
+    Apertus,
     /// MiniMax-M2: `<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke>…`.
     MiniMaxM2,
     /// MiniCPM5: `<function name="f"><param name="a">1</param></function>`.
@@ -151,6 +154,7 @@ const FORMATS: &[Spec] = &[
     gemma4::SPEC,
     gemma4::FUNCTION_GEMMA,
     command_r::SPEC,
+    apertus::SPEC,
     minimax::SPEC,
     minicpm::SPEC,
     seed_oss::SPEC,

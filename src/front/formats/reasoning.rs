@@ -59,6 +59,12 @@ pub(crate) const MARKERS: &[Marker] = &[
         closes: &["<|END_THINKING|>"],
         template_opened: true,
     },
+    // Apertus.
+    Marker {
+        open: "<|inner_prefix|>",
+        closes: &["<|inner_suffix|>"],
+        template_opened: true,
+    },
     // Kimi's `◁think▷` (Kimi-VL, Kimi K2 when served without special tokens).
     Marker {
         open: "◁think▷",

@@ -124,6 +124,7 @@ pub(super) const EXAMPLES: &[(ModelFormat, &str, &[&str])] = &[
     (ModelFormat::Granite, "<function_call> {\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n<function_call> {\"name\": \"search\", \"arguments\": {\"query\": \"é\"}}", &["add", "search"]),
     (ModelFormat::Llama31, "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}; {\"name\": \"search\", \"parameters\": {\"query\": \"é\"}}", &["add", "search"]),
     (ModelFormat::KimiK3, "<|open|>think<|sep|>Two.<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"add\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"integer\"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool=\"search\" index=\"2\"<|sep|><|open|>argument key=\"query\" type=\"string\"<|sep|>é<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>", &["add", "search"]),
+    (ModelFormat::Apertus, "<|inner_prefix|>Both.<|inner_suffix|><|tools_prefix|>[{\"add\": {\"a\": 1, \"b\": 2}}, {\"search\": {\"query\": \"é\"}}]<|tools_suffix|>", &["add", "search"]),
     (ModelFormat::MiniCpm5, "<function name=\"add\">{\"a\": 1, \"b\": 2}</function>\n<function name=\"search\"> {\"query\": \"é\"} </function>", &["add", "search"]),
     (ModelFormat::MiniCpm5, "<think>Both.</think>\n<function name=\"add\"><param name=\"a\">1</param><param name=\"b\">2</param></function>\n<function name=\"search\"><param name=\"query\"><![CDATA[é]]></param></function>\n", &["add", "search"]),
 ];
@@ -332,6 +333,10 @@ const PIECES: &[&str] = &[
     "</param>",
     "<![CDATA[",
     "]]>",
+    "<|tools_prefix|>",
+    "<|tools_suffix|>",
+    "<|inner_prefix|>",
+    "<|inner_suffix|>",
     ">",
     "print(",
     "add",
