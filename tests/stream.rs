@@ -104,10 +104,17 @@ fn reading_in_pieces_is_reading_the_whole_text() {
 }
 
 /// Cases whose early calls the whole text rules out, and why the stream cannot know it.
-const RULED_OUT_LATER: &[(&str, &str)] = &[(
-    "qwen3coder_no_run_before_template_close",
-    "the chat template opened the reasoning: only the `</think>` still to come says so",
-)];
+const RULED_OUT_LATER: &[(&str, &str)] = &[
+    (
+        "qwen3coder_no_run_before_template_close",
+        "the chat template opened the reasoning: only the `</think>` still to come says so",
+    ),
+    (
+        "functionary_no_run_in_text",
+        "Functionary's first part has no `>>>` (the prompt ended with it): unless the format is \
+         named, only a later `>>>` says that `all` began text to the user",
+    ),
+];
 
 /// The model-format corpus read in pieces with each case's format named (its own reader, for
 /// the formats the front door reads by its own rules too) and not: the final reading is the
@@ -403,6 +410,48 @@ fn a_glm_call_waits_for_its_end() {
     let started = reader.push(more, ctx, limits).unwrap();
     assert_eq!(started.len(), 1, "{started:?}");
     assert_eq!(started[0].verdict.kwargs.len(), 2);
+}
+
+/// Functionary's raw code for `python` runs to the end of the text: it does not start while
+/// more code may come, whatever lines are complete; its JSON calls start as soon as they close.
+#[test]
+fn functionary_raw_code_waits_for_the_end() {
+    use fexpr::FunctionTool;
+    let manager = fexpr::ToolManager::builder()
+        .tool(FunctionTool::new("python", ["code"], |code: String| {
+            code.len() as i64
+        }))
+        .tool(FunctionTool::new("add", ["a", "b"], |a: i64, b: i64| a + b))
+        .build()
+        .unwrap();
+    let (ctx, limits) = (manager.context(), manager.limits());
+    let options = RepairOptions {
+        model_format: "functionary-v3.2".parse().ok(),
+        ..RepairOptions::default()
+    };
+    let mut reader = StreamReader::new(options);
+    let started = reader
+        .push("add\n{\"a\": 1, \"b\": 2}\n", ctx, limits)
+        .unwrap();
+    assert_eq!(started.len(), 1, "{started:?}");
+    for chunk in [">>>python\n", "import math\n", "print(math.pi)\n"] {
+        assert!(
+            reader.push(chunk, ctx, limits).unwrap().is_empty(),
+            "{chunk:?}"
+        );
+    }
+    let whole = reader.finish(ctx, limits);
+    let names: Vec<&str> = whole
+        .calls
+        .iter()
+        .map(|c| c.verdict.name.as_str())
+        .collect();
+    assert_eq!(names, ["add", "python"]);
+    assert!(
+        whole.calls.iter().all(|c| c.verdict.valid),
+        "{:?}",
+        whole.calls
+    );
 }
 
 /// A bracket left open in prose carries nothing over lines (only code's brackets do): the

@@ -32,8 +32,9 @@ pub(super) enum Command {
         lenient: bool,
         /// Read the text as this model format only (harmony, kimi-k2, kimi-k3, deepseek,
         /// deepseek-dsml, step3, gemma4, functiongemma, command-r7b, apertus, minimax-m2,
-        /// minicpm5, seed-oss, qwen3-coder, glm, llama3.1, pythonic, granite, mistral, phi4,
-        /// gemma, hermes, xlam). By default every format whose markers the text holds is read.
+        /// minicpm5, seed-oss, qwen3-coder, glm, llama3.1, functionary-v3.2, pythonic, granite,
+        /// mistral, phi4, gemma, hermes, xlam). By default every format whose markers the text
+        /// holds is read.
         #[arg(long, conflicts_with = "expr")]
         model_format: Option<fexpr::front::formats::ModelFormat>,
         /// Read each input as one Python expression (a call or a list of calls) or fexpr's

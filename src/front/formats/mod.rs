@@ -37,6 +37,7 @@ mod command_r;
 mod convert;
 mod deepseek;
 mod dsml;
+mod functionary;
 mod gemma;
 mod gemma4;
 mod glm;
@@ -105,6 +106,9 @@ pub enum ModelFormat {
     /// Llama 3.1: `<function=f>{…}</function>`, `<|python_tag|>{"name", "parameters"}` and
     /// JSON calls separated by `;`.
     Llama31,
+    /// Functionary v3.2: `>>>f\n{…}`, text to the user after `>>>all\n` (the answer's first
+    /// part without its `>>>`).
+    Functionary,
     /// Llama 3.2 and 4: `[f(a=1), g(b=2)]`, in Llama 4 between `<|python_start|>` and `<|python_end|>`.
     Pythonic,
     /// IBM Granite: `<|tool_call|>[{"name", "arguments"}]` (Granite 3), Granite 4's `<tool_call>`
@@ -161,6 +165,7 @@ const FORMATS: &[Spec] = &[
     qwen_xml::SPEC,
     glm::SPEC,
     llama31::SPEC,
+    functionary::SPEC,
     pythonic::SPEC,
     granite::SPEC,
     mistral::SPEC,
