@@ -8,8 +8,8 @@
 //! ```
 
 use super::scan::{
-    char_end, cut, json_end, json_str, json_string_end, malformed, may_continue, members, skip_ws,
-    span, Out, Src, Stop,
+    char_end, cut, json_end, json_list, json_str, json_string_end, malformed, may_continue,
+    members, skip_ws, span, Out, Src, Stop,
 };
 use super::{FormatArgs, ModelFormat, Spec};
 use crate::front::IgnoreReason;
@@ -40,7 +40,7 @@ fn read(text: &str, out: &mut Out) {
         out.markup(start, after, IgnoreReason::ChatToken);
         let list = skip_ws(b, after);
         let end = if b.get(list) == Some(&b'[') {
-            calls(text, list, out)
+            json_list(text, list, WHAT, out, call)
         } else if may_continue(text, list, &["["]) {
             out.broken("", None, start, text.len(), cut(WHAT, "", "]"));
             None
@@ -72,50 +72,6 @@ fn read(text: &str, out: &mut Out) {
         pos = close;
     }
     src.report_reasoning(out);
-}
-
-/// The calls of the list opening at `open`: where it ends, or `None` when the text ends
-/// within it (the call cut off is pushed broken; none when the text ends after a whole call).
-fn calls(text: &str, open: usize, out: &mut Out) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut i = skip_ws(b, open + 1);
-    if b.get(i) == Some(&b']') {
-        return Some(i + 1);
-    }
-    loop {
-        let Some(&c) = b.get(i) else {
-            out.broken("", None, i.min(text.len()), text.len(), cut(WHAT, "", "]"));
-            return None;
-        };
-        let item_end = if c == b'{' {
-            call(text, i, out)?
-        } else {
-            let end = json_end(b, i).unwrap_or_else(|| char_end(text, i));
-            let error = malformed(WHAT, "", "an item of the list of calls is not an object");
-            out.broken("", None, i, end, error);
-            end
-        };
-        let next = skip_ws(b, item_end);
-        match b.get(next) {
-            // The text ends after a whole call: nothing is cut off.
-            None => return None,
-            Some(b',') => i = skip_ws(b, next + 1),
-            Some(b']') => return Some(next + 1),
-            Some(_) => {
-                let error = malformed(WHAT, "", "expected `,` or `]` after a call")
-                    .at(span(next, char_end(text, next)));
-                let end = json_end(b, open);
-                out.broken(
-                    "",
-                    None,
-                    next,
-                    end.unwrap_or(text.len()).max(char_end(text, next)),
-                    error,
-                );
-                return end;
-            }
-        }
-    }
 }
 
 /// The call object opening at `open`, `{"name": {…}}`: where it ends, or `None` when the text

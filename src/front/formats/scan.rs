@@ -716,6 +716,20 @@ pub(super) fn json_call_list_with(
     what: &str,
     out: &mut Out,
 ) -> Option<usize> {
+    json_list(text, open, what, out, |text, i, out| {
+        json_call_with(keys, text, i, what, out)
+    })
+}
+
+/// [`json_call_list`] with each call object (its `{` at `i`) read by `call`, which pushes it
+/// and says where it ends (`None`: the text ends inside it).
+pub(super) fn json_list(
+    text: &str,
+    open: usize,
+    what: &str,
+    out: &mut Out,
+    mut call: impl FnMut(&str, usize, &mut Out) -> Option<usize>,
+) -> Option<usize> {
     let b = text.as_bytes();
     let mut i = skip_ws(b, open + 1);
     if b.get(i) == Some(&b']') {
@@ -727,7 +741,7 @@ pub(super) fn json_call_list_with(
             return None;
         };
         let item_end = if c == b'{' {
-            json_call_with(keys, text, i, what, out)?
+            call(text, i, out)?
         } else {
             let Some(end) = json_value_end(b, i) else {
                 out.broken("", None, i, text.len(), cut(what, "", "]"));
