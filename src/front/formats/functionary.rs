@@ -143,7 +143,7 @@ fn part(
     out.markup(start, body, IgnoreReason::ChatToken);
     if who == ALL {
         // Text to the user, up to the next part.
-        let stop = src.find_any(body, &[START]).map_or(text.len(), |(p, _)| p);
+        let stop = next_part(text, src, body);
         out.markup(body, stop, IgnoreReason::Prose);
         out.claim(start, stop);
         return (stop < text.len()).then_some(stop);
@@ -180,7 +180,7 @@ fn part(
             "expected a JSON object of arguments on the line after the name",
         )
         .at(span(open, super::scan::char_end(text, open)));
-        let stop = src.find_any(open, &[START]).map_or(text.len(), |(p, _)| p);
+        let stop = next_part(text, src, open);
         out.broken(who, Some(span(name, end)), start, stop, error);
         return (stop < text.len()).then_some(stop);
     }
@@ -197,13 +197,25 @@ fn part(
         None,
     );
     // What follows up to the next part is text to the user.
-    let next = src
-        .find_any(args_end, &[START])
-        .map_or(text.len(), |(p, _)| p);
+    let next = next_part(text, src, args_end);
     let (from, to) = super::scan::trim(b, args_end, next);
     out.markup(from, to, IgnoreReason::Prose);
     out.claim(start, next);
     Some(next)
+}
+
+/// Where the next part starts at or after `from`: a `>>>` and a recipient's line, or one the
+/// text ends within; the end of the text when there is none. A `>>>` followed by anything else
+/// (a doctest's `>>> f(1)`) is part of the text before it.
+fn next_part(text: &str, src: &mut Src<'_>, from: usize) -> usize {
+    let mut pos = from;
+    while let Some((start, _)) = src.find_any(pos, &[START]) {
+        match recipient(text.as_bytes(), start + START.len()) {
+            Recipient::Not => pos = start + START.len(),
+            Recipient::Line(_) | Recipient::Cut => return start,
+        }
+    }
+    text.len()
 }
 
 #[cfg(test)]
@@ -254,6 +266,15 @@ mod tests {
         let text = "search(query='>>>multiply\n{\"a\": 9}')";
         assert!(read_as(F, text).calls.is_empty());
         assert!(detect(">>> add(1, 2)\n3").is_empty());
+        // A doctest in the text to the user stays in it: the line after it is claimed too.
+        let text = "all\nTry:\n>>> add(1, 2)\nmultiply(a=9, b=9)\n>>>search\n{\"query\": \"x\"}";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["search"]);
+        let at = text.find("multiply").unwrap() as u32;
+        assert!(
+            r.claimed.iter().any(|s| s.start <= at && at < s.end),
+            "{r:?}"
+        );
     }
 
     #[test]
