@@ -32,33 +32,34 @@ use crate::error::clip;
 /// string `id` (a notification, or not JSON): nothing can be answered to it, as the official
 /// SDKs do.
 fn shape_error(message: &[u8], error: &dyn std::fmt::Display) -> Option<Json> {
-    let reply = |id: &Json, code: i64, why: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": clip(&why, 400)}});
     let Ok(value) = serde_json::from_slice::<Json>(message) else {
         // Its top-level keys are read one by one, the values skipped without being built.
         let id = leading_id(message)?;
-        return Some(reply(
-            &id,
-            -32700,
-            format!("parse error: the message cannot be read ({error})"),
-        ));
+        let why = format!("parse error: the message cannot be read ({error})");
+        return Some(error_reply(&id, -32700, &why));
     };
     let id = value
         .get("id")
         .filter(|id| id.is_number() || id.is_string())?;
     let method = value.get("method").and_then(Json::as_str).unwrap_or("");
-    Some(match params_error(method, value.get("params")) {
-        Some(why) => reply(id, -32602, why),
-        None if value.get("params").is_some() => reply(
-            id,
+    let (code, why) = match params_error(method, value.get("params")) {
+        Some(why) => (-32602, why),
+        None if value.get("params").is_some() => (
             -32602,
             format!("invalid params for `{}`: {error}", clip(method, 60)),
         ),
-        None => reply(
-            id,
+        None => (
             -32600,
             format!("invalid request `{}`: {error}", clip(method, 60)),
         ),
-    })
+    };
+    Some(error_reply(id, code, &why))
+}
+
+/// A JSON-RPC error response for `id` (`null` when no id could be read), its message clipped
+/// to 400 bytes.
+fn error_reply(id: &Json, code: i64, message: &str) -> Json {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": clip(message, 400)}})
 }
 
 /// What is wrong with the `params` of a request for `method`, when something is that the
@@ -185,9 +186,11 @@ async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
                 );
                 continue;
             };
-            let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message":
-                format!("invalid request: the message is over {max_line} bytes (the limit is \
-                         max_source_bytes + 64 KiB)")}});
+            let why = format!(
+                "invalid request: the message is over {max_line} bytes (the limit is \
+                 max_source_bytes + 64 KiB)"
+            );
+            let reply = error_reply(&id, -32600, &why);
             if write_line(out, reply.to_string().as_bytes()).await.is_err() {
                 return;
             }
@@ -490,9 +493,11 @@ pub(super) async fn guard(
             .and_then(|v| v.get("id").cloned())
             .unwrap_or(Json::Null);
         let max = guard.sessions.max;
-        let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": format!(
+        let why = format!(
             "the server has {max} live sessions, the most it allows: end one (HTTP DELETE) or \
-             wait for an idle one to expire (`fexpr serve --max-sessions`, `--session-idle`)")}});
+             wait for an idle one to expire (`fexpr serve --max-sessions`, `--session-idle`)"
+        );
+        let reply = error_reply(&id, -32000, &why);
         return json_response(http::StatusCode::SERVICE_UNAVAILABLE, &reply);
     }
     response
@@ -517,7 +522,7 @@ fn unanswerable(body: &[u8], error: &dyn std::fmt::Display) -> Json {
     } else {
         (-32600, format!("invalid request: {error}"))
     };
-    json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": clip(&why, 400)}})
+    error_reply(&Json::Null, code, &why)
 }
 
 /// A response of `status` with the JSON `body`.
