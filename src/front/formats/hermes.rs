@@ -9,7 +9,8 @@
 //!
 //! A call is complete where its object closes: the `</tool_call>` after it is the format's
 //! markup, and a call the text ends after (vLLM's `..._until_eos`) is complete without it.
-//! Reasoning blocks are reasoning.
+//! Reasoning blocks are reasoning. Named, it also reads what llama.cpp's Hermes 2 Pro reader
+//! takes besides: `<function=f>{…}</function>` and `<function name="f">{…}</function>`.
 
 use super::scan::{
     char_end, cut, find, json_call, malformed, may_continue, skip_ws, span, Out, Src,
@@ -37,8 +38,15 @@ fn holds_markers(text: &str) -> bool {
 fn read(text: &str, out: &mut Out) {
     let mut src = Src::new(text);
     let mut pos = 0;
-    while let Some((start, _)) = src.find_any(pos, &[OPEN]) {
-        match tag_call(text, start, (OPEN, CLOSE), WHAT, out) {
+    let tags = [OPEN, super::llama31::FUNCTION, super::minicpm::OPEN];
+    while let Some((start, which)) = src.find_any(pos, &tags) {
+        let next = match which {
+            0 => tag_call(text, start, (OPEN, CLOSE), WHAT, out),
+            1 => super::llama31::function(text, start, out),
+            // Not followed by a JSON object: not a call of this format.
+            _ => super::minicpm::json_call(text, start, out).unwrap_or(Some(start + 1)),
+        };
+        match next {
             Some(end) => pos = end,
             None => break,
         }
@@ -142,6 +150,22 @@ mod tests {
         let r = read_as(F, text);
         assert_eq!(r.calls.len(), 3);
         assert!(r.calls.iter().all(is_broken));
+    }
+
+    #[test]
+    fn function_tags_as_llama_cpp_reads_them() {
+        // llama.cpp's Hermes 2 Pro cases.
+        let text = "<function=special_function>{\"arg1\": 1}</function>\n<function name=\"search\">{\"query\": \"x\"}</function>";
+        let r = read_as(F, text);
+        assert_eq!(names(&r), ["special_function", "search"]);
+        assert_eq!(args_src(&r.calls[1], text), "{\"query\": \"x\"}");
+        assert!(!r.calls.iter().any(is_broken));
+        // MiniCPM5's `<param>` form is not this format's.
+        let r = read_as(
+            F,
+            "<function name=\"add\"><param name=\"a\">1</param></function>",
+        );
+        assert!(r.calls.is_empty());
     }
 
     #[test]

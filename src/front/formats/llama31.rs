@@ -28,7 +28,7 @@ pub(super) const SPEC: Spec = Spec {
 };
 
 const WHAT: &str = "Llama 3.1";
-const FUNCTION: &str = "<function=";
+pub(super) const FUNCTION: &str = "<function=";
 const END_FUNCTION: &str = "</function>";
 const PYTHON_TAG: &str = "<|python_tag|>";
 const CODE_ENDS: &[&str] = &["<|eom_id|>", "<|eot_id|>"];
@@ -149,8 +149,8 @@ fn python_tag(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     }
 }
 
-/// Read `<function=NAME>{…}</function>` at `start`.
-fn function(text: &str, start: usize, out: &mut Out) -> Option<usize> {
+/// Read `<function=NAME>{…}</function>` at `start` (the Hermes reader too, as llama.cpp's does).
+pub(super) fn function(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     let b = text.as_bytes();
     let name_start = start + FUNCTION.len();
     let call = Reading::new(text, WHAT, start, END_FUNCTION);

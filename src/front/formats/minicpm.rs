@@ -25,7 +25,7 @@ pub(super) const SPEC: Spec = Spec {
     read,
 };
 
-const OPEN: &str = "<function name=";
+pub(super) const OPEN: &str = "<function name=";
 const TAGS: Tags = Tags {
     what: "MiniCPM5",
     invoke: "<function",
@@ -61,7 +61,7 @@ fn read(text: &str, out: &mut Out) {
 /// The call at `start` when its `<function name="f">` tag is followed by a JSON object: where
 /// to go on (`Some(None)` when the text ends within it); `None` when the tag is not followed
 /// by one (a MiniCPM5 call, or not a call).
-fn json_call(text: &str, start: usize, out: &mut Out) -> Option<Option<usize>> {
+pub(super) fn json_call(text: &str, start: usize, out: &mut Out) -> Option<Option<usize>> {
     let b = text.as_bytes();
     let quote = start + OPEN.len();
     if b.get(quote) != Some(&b'"') {
