@@ -256,24 +256,16 @@ impl StreamReader {
     }
 
     /// Whether `call` (read from the piece at `base`) is a model format's call that its format
-    /// may still go on with: a GLM call is complete without its `</tool_call>` once its last
-    /// value closes, so one that reaches the end of the text so far may get more arguments;
-    /// Functionary's raw code for `python` runs to the end of the text, so it never starts
-    /// before the stream ends.
+    /// may still go on with ([`crate::front::formats::may_go_on`]), given the text so far.
     fn may_go_on(&self, base: usize, call: &Planned) -> bool {
         let (a, z) = (
             base + call.verdict.span.start as usize,
             base + call.verdict.span.end as usize,
         );
-        let Some(own) = self.text.get(a..z) else {
-            return false;
-        };
-        if raw_code(own) {
-            return true;
+        match (self.text.get(a..z), self.text.get(z..)) {
+            (Some(own), Some(rest)) => crate::front::formats::may_go_on(own, rest),
+            _ => false,
         }
-        own.starts_with('<')
-            && own.trim_end().ends_with("</arg_value>")
-            && self.text.get(z..).is_none_or(|rest| rest.trim().is_empty())
     }
 
     /// The whole text, read as [`plan`] reads it (with the `Limit` error if it went over
@@ -287,15 +279,6 @@ impl StreamReader {
         }
         plan(&self.text, ctx, limits, &self.options)
     }
-}
-
-/// Whether a call's own text is Functionary's raw code for `python` (`>>>python` or, first,
-/// `python` on its line, then anything but a JSON object).
-fn raw_code(own: &str) -> bool {
-    let rest = own.strip_prefix(">>>").unwrap_or(own);
-    rest.strip_prefix("python")
-        .and_then(|r| r.strip_prefix('\n').or_else(|| r.strip_prefix("\r\n")))
-        .is_some_and(|code| !code.trim_start().starts_with('{'))
 }
 
 /// Move every span of `call` (read from a piece starting at `base`) into the whole text.

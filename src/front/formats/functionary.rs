@@ -15,7 +15,7 @@
 //! The text to the user is prose: a call written in it does not run. Code after `python`
 //! (when it is not a JSON object) runs to the end of the text, as llama.cpp reads it.
 
-use super::scan::{json_end, malformed, skip_ws, span, Out, Src};
+use super::scan::{char_end, cut, json_end, malformed, skip_ws, span, trim, Out, Src};
 use super::{FormatArgs, ModelFormat, Spec, TextArg};
 use crate::front::IgnoreReason;
 
@@ -119,7 +119,7 @@ fn read(text: &str, out: &mut Out) {
             },
             Recipient::Cut => {
                 out.markup(start, name, IgnoreReason::ChatToken);
-                let error = super::scan::cut(WHAT, "", "\\n");
+                let error = cut(WHAT, "", "\\n");
                 out.broken("", None, start, text.len(), error);
                 break;
             }
@@ -170,7 +170,7 @@ fn part(
             return None;
         }
         if open >= text.len() {
-            let error = super::scan::cut(WHAT, who, "}");
+            let error = cut(WHAT, who, "}");
             out.broken(who, Some(span(name, end)), start, text.len(), error);
             return None;
         }
@@ -179,13 +179,13 @@ fn part(
             who,
             "expected a JSON object of arguments on the line after the name",
         )
-        .at(span(open, super::scan::char_end(text, open)));
+        .at(span(open, char_end(text, open)));
         let stop = next_part(text, src, open);
         out.broken(who, Some(span(name, end)), start, stop, error);
         return (stop < text.len()).then_some(stop);
     }
     let Some(args_end) = json_end(b, open) else {
-        let error = super::scan::cut(WHAT, who, "}");
+        let error = cut(WHAT, who, "}");
         out.broken(who, Some(span(name, end)), start, text.len(), error);
         return None;
     };
@@ -198,7 +198,7 @@ fn part(
     );
     // What follows up to the next part is text to the user.
     let next = next_part(text, src, args_end);
-    let (from, to) = super::scan::trim(b, args_end, next);
+    let (from, to) = trim(b, args_end, next);
     out.markup(from, to, IgnoreReason::Prose);
     out.claim(start, next);
     Some(next)
@@ -216,6 +216,15 @@ fn next_part(text: &str, src: &mut Src<'_>, from: usize) -> usize {
         }
     }
     text.len()
+}
+
+/// Whether a call whose own text is `own` may still grow (`python` raw code runs to the end of
+/// the text: more may come while the model writes); see [`super::may_go_on`].
+pub(super) fn goes_on(own: &str, _rest: &str) -> bool {
+    let rest = own.strip_prefix(START).unwrap_or(own);
+    rest.strip_prefix(PYTHON)
+        .and_then(|r| r.strip_prefix('\n').or_else(|| r.strip_prefix("\r\n")))
+        .is_some_and(|code| !code.trim_start().starts_with('{'))
 }
 
 #[cfg(test)]

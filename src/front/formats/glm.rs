@@ -179,6 +179,13 @@ fn call(text: &str, start: usize, out: &mut Out) -> Option<usize> {
     }
 }
 
+/// Whether a call whose own text is `own`, with `rest` after it so far, may still grow: a GLM
+/// call is complete without its `</tool_call>` once its last value closes, so one that reaches
+/// the end of the text so far may get more arguments; see [`super::may_go_on`].
+pub(super) fn goes_on(own: &str, rest: &str) -> bool {
+    own.starts_with('<') && own.trim_end().ends_with("</arg_value>") && rest.trim().is_empty()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{args_text, is_broken, names, read_as};

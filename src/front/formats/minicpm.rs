@@ -13,7 +13,7 @@
 //! is a call too: llama.cpp's Hermes 2 Pro reader takes it (Qwen2.5 and Hermes models write it).
 
 use super::invoke::{invoke, Tags};
-use super::scan::{json_end, malformed, may_continue, skip_ws, span, Out, Src};
+use super::scan::{char_end, cut, json_end, malformed, may_continue, skip_ws, span, Out, Src};
 use super::{FormatArgs, ModelFormat, Spec};
 
 pub(super) const SPEC: Spec = Spec {
@@ -83,7 +83,7 @@ pub(super) fn json_call(text: &str, start: usize, out: &mut Out) -> Option<Optio
     let name = &text[name_start..name_end];
     let name_span = Some(span(name_start, name_end));
     let Some(args_end) = json_end(b, open) else {
-        let error = super::scan::cut(TAGS.what, name, END);
+        let error = cut(TAGS.what, name, END);
         out.broken(name, name_span, start, text.len(), error);
         return Some(None);
     };
@@ -100,7 +100,7 @@ pub(super) fn json_call(text: &str, start: usize, out: &mut Out) -> Option<Optio
         return Some(Some(end));
     }
     if may_continue(text, tail, &[END]) {
-        let error = super::scan::cut(TAGS.what, name, END);
+        let error = cut(TAGS.what, name, END);
         out.broken(name, name_span, start, text.len(), error);
         return Some(None);
     }
@@ -109,7 +109,7 @@ pub(super) fn json_call(text: &str, start: usize, out: &mut Out) -> Option<Optio
         name,
         "expected `</function>` after the arguments",
     )
-    .at(span(tail, super::scan::char_end(text, tail)));
+    .at(span(tail, char_end(text, tail)));
     out.broken(name, name_span, start, args_end, error);
     Some(Some(args_end))
 }

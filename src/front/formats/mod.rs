@@ -413,6 +413,14 @@ fn holds_start(text: &str, start: &[u8]) -> bool {
     false
 }
 
+/// Whether a call a format read, whose own text is `own` (`rest`: the text after it so far),
+/// may still grow as the model goes on writing: such a call does not start early in a stream
+/// ([`crate::front::stream`]). Each format that has such calls says which (GLM's before its
+/// `</tool_call>`, Functionary's raw `python` code).
+pub(crate) fn may_go_on(own: &str, rest: &str) -> bool {
+    glm::goes_on(own, rest) || functionary::goes_on(own, rest)
+}
+
 /// Whether `text` holds the markers of `format` (what [`detect`] asks of each format).
 #[cfg(test)]
 fn holds_markers(format: ModelFormat, text: &str) -> bool {
