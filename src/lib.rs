@@ -31,8 +31,6 @@
 #[doc(hidden)]
 pub mod call;
 #[cfg(feature = "native")]
-mod deadline;
-#[cfg(feature = "native")]
 #[doc(hidden)]
 pub mod dispatch;
 #[doc(hidden)]
@@ -47,6 +45,8 @@ pub mod grammar;
 pub mod limits;
 #[doc(hidden)]
 pub mod resolve;
+#[cfg(feature = "native")]
+mod runtime;
 #[doc(hidden)]
 pub mod syntax;
 #[doc(hidden)]
@@ -69,6 +69,8 @@ pub use front::{check, repair};
 pub use limits::{LimitInfo, LimitMode, Limits};
 pub use resolve::context;
 pub use resolve::context::Context;
+#[cfg(feature = "native")]
+pub use runtime::block_on;
 pub use value::{NdArray, Record, Value};
 
 #[cfg(feature = "demo")]

@@ -431,6 +431,32 @@ async fn the_request_deadline_bounds_all_its_calls() {
     assert!(took < Duration::from_millis(500), "{took:?}");
 }
 
+/// From code that is not async (`fexpr::block_on`, no runtime of the caller's), an async
+/// tool's timer, a sync tool's worker and the deadline over both work as on a runtime.
+#[test]
+fn deadlines_hold_from_sync_code() {
+    use fexpr::error::LimitKind;
+    use std::time::{Duration, Instant};
+    let manager = slow_tools(Limits::default().call_deadline(Duration::from_millis(50)));
+    for text in ["sleep(ms=700)", "spin(ms=700)"] {
+        let started = Instant::now();
+        let out = fexpr::block_on(manager.execute_func_expr(text));
+        let took = started.elapsed();
+        let error = out.output.expect_err("a limit error");
+        assert_eq!(
+            error.limit,
+            Some(LimitKind::CallDeadline),
+            "{text}: {error}"
+        );
+        assert!(took >= Duration::from_millis(50), "{text}: {took:?}");
+        assert!(took < Duration::from_millis(500), "{text}: {took:?}");
+    }
+    for text in ["sleep(ms=2)", "spin(ms=2)"] {
+        let response = fexpr::block_on(manager.run(text));
+        assert_eq!(response.outputs[0].output, Ok(Value::Int(2)), "{text}");
+    }
+}
+
 /// Every limit that bounds memory or stack has a hard ceiling: a value above it is refused
 /// (by the builder, by a request's own limits, natively and sandboxed), never run into an
 /// allocation or recursion the host cannot survive; every field at 0, 1 and its largest

@@ -898,7 +898,7 @@ impl Scope {
         let Some(end) = end else {
             return call.await;
         };
-        match crate::deadline::until(end, call).await {
+        match crate::runtime::until(end, call).await {
             Some(result) => result,
             None => {
                 let from = if kind == LimitKind::Deadline {

@@ -125,7 +125,7 @@ impl<E: Environment> EnvPool<E> {
         let wait = self.inner.free_permits.clone().acquire_owned();
         let end = std::time::Instant::now().checked_add(self.timeout);
         let waited = match end {
-            Some(end) => crate::deadline::until(end, wait).await,
+            Some(end) => crate::runtime::until(end, wait).await,
             None => Some(wait.await),
         };
         let permit = match waited {

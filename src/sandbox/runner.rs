@@ -311,7 +311,7 @@ impl Sandbox {
         let inner = &*self.inner;
 
         // Hold a pool slot until the store (and its instance) is dropped.
-        let slot = crate::deadline::until(deadline, inner.slots.clone().acquire_owned());
+        let slot = crate::runtime::until(deadline, inner.slots.clone().acquire_owned());
         let slot = match slot.await {
             Some(Ok(slot)) => slot,
             waited => {
@@ -369,7 +369,7 @@ impl Sandbox {
             Err(e) => Err(Stop::Error(sandbox_error(format!("cannot set fuel: {e}")))),
             Ok(()) => {
                 let call = evaluate(inner, &mut store, len, limits.max_output_bytes);
-                match crate::deadline::until(deadline, call).await {
+                match crate::runtime::until(deadline, call).await {
                     Some(result) => result,
                     None => Err(Stop::Error(deadline_error(budget, started.elapsed()))),
                 }
