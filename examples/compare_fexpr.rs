@@ -13,8 +13,8 @@
 //!                                           through each door of `manager.run`, interleaved
 //! compare_fexpr repeat CALLS [MODE] [CASE]  runs CASE (add(a=2, b=3) unless given) CALLS
 //!                                           times (natively unless MODE is given: native,
-//!                                           model, openai (add only), sandbox) on one
-//!                                           runtime, prints the last output's repr
+//!                                           model, openai (add only), sandbox), prints the
+//!                                           last output's repr
 //! ```
 //!
 //! `repeat` is the driver for instruction counts, which do not depend on the machine's load:
@@ -26,9 +26,10 @@
 //! (`benches/common/allocator.rs`); `latency` reports which.
 //!
 //! Every timed call goes from text to `FunctionOutput`: parse, resolve, evaluate, run the tool.
-//! `native` is `ToolManager::execute_func_expr` on a current-thread tokio runtime; `model` is
-//! the model-text door on the same runtime (`manager.run(text)`: call position, repairs, then
-//! the call); `sandbox`
+//! Each call is waited for as a program that is not async does, with `fexpr::block_on` (polled
+//! on the calling thread; before, each call was a `block_on` of a current-thread tokio runtime,
+//! 0.13 µs more per call). `native` is `ToolManager::execute_func_expr`; `model` is the
+//! model-text door (`manager.run(text)`: call position, repairs, then the call); `sandbox`
 //! (built only with `--features sandbox`) is `ToolManager::execute_func_expr_via_sandbox`, a fresh
 //! wasm instance per call. `once` is what the driver spawns to time a cold start: `once sandbox`
 //! maps its one instance on demand, as `fexpr exec --sandbox` does (a process that runs one
@@ -40,10 +41,8 @@ mod allocator;
 
 use fexpr::{FunctionOutput, ToolManager};
 use serde_json::{json, Map, Value as Json};
-use std::future::IntoFuture;
 use std::io::Write;
 use std::time::{Duration, Instant};
-use tokio::runtime::Runtime;
 
 /// mimalloc, or glibc's malloc with `FEXPR_ALLOCATOR=system` (see `allocator.rs`).
 #[global_allocator]
@@ -111,16 +110,21 @@ impl Mode {
         }
     }
 
-    fn run(self, rt: &Runtime, manager: &ToolManager, text: &str) -> FunctionOutput {
+    /// Runs `text` once, waiting as a program that is not async does.
+    fn run(self, manager: &ToolManager, text: &str) -> FunctionOutput {
+        fexpr::block_on(self.call(manager, text))
+    }
+
+    /// The call of `text` in this mode.
+    async fn call(self, manager: &ToolManager, text: &str) -> FunctionOutput {
         match self {
-            Mode::Native => rt.block_on(manager.execute_func_expr(text)),
+            Mode::Native => manager.execute_func_expr(text).await,
             Mode::Model | Mode::OpenAi => {
                 let input = match self {
                     Mode::OpenAi => fexpr::Input::openai(openai_add()),
                     _ => fexpr::Input::model_output(text),
                 };
-                let response = rt.block_on(manager.run(input).into_future());
-                let mut outputs = response.outputs;
+                let mut outputs = manager.run(input).await.outputs;
                 match (outputs.pop(), outputs.is_empty()) {
                     (Some(out), true) => out,
                     _ => FunctionOutput::failed(
@@ -131,7 +135,7 @@ impl Mode {
                 }
             }
             #[cfg(feature = "sandbox")]
-            Mode::Sandbox => rt.block_on(manager.execute_func_expr_via_sandbox(text)),
+            Mode::Sandbox => manager.execute_func_expr_via_sandbox(text).await,
         }
     }
 }
@@ -158,22 +162,9 @@ fn shown(out: &FunctionOutput) -> String {
     }
 }
 
-fn runtime() -> Result<Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .map_err(|e| e.to_string())
-}
-
 /// Runs `text` once and checks the output.
-fn check(
-    mode: Mode,
-    rt: &Runtime,
-    manager: &ToolManager,
-    text: &str,
-    expected: &str,
-) -> Result<(), String> {
-    let got = shown(&mode.run(rt, manager, text));
+fn check(mode: Mode, manager: &ToolManager, text: &str, expected: &str) -> Result<(), String> {
+    let got = shown(&mode.run(manager, text));
     if got == expected {
         Ok(())
     } else {
@@ -192,22 +183,21 @@ const MAX_SAMPLES: usize = 200_000;
 fn latency(budget_ms: usize, warmup_ms: usize) -> Result<Json, String> {
     let budget = Duration::from_millis(budget_ms as u64);
     let warmup = Duration::from_millis(warmup_ms as u64);
-    let rt = runtime()?;
     let manager = fexpr::demo::manager();
     let mut cases = Map::new();
     for mode in Mode::all() {
         for (name, text, expected) in CALLS {
-            check(mode, &rt, &manager, text, expected)?;
+            check(mode, &manager, text, expected)?;
             let started = Instant::now();
             while started.elapsed() < warmup {
-                std::hint::black_box(mode.run(&rt, &manager, text));
+                std::hint::black_box(mode.run(&manager, text));
             }
             let mut samples = Vec::new();
             let started = Instant::now();
             while samples.len() < MAX_SAMPLES && (samples.len() < 10 || started.elapsed() < budget)
             {
                 let start = Instant::now();
-                let out = mode.run(&rt, &manager, std::hint::black_box(text));
+                let out = mode.run(&manager, std::hint::black_box(text));
                 samples.push(start.elapsed().as_nanos() as u64);
                 std::hint::black_box(out);
             }
@@ -225,7 +215,6 @@ fn latency(budget_ms: usize, warmup_ms: usize) -> Result<Json, String> {
 /// between rounds (a shared machine) moves both sides of a ratio alike.
 fn doors(rounds: usize) -> Result<Json, String> {
     const BATCH: usize = 200;
-    let rt = runtime()?;
     let manager = fexpr::demo::manager();
     let text = "add(a=2, b=3)";
     let inputs: [(&str, fexpr::Input); 3] = [
@@ -239,7 +228,7 @@ fn doors(rounds: usize) -> Result<Json, String> {
             let batch: Vec<fexpr::Input> = (0..BATCH).map(|_| input.clone()).collect();
             let start = Instant::now();
             for input in batch {
-                let response = rt.block_on(manager.run(std::hint::black_box(input)).into_future());
+                let response = fexpr::block_on(manager.run(std::hint::black_box(input)));
                 if response.outputs.first().map(|o| &o.output) != Some(&Ok(fexpr::Value::Int(5))) {
                     return Err(format!("{name}: unexpected {:?}", response.outputs));
                 }
@@ -274,7 +263,7 @@ fn doors(rounds: usize) -> Result<Json, String> {
 }
 
 /// `calls` independent expressions (the three calls in turn) split over `threads` OS threads,
-/// each with its own current-thread runtime, sharing one manager.
+/// sharing one manager.
 fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
     let manager = fexpr::demo::manager();
     let threads = threads.max(1);
@@ -284,9 +273,8 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
         .filter(|m| !matches!(m, Mode::Model | Mode::OpenAi))
     {
         // Warm up (and check) on this thread first.
-        let rt = runtime()?;
         for (_, text, expected) in CALLS {
-            check(mode, &rt, &manager, text, expected)?;
+            check(mode, &manager, text, expected)?;
         }
         let start = Instant::now();
         let failures = std::thread::scope(|scope| {
@@ -294,11 +282,10 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
                 .map(|t| {
                     let manager = &manager;
                     scope.spawn(move || -> Result<usize, String> {
-                        let rt = runtime()?;
                         let mut failures = 0;
                         for i in (t..calls).step_by(threads) {
                             let (_, text, _) = CALLS[i % CALLS.len()];
-                            if mode.run(&rt, manager, text).output.is_err() {
+                            if mode.run(manager, text).output.is_err() {
                                 failures += 1;
                             }
                         }
@@ -330,7 +317,6 @@ fn throughput(calls: usize, threads: usize) -> Result<Json, String> {
 /// output's repr as a JSON string, flushed before anything is torn down (the driver times the
 /// process to its first line).
 fn once(how: &str) -> Result<(), String> {
-    let rt = runtime()?;
     let (mode, manager) = match how {
         #[cfg(feature = "sandbox")]
         "sandbox" => {
@@ -344,7 +330,13 @@ fn once(how: &str) -> Result<(), String> {
         other => (Mode::parse(other)?, fexpr::demo::manager()),
     };
     let (_, text, _) = CALLS[0];
-    let shown = shown(&mode.run(&rt, &manager, text));
+    // One call in a new process: the cheapest runtime to build (no thread), not `block_on`'s
+    // own runtime, whose worker thread costs 50-60 us to start (BENCHMARKS.md).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let shown = shown(&rt.block_on(mode.call(&manager, text)));
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", Json::String(shown))
         .and_then(|()| stdout.flush())
@@ -352,11 +344,10 @@ fn once(how: &str) -> Result<(), String> {
 }
 
 /// The call `case` (`add` unless given) `calls` times in `mode` (native unless given), one
-/// runtime and one manager: the last output's repr. The sandbox has a pool of two instances
+/// manager: the last output's repr. The sandbox has a pool of two instances
 /// (one evaluation runs at a time; the default pool's 32 slots of 4 GiB of address space each
 /// do not fit under valgrind).
 fn repeat(calls: usize, mode: Option<String>, case: Option<String>) -> Result<String, String> {
-    let rt = runtime()?;
     let mode = mode.map_or(Ok(Mode::Native), |m| Mode::parse(&m))?;
     let manager = match mode {
         #[cfg(feature = "sandbox")]
@@ -378,7 +369,7 @@ fn repeat(calls: usize, mode: Option<String>, case: Option<String>) -> Result<St
         .ok_or_else(|| format!("no case {case}"))?;
     let mut last = String::new();
     for _ in 0..calls {
-        last = shown(&mode.run(&rt, &manager, std::hint::black_box(text)));
+        last = shown(&mode.run(&manager, std::hint::black_box(text)));
     }
     Ok(last)
 }
