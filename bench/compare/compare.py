@@ -561,7 +561,7 @@ def build_report(
                "spawning a new process, with the compiled guest in its disk cache, in two configurations: instances "
                "mapped on demand (`Allocation::OnDemand`, what `fexpr exec --sandbox` uses; the target uses this "
                "one) and the default instance pool, reserved before the first call; the `fexpr` CLI row is the shipped "
-               "binary doing the same with its argument parsing, multi-threaded runtime and JSON output. simpleeval and asteval have no isolated mode. "
+               "binary doing the same with its argument parsing, tool loading and JSON output. simpleeval and asteval have no isolated mode. "
                "The AdalFlow `eval` and smolagents rows without a timeout are for reference: they isolate nothing. "
                "fexpr's timer and CLI allocate with mimalloc; a library cannot choose its users' allocator, so the "
                "*glibc malloc* rows time the same calls with the system allocator (`FEXPR_ALLOCATOR=system`).")
