@@ -46,7 +46,8 @@ pub mod limits;
 #[doc(hidden)]
 pub mod resolve;
 #[cfg(feature = "native")]
-mod runtime;
+#[doc(hidden)]
+pub mod runtime;
 #[doc(hidden)]
 pub mod syntax;
 #[doc(hidden)]

@@ -83,27 +83,44 @@ pub fn block_on<F: IntoFuture>(future: F) -> F::Output {
     }
     // A waker of this call's own (not the thread's): a nested `block_on` on this thread
     // parks and unparks it too, and must not take this call's wake.
-    let unpark = Arc::new(Unpark {
-        thread: std::thread::current(),
-        woken: AtomicBool::new(false),
-    });
+    let unpark = Arc::new(Unpark::current());
     let waker = Waker::from(unpark.clone());
     let mut cx = Context::from_waker(&waker);
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
-        while !unpark.woken.swap(false, Ordering::Acquire) {
+        while !unpark.take_wake() {
             std::thread::park();
         }
     }
 }
 
-/// Wakes a thread waiting in [`block_on`].
-struct Unpark {
+/// A waker for a thread that waits for a future ([`block_on`], the Python package's sync
+/// calls): a wake sets a flag and unparks the thread. The flag tells a wake meant for this
+/// waiter from any other unpark of the thread (a nested waiter's, a spurious one).
+#[doc(hidden)]
+pub struct Unpark {
     thread: std::thread::Thread,
     /// Set by a wake, taken by the waiting thread.
     woken: AtomicBool,
+}
+
+impl Unpark {
+    /// A waker for the calling thread.
+    #[inline]
+    pub fn current() -> Unpark {
+        Unpark {
+            thread: std::thread::current(),
+            woken: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a wake came since the last look (taking it).
+    #[inline]
+    pub fn take_wake(&self) -> bool {
+        self.woken.swap(false, Ordering::Acquire)
+    }
 }
 
 impl Wake for Unpark {

@@ -10,11 +10,11 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use fexpr::runtime::Unpark;
 use fexpr::ToolManager;
 use pyo3::exceptions::PyRecursionError;
 use pyo3::ffi;
@@ -219,10 +219,7 @@ pub fn block_on(
 fn block_on_here<F: Future>(fut: F) -> F::Output {
     thread_local! {
         /// This thread's waker, made once.
-        static UNPARK: Arc<Unpark> = Arc::new(Unpark {
-            thread: std::thread::current(),
-            woken: AtomicBool::new(false),
-        });
+        static UNPARK: Arc<Unpark> = Arc::new(Unpark::current());
     }
     let _context = runtime().enter();
     let unpark = UNPARK.with(Arc::clone);
@@ -233,7 +230,7 @@ fn block_on_here<F: Future>(fut: F) -> F::Output {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
-        if !unpark.spin() {
+        if !spin(&unpark) {
             std::thread::park();
         }
     }
@@ -271,55 +268,35 @@ pub fn spin_until(limit: Duration, busy: Duration, ready: impl Fn() -> bool) -> 
 /// How long a caller waiting for its result spins before it yields (see [`spin_until`]).
 const BUSY: Duration = Duration::from_micros(5);
 
-/// How many waits yield at once after a spin that went unanswered (see [`Unpark::spin`]).
+/// How many waits yield at once after a spin that went unanswered (see [`spin`]).
 const RETRY: u32 = 64;
 
-/// Wakes a thread waiting in [`block_on_here`].
-struct Unpark {
-    thread: std::thread::Thread,
-    /// Set by a wake; taken by the waiting thread.
-    woken: AtomicBool,
-}
-
-impl Unpark {
-    /// Wait for a wake up to [`SPIN`] (see [`spin_until`]): whether one came.
-    ///
-    /// A thread whose last spin was not answered within [`BUSY`] yields at once for its next
-    /// [`RETRY`] waits, then spins again to see whether that changed. Spinning pays only when
-    /// the answer comes from another core within microseconds. It does not when the tool is
-    /// slower, nor when the worker shares this thread's core (another program holds the
-    /// machine's other cores): the worker then cannot run until this thread yields, and every
-    /// call paid the whole spin (from Python, a default `add` measured 5.5 µs, 2.5 µs
-    /// with its worker on a core of its own).
-    fn spin(&self) -> bool {
-        thread_local! {
-            /// Waits left that yield at once.
-            static YIELD_FIRST: Cell<u32> = const { Cell::new(0) };
+/// Wait for a wake of `unpark` up to [`SPIN`] (see [`spin_until`]): whether one came.
+///
+/// A thread whose last spin was not answered within [`BUSY`] yields at once for its next
+/// [`RETRY`] waits, then spins again to see whether that changed. Spinning pays only when
+/// the answer comes from another core within microseconds. It does not when the tool is
+/// slower, nor when the worker shares this thread's core (another program holds the
+/// machine's other cores): the worker then cannot run until this thread yields, and every
+/// call paid the whole spin (from Python, a default `add` measured 5.5 µs, 2.5 µs
+/// with its worker on a core of its own).
+fn spin(unpark: &Unpark) -> bool {
+    thread_local! {
+        /// Waits left that yield at once.
+        static YIELD_FIRST: Cell<u32> = const { Cell::new(0) };
+    }
+    let busy = match YIELD_FIRST.get() {
+        0 => BUSY,
+        left => {
+            YIELD_FIRST.set(left - 1);
+            Duration::ZERO
         }
-        let busy = match YIELD_FIRST.get() {
-            0 => BUSY,
-            left => {
-                YIELD_FIRST.set(left - 1);
-                Duration::ZERO
-            }
-        };
-        let waited = spin_until(SPIN, busy, || self.woken.swap(false, Ordering::Acquire));
-        if !busy.is_zero() && waited.is_none_or(|waited| waited > busy) {
-            YIELD_FIRST.set(RETRY);
-        }
-        waited.is_some()
+    };
+    let waited = spin_until(SPIN, busy, || unpark.take_wake());
+    if !busy.is_zero() && waited.is_none_or(|waited| waited > busy) {
+        YIELD_FIRST.set(RETRY);
     }
-}
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.store(true, Ordering::Release);
-        self.thread.unpark();
-    }
+    waited.is_some()
 }
 
 /// The exception that stops a waiting call: one a tool raised, or one a signal handler raised.
