@@ -196,6 +196,28 @@ mod tests {
     }
 
     #[test]
+    fn block_on_works_inside_a_callers_runtime() {
+        // Sync code called from async code (blocking its thread, as any sync call does): the
+        // call's timer is fexpr's runtime's, not the caller's, which is not driven meanwhile.
+        // (A timer on the caller's runtime would never fire: the watchdog fails the test.)
+        let (done, watchdog) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let caller = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let got = caller.block_on(async {
+                block_on(async {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    5
+                })
+            });
+            done.send(got).ok();
+        });
+        assert_eq!(watchdog.recv_timeout(Duration::from_secs(10)), Ok(5));
+    }
+
+    #[test]
     fn block_on_nests_and_no_wake_is_lost() {
         // The outer call is woken while a nested `block_on` parks the same thread, and only
         // then returns `Pending`: it must still see its wake (else it parks for good, and the
